@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs every Debian package tpuemu needs. Idempotent: installs only what is missing.
+set -euo pipefail
+packages=(
+  build-essential cmake ninja-build git
+  verilator
+  libsystemc-dev
+  libboost-dev libboost-system-dev
+  libfmt-dev libcli11-dev nlohmann-json3-dev
+  libgtest-dev libgmock-dev googletest libbenchmark-dev
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
