@@ -1,0 +1,49 @@
+// Cycle-level access to one Verilated tpuemu core and the memory model behind its memory port.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+
+namespace tpuemu::sim {
+
+// The simple HBM stand-in of issue 2: fixed latency, a bandwidth cap, optional random
+// back-pressure (for tests). Replaced by the HBM controller + DRAM device model later.
+struct MemoryModelConfig {
+  std::uint64_t capacity_bytes = 256ull << 20;
+  std::uint32_t latency_cycles = 100;
+  std::uint32_t bytes_per_cycle = 16;   // at most one beat (DIM bytes) per cycle
+  std::uint32_t backpressure_permille = 0;  // chance per cycle that the port refuses a request
+  std::uint64_t seed = 1;
+};
+
+class CoreSim {
+ public:
+  virtual ~CoreSim() = default;
+  virtual std::uint32_t dim() const = 0;
+  // Asserts rst_ni for a few cycles; memory contents are kept.
+  virtual void reset() = 0;
+  // Combinational CSR read (no clock edge, except SMEM_DATA which advances on the next edge).
+  virtual std::uint32_t csr_read(std::uint32_t addr) = 0;
+  // Applies the write on one clock edge.
+  virtual void csr_write(std::uint32_t addr, std::uint32_t value) = 0;
+  // Advances the clock; returns early (with the number of cycles run) once the core is not busy
+  // if stop_when_idle is set.
+  virtual std::uint64_t step(std::uint64_t cycles, bool stop_when_idle = false) = 0;
+  virtual std::uint64_t cycle() const = 0;
+  // Backdoor access to the memory behind the port. Throws std::out_of_range beyond capacity.
+  virtual void mem_write(std::uint64_t addr, std::span<const std::uint8_t> data) = 0;
+  virtual void mem_read(std::uint64_t addr, std::span<std::uint8_t> data) = 0;
+  virtual std::uint64_t mem_capacity() const = 0;
+  // FST waveform of every following cycle (off unless called).
+  virtual void open_trace(const std::filesystem::path& fst_file) = 0;
+};
+
+// preset: "small" (DIM 8), "default" (DIM 16), "tpu-v4-like" (DIM 128, when built).
+// Throws std::invalid_argument naming the preset when no core was verilated for it.
+std::unique_ptr<CoreSim> make_core_sim(const std::string& preset, const MemoryModelConfig& mem);
+bool core_sim_available(const std::string& preset);
+
+}  // namespace tpuemu::sim
