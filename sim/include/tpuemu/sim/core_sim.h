@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -37,6 +38,10 @@ class CoreSim {
   virtual void mem_write(std::uint64_t addr, std::span<const std::uint8_t> data) = 0;
   virtual void mem_read(std::uint64_t addr, std::span<std::uint8_t> data) = 0;
   virtual std::uint64_t mem_capacity() const = 0;
+  // The first access of the core outside the memory (a one-line message), if any; step() stops
+  // advancing once there is one.
+  virtual std::optional<std::string> fault() const = 0;
+  virtual void clear_fault() = 0;
   // FST waveform of every following cycle (off unless called).
   virtual void open_trace(const std::filesystem::path& fst_file) = 0;
 };

@@ -1,0 +1,61 @@
+// Hardware semaphores that order the decoupled queues. A waiter is granted when the semaphore
+// holds at least its count and no higher-priority waiter (lower index) asks for the same one this
+// cycle; a granted waiter that takes (take_i) subtracts its count. Signals add one each and may
+// arrive from several engines in one cycle.
+module sem_bank import tpu_pkg::*; #(
+  parameter int unsigned NumWaiters = 3,
+  parameter int unsigned NumSignals = 8
+) (
+  input  logic                                   clk_i,
+  input  logic                                   rst_ni,
+  input  logic                                   clear_i,
+  input  logic [NumWaiters-1:0]                  wait_req_i,
+  input  logic [NumWaiters-1:0][4:0]             wait_sem_i,
+  input  logic [NumWaiters-1:0][7:0]             wait_cnt_i,
+  output logic [NumWaiters-1:0]                  wait_gnt_o,
+  input  logic [NumWaiters-1:0]                  take_i,
+  input  logic [NumSignals-1:0]                  sig_valid_i,
+  input  logic [NumSignals-1:0][4:0]             sig_sem_i,
+  input  logic                                   csr_we_i,
+  input  logic [4:0]                             csr_sem_i,
+  input  logic [SemWidth-1:0]                    csr_wdata_i,
+  output logic [NumSems-1:0][SemWidth-1:0]       value_o,
+  output logic                                   overflow_o
+);
+  logic [NumSems-1:0][SemWidth-1:0] value_q, value_d;
+
+  assign value_o = value_q;
+
+  always_comb begin
+    for (int unsigned w = 0; w < NumWaiters; w++) begin
+      wait_gnt_o[w] = wait_req_i[w] && (value_q[wait_sem_i[w]] >= SemWidth'(wait_cnt_i[w]));
+      for (int unsigned v = 0; v < w; v++) begin
+        if (wait_req_i[v] && wait_sem_i[v] == wait_sem_i[w]) wait_gnt_o[w] = 1'b0;
+      end
+    end
+  end
+
+  always_comb begin
+    logic [SemWidth:0] sum;
+    value_d    = value_q;
+    overflow_o = 1'b0;
+    sum        = '0;
+    for (int unsigned w = 0; w < NumWaiters; w++) begin
+      if (take_i[w] && wait_gnt_o[w]) value_d[wait_sem_i[w]] = value_d[wait_sem_i[w]] - SemWidth'(wait_cnt_i[w]);
+    end
+    for (int unsigned s = 0; s < NumSignals; s++) begin
+      if (sig_valid_i[s]) begin
+        sum = {1'b0, value_d[sig_sem_i[s]]} + 1'b1;
+        if (sum[SemWidth]) overflow_o = 1'b1;
+        value_d[sig_sem_i[s]] = sum[SemWidth-1:0];
+      end
+    end
+    if (csr_we_i) value_d[csr_sem_i] = csr_wdata_i;
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni)      value_q <= '0;
+    else if (clear_i) value_q <= '0;
+    else              value_q <= value_d;
+  end
+endmodule

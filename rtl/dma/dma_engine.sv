@@ -1,0 +1,320 @@
+// Descriptor-driven 2-D strided DMA between HBM and VMEM / SMEM / the accumulators.
+// The issue stage walks one descriptor at a time, one beat per cycle; reads keep up to
+// Outstanding beats in flight and their data is written locally in order as it returns; writes
+// read local memory into a small buffer and post beats to memory. Completion is tracked per
+// descriptor in two in-order classes (reads from HBM, writes to HBM) and signals a semaphore.
+module dma_engine import tpu_pkg::*; #(
+  parameter int unsigned Dim         = 16,
+  parameter int unsigned VmemRows    = 16384,
+  parameter int unsigned AccRows     = 2048,
+  parameter int unsigned SmemWords   = 1024,
+  parameter int unsigned Outstanding = 16,   // power of two
+  localparam int unsigned DataW      = Dim * 8,
+  localparam int unsigned VmemRowW   = $clog2(VmemRows),
+  localparam int unsigned AccRowW    = $clog2(AccRows),
+  localparam int unsigned SmemRows   = SmemWords / (Dim / 4),
+  localparam int unsigned SmemRowW   = (SmemRows > 1) ? $clog2(SmemRows) : 1
+) (
+  input  logic                      clk_i,
+  input  logic                      rst_ni,
+  input  logic                      clear_i,
+  // queue head and semaphores
+  input  logic                      instr_valid_i,
+  input  logic [InstrWidth-1:0]     instr_i,
+  output logic                      instr_pop_o,
+  output logic                      sem_req_o,
+  input  logic                      sem_gnt_i,
+  output logic [2:0]                sig_valid_o,   // 0: immediate, 1: read class, 2: write class
+  output logic [2:0][4:0]           sig_sem_o,
+  // memory port
+  output logic                      mem_req_valid_o,
+  input  logic                      mem_req_ready_i,
+  output logic                      mem_req_write_o,
+  output logic [AddrWidth-1:0]      mem_req_addr_o,
+  output logic [DataW-1:0]          mem_req_wdata_o,
+  input  logic                      mem_rsp_valid_i,
+  input  logic [DataW-1:0]          mem_rsp_data_i,
+  input  logic                      mem_wack_valid_i,
+  // VMEM port
+  output logic                      vmem_req_o,
+  output logic                      vmem_we_o,
+  output logic [VmemRowW-1:0]       vmem_addr_o,
+  output logic [DataW-1:0]          vmem_wdata_o,
+  input  logic                      vmem_gnt_i,
+  input  logic                      vmem_rvalid_i,
+  input  logic [DataW-1:0]          vmem_rdata_i,
+  // SMEM and accumulator ports
+  output logic                      smem_we_o,
+  output logic [SmemRowW-1:0]       smem_wrow_o,
+  output logic [DataW-1:0]          smem_wdata_o,
+  output logic [SmemRowW-1:0]       smem_rrow_o,
+  input  logic [DataW-1:0]          smem_rdata_i,
+  output logic [AccRowW-1:0]        acc_raddr_o,
+  input  logic [Dim-1:0][31:0]      acc_rdata_i,
+  // status
+  output logic                      busy_o,
+  output logic                      stall_sem_o,
+  output logic                      stall_mem_o,
+  output logic                      err_range_o,
+  output logic [4:0]                path_beat_o    // one bit per dma_path_e: a beat moved
+);
+  localparam int unsigned TagW    = 1 + 20;          // is_smem, local row
+  localparam int unsigned WDepth  = 4;
+  localparam int unsigned UnitW   = 36;
+
+  // ---------------- descriptor decode and start
+  instr_hdr_t hdr;
+  assign hdr = instr_hdr_t'(instr_i[31:0]);
+  logic [31:0] d_hbm, d_local, d_hstride;
+  logic [15:0] d_len, d_count;
+  logic [19:0] d_lstride;
+  logic [3:0]  d_path;
+  assign d_hbm     = instr_i[63:32];
+  assign d_local   = instr_i[95:64];
+  assign d_len     = instr_i[111:96];
+  assign d_count   = instr_i[127:112];
+  assign d_hstride = instr_i[159:128];
+  assign d_lstride = instr_i[179:160];
+  assign d_path    = instr_i[183:180];
+
+  logic d_is_read, d_empty, d_is_nop;
+  assign d_is_nop  = (hdr.opcode == OpDmaNop);
+  assign d_is_read = (d_path == PathHbmToVmem) || (d_path == PathHbmToSmem);
+  assign d_empty   = d_is_nop || (d_len == '0) || (d_count == '0);
+
+  logic [63:0] d_last_row, d_rows;
+  always_comb begin
+    d_last_row = 64'(d_local) + (64'(d_count) - 64'd1) * 64'(d_lstride) + 64'(d_len) - 64'd1;
+    unique case (d_path)
+      PathHbmToVmem, PathVmemToHbm: d_rows = 64'(VmemRows);
+      PathHbmToSmem, PathSmemToHbm: d_rows = 64'(SmemRows);
+      PathAccToHbm:                 d_rows = 64'(AccRows);
+      default:                      d_rows = 64'd0;
+    endcase
+  end
+  logic d_bad;
+  assign d_bad = !d_is_nop && !d_empty && (d_last_row >= d_rows);
+
+  // issue-stage state
+  logic              active_q;
+  logic [3:0]        path_q;
+  logic [31:0]       chunk_hbm_q, cur_hbm_q, hstride_q;
+  logic [31:0]       chunk_local_q, cur_local_q;
+  logic [19:0]       lstride_q;
+  logic [15:0]       len_q, count_q, row_q, chunk_q;
+  logic [1:0]        sub_q;
+
+  // completion classes
+  logic [1:0]        cls_full, cls_empty;
+  logic [1:0]        cls_push, cls_pop;
+  logic [UnitW+5:0]  cls_in, cls_head [2];
+
+  logic can_start;
+  assign can_start = instr_valid_i && !active_q &&
+                     (d_empty || !cls_full[d_is_read ? 0 : 1]);
+  assign sem_req_o   = can_start && hdr.wait_en;
+  logic start;
+  assign start       = can_start && (!hdr.wait_en || sem_gnt_i) && !d_bad;
+  assign instr_pop_o = start;
+  assign stall_sem_o = can_start && hdr.wait_en && !sem_gnt_i;
+  assign err_range_o = can_start && d_bad;
+
+  logic [UnitW-1:0] d_units;
+  assign d_units = UnitW'(d_len) * UnitW'(d_count) * ((d_path == PathAccToHbm) ? UnitW'(4) : UnitW'(1));
+  assign cls_in  = {hdr.sig_en, hdr.sig_sem, d_units};
+  assign cls_push[0] = start && !d_empty && d_is_read;
+  assign cls_push[1] = start && !d_empty && !d_is_read;
+
+  assign sig_valid_o[0] = start && d_empty && hdr.sig_en;
+  assign sig_sem_o[0]   = hdr.sig_sem;
+
+  // ---------------- read path: requests, tags, returned data
+  logic             rtag_full, rtag_empty, rdat_empty;
+  logic [TagW-1:0]  rtag_head;
+  logic [DataW-1:0] rdat_head;
+  logic             rtag_push, rdrain;
+  logic [TagW-1:0]  rtag_in;
+
+  // ---------------- write path buffer
+  logic             wbuf_full, wbuf_empty, wbuf_push, wbuf_pop;
+  logic [2:0]       wbuf_count;
+  logic [AddrWidth+3+DataW-1:0] wbuf_in, wbuf_head;
+  logic             vread_pending_q;
+  logic [AddrWidth+3-1:0] vread_meta_q;
+  logic [5:0]       wack_pending_q;
+
+  // what the issue stage wants this cycle
+  logic is_read_q;
+  assign is_read_q = (path_q == PathHbmToVmem) || (path_q == PathHbmToSmem);
+  logic issue_read, issue_write_direct, issue_vread;
+  logic wbuf_space;
+  assign wbuf_space = (32'(wbuf_count) + 32'(vread_pending_q)) < WDepth;
+
+  // memory port: buffered writes first, then read requests
+  logic wants_write_mem, wants_read_mem;
+  assign wants_write_mem = !wbuf_empty && (wack_pending_q < 6'(Outstanding));
+  assign wants_read_mem  = active_q && is_read_q && !rtag_full;
+  assign mem_req_valid_o = wants_write_mem || wants_read_mem;
+  assign mem_req_write_o = wants_write_mem;
+  assign mem_req_addr_o  = wants_write_mem ? wbuf_head[AddrWidth+3+DataW-1 -: AddrWidth] : cur_hbm_q;
+  assign mem_req_wdata_o = wbuf_head[DataW-1:0];
+  assign wbuf_pop        = wants_write_mem && mem_req_ready_i;
+  assign issue_read      = !wants_write_mem && wants_read_mem && mem_req_ready_i;
+
+  // local row of the current beat
+  logic [31:0] cur_row;
+  assign cur_row = cur_local_q;
+  assign rtag_in   = {(path_q == PathHbmToSmem), cur_row[19:0]};
+  assign rtag_push = issue_read;
+
+  // write descriptors: SMEM and ACC are read combinationally, VMEM through its port
+  assign smem_rrow_o = SmemRowW'(cur_row);
+  assign acc_raddr_o = AccRowW'(cur_row);
+  assign issue_write_direct = active_q && !is_read_q && (path_q != PathVmemToHbm) && wbuf_space;
+
+  // VMEM port: drain returned read data first, then V2H reads
+  logic rdat_wants_vmem, rdat_is_smem;
+  assign rdat_is_smem    = rtag_head[TagW-1];
+  assign rdat_wants_vmem = !rdat_empty && !rdat_is_smem;
+  logic vread_wants;
+  assign vread_wants = active_q && (path_q == PathVmemToHbm) && wbuf_space && !rdat_wants_vmem;
+  assign vmem_req_o   = rdat_wants_vmem || vread_wants;
+  assign vmem_we_o    = rdat_wants_vmem;
+  assign vmem_addr_o  = rdat_wants_vmem ? VmemRowW'(rtag_head[19:0]) : VmemRowW'(cur_row);
+  assign vmem_wdata_o = rdat_head;
+  assign issue_vread  = vread_wants && vmem_gnt_i;
+
+  assign smem_we_o    = !rdat_empty && rdat_is_smem;
+  assign smem_wrow_o  = SmemRowW'(rtag_head[19:0]);
+  assign smem_wdata_o = rdat_head;
+  assign rdrain       = smem_we_o || (rdat_wants_vmem && vmem_gnt_i);
+
+  // write buffer entry: {addr, path, data}
+  logic [DataW-1:0] direct_data;
+  assign direct_data = (path_q == PathAccToHbm) ? acc_rdata_i[(Dim/4)*sub_q +: Dim/4]
+                                                : smem_rdata_i;
+  assign wbuf_push = issue_write_direct || vmem_rvalid_i;
+  assign wbuf_in   = vmem_rvalid_i ? {vread_meta_q, vmem_rdata_i}
+                                   : {cur_hbm_q, 3'(path_q), direct_data};
+
+  // ---------------- walk the descriptor
+  logic advance;
+  assign advance = issue_read || issue_write_direct || issue_vread;
+  logic last_sub;
+  assign last_sub = (path_q != PathAccToHbm) || (sub_q == 2'd3);
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      active_q <= 1'b0;
+      path_q <= '0; chunk_hbm_q <= '0; cur_hbm_q <= '0; hstride_q <= '0;
+      chunk_local_q <= '0; cur_local_q <= '0; lstride_q <= '0;
+      len_q <= '0; count_q <= '0; row_q <= '0; chunk_q <= '0; sub_q <= '0;
+      vread_pending_q <= 1'b0; vread_meta_q <= '0;
+    end else if (clear_i) begin
+      active_q <= 1'b0;
+      vread_pending_q <= 1'b0;
+    end else begin
+      vread_pending_q <= issue_vread;
+      if (issue_vread) vread_meta_q <= {cur_hbm_q, 3'(path_q)};
+      if (start && !d_empty) begin
+        active_q      <= 1'b1;
+        path_q        <= d_path;
+        chunk_hbm_q   <= d_hbm;
+        cur_hbm_q     <= d_hbm;
+        hstride_q     <= d_hstride;
+        chunk_local_q <= d_local;
+        cur_local_q   <= d_local;
+        lstride_q     <= d_lstride;
+        len_q         <= d_len;
+        count_q       <= d_count;
+        row_q         <= '0;
+        chunk_q       <= '0;
+        sub_q         <= '0;
+      end else if (advance) begin
+        cur_hbm_q <= cur_hbm_q + AddrWidth'(Dim);
+        if (!last_sub) begin
+          sub_q <= sub_q + 2'd1;
+        end else begin
+          sub_q <= '0;
+          if (row_q + 16'd1 < len_q) begin
+            row_q       <= row_q + 16'd1;
+            cur_local_q <= cur_local_q + 32'd1;
+          end else begin
+            row_q <= '0;
+            if (chunk_q + 16'd1 < count_q) begin
+              chunk_q       <= chunk_q + 16'd1;
+              chunk_hbm_q   <= chunk_hbm_q + hstride_q;
+              cur_hbm_q     <= chunk_hbm_q + hstride_q;
+              chunk_local_q <= chunk_local_q + 32'(lstride_q);
+              cur_local_q   <= chunk_local_q + 32'(lstride_q);
+            end else begin
+              active_q <= 1'b0;
+            end
+          end
+        end
+      end
+    end
+  end
+
+  // ---------------- FIFOs
+  sync_fifo #(.Width(TagW), .Depth(Outstanding)) u_rtag (
+    .clk_i, .rst_ni, .clear_i,
+    .push_i(rtag_push), .data_i(rtag_in), .pop_i(rdrain), .data_o(rtag_head),
+    .empty_o(rtag_empty), .full_o(rtag_full), .count_o()
+  );
+  sync_fifo #(.Width(DataW), .Depth(Outstanding)) u_rdat (
+    .clk_i, .rst_ni, .clear_i,
+    .push_i(mem_rsp_valid_i), .data_i(mem_rsp_data_i), .pop_i(rdrain), .data_o(rdat_head),
+    .empty_o(rdat_empty), .full_o(), .count_o()
+  );
+  sync_fifo #(.Width(AddrWidth+3+DataW), .Depth(WDepth)) u_wbuf (
+    .clk_i, .rst_ni, .clear_i,
+    .push_i(wbuf_push), .data_i(wbuf_in), .pop_i(wbuf_pop), .data_o(wbuf_head),
+    .empty_o(wbuf_empty), .full_o(wbuf_full), .count_o(wbuf_count)
+  );
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni)      wack_pending_q <= '0;
+    else if (clear_i) wack_pending_q <= '0;
+    else wack_pending_q <= wack_pending_q + 6'(wbuf_pop) - 6'(mem_wack_valid_i);
+  end
+
+  // ---------------- completion per class
+  logic [1:0] unit_done;
+  assign unit_done[0] = rdrain;
+  assign unit_done[1] = mem_wack_valid_i;
+  logic [UnitW-1:0] done_q [2];
+
+  for (genvar c = 0; c < 2; c++) begin : g_class
+    sync_fifo #(.Width(UnitW+6), .Depth(8)) u_cls (
+      .clk_i, .rst_ni, .clear_i,
+      .push_i(cls_push[c]), .data_i(cls_in), .pop_i(cls_pop[c]), .data_o(cls_head[c]),
+      .empty_o(cls_empty[c]), .full_o(cls_full[c]), .count_o()
+    );
+    assign cls_pop[c] = unit_done[c] && !cls_empty[c] &&
+                        (done_q[c] + UnitW'(1) == cls_head[c][UnitW-1:0]);
+    assign sig_valid_o[c+1] = cls_pop[c] && cls_head[c][UnitW+5];
+    assign sig_sem_o[c+1]   = cls_head[c][UnitW+4:UnitW];
+    always_ff @(posedge clk_i or negedge rst_ni) begin
+      if (!rst_ni)           done_q[c] <= '0;
+      else if (clear_i)      done_q[c] <= '0;
+      else if (cls_pop[c])   done_q[c] <= '0;
+      else if (unit_done[c]) done_q[c] <= done_q[c] + UnitW'(1);
+    end
+  end
+
+  logic unused;
+  assign unused = ^{instr_i[255:184], hdr.reserved, hdr.wait_cnt, hdr.wait_sem, wbuf_full,
+                    cur_row[31:20]};
+
+  // ---------------- status
+  assign busy_o = active_q || !cls_empty[0] || !cls_empty[1] || !wbuf_empty || vread_pending_q ||
+                  !rtag_empty || (wack_pending_q != '0);
+  assign stall_mem_o = (wants_write_mem && !mem_req_ready_i) ||
+                       (active_q && is_read_q && (rtag_full || !mem_req_ready_i || wants_write_mem));
+  always_comb begin
+    path_beat_o = '0;
+    if (wbuf_pop)   path_beat_o[wbuf_head[DataW +: 3]] = 1'b1;
+    if (issue_read) path_beat_o[path_q[2:0]] = 1'b1;
+  end
+endmodule

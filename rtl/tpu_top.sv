@@ -1,0 +1,455 @@
+// One tpuemu core: instruction fetch into decoupled DMA / MXU / vector queues ordered by
+// semaphores, the DMA engine, the MXU with its controller, the vector unit, VMEM, SMEM and the
+// accumulators, behind a CSR interface for firmware and one memory port towards HBM.
+module tpu_top import tpu_pkg::*; #(
+  parameter int unsigned Dim            = 16,
+  parameter int unsigned VmemRows       = 16384,
+  parameter int unsigned VmemBanks      = 8,
+  parameter int unsigned AccRows        = 2048,
+  parameter int unsigned SmemWords      = 1024,
+  parameter int unsigned QueueDepth     = 8,
+  parameter int unsigned MemOutstanding = 16,
+  localparam int unsigned DataW         = Dim * 8
+) (
+  input  logic                 clk_i,
+  input  logic                 rst_ni,
+  // CSR bus
+  input  logic                 csr_valid_i,
+  input  logic                 csr_write_i,
+  input  logic [11:0]          csr_addr_i,
+  input  logic [31:0]          csr_wdata_i,
+  output logic [31:0]          csr_rdata_o,
+  // memory port
+  output logic                 mem_req_valid_o,
+  input  logic                 mem_req_ready_i,
+  output logic                 mem_req_write_o,
+  output logic [AddrWidth-1:0] mem_req_addr_o,
+  output logic [DataW-1:0]     mem_req_wdata_o,
+  input  logic                 mem_rsp_valid_i,
+  input  logic [DataW-1:0]     mem_rsp_rdata_i,
+  input  logic                 mem_wack_valid_i,
+  // convenience for the harness: the core is running a program
+  output logic                 busy_o
+);
+  localparam int unsigned VmemRowW = $clog2(VmemRows);
+  localparam int unsigned AccRowW  = $clog2(AccRows);
+  localparam int unsigned SmemW    = $clog2(SmemWords);
+  localparam int unsigned SmemRowW = (SmemWords / (Dim / 4) > 1) ? $clog2(SmemWords / (Dim / 4)) : 1;
+  localparam int unsigned QEntryW  = 32 + InstrWidth;
+  localparam int unsigned QCntW    = $clog2(QueueDepth) + 1;
+
+  // ---------------- CSR state
+  logic [AddrWidth-1:0] prog_base_q;
+  logic                 busy_q, done_q, err_q;
+  logic [7:0]           err_code_q;
+  logic [31:0]          err_pc_q;
+  logic [SmemW-1:0]     smem_addr_q;
+  logic [3:0]           deadlock_cnt_q;
+
+  logic csr_wr, csr_rd;
+  assign csr_wr = csr_valid_i && csr_write_i;
+  assign csr_rd = csr_valid_i && !csr_write_i;
+  logic start, clear;
+  assign start = csr_wr && (csr_addr_i == 12'h008) && csr_wdata_i[0] && !busy_q;
+  assign clear = csr_wr && (csr_addr_i == 12'h008) && csr_wdata_i[1];
+
+  // ---------------- queues
+  logic [2:0]              q_push, q_pop, q_full, q_empty;
+  logic [InstrWidth-1:0]   f_instr;
+  logic [31:0]             f_pc;
+  logic [2:0][QEntryW-1:0] q_head;
+  logic [2:0][QCntW-1:0]   q_count;
+
+  for (genvar q = 0; q < 3; q++) begin : g_queue
+    sync_fifo #(.Width(QEntryW), .Depth(QueueDepth)) u_queue (
+      .clk_i, .rst_ni, .clear_i(clear || start),
+      .push_i(q_push[q]), .data_i({f_pc, f_instr}), .pop_i(q_pop[q]), .data_o(q_head[q]),
+      .empty_o(q_empty[q]), .full_o(q_full[q]), .count_o(q_count[q])
+    );
+  end
+
+  // ---------------- fetch and memory port sharing
+  logic                 f_req_valid, f_req_ready, f_rsp_valid;
+  logic [AddrWidth-1:0] f_req_addr;
+  logic                 f_stopped, f_idle, f_stall, f_illegal, f_fetched;
+
+  fetch_unit #(.Dim(Dim)) u_fetch (
+    .clk_i, .rst_ni, .clear_i(clear),
+    .start_i     (start),
+    .prog_base_i (prog_base_q),
+    .halt_i      (!busy_q),
+    .req_valid_o (f_req_valid),
+    .req_ready_i (f_req_ready),
+    .req_addr_o  (f_req_addr),
+    .rsp_valid_i (f_rsp_valid),
+    .rsp_data_i  (mem_rsp_rdata_i),
+    .q_push_o    (q_push),
+    .q_instr_o   (f_instr),
+    .q_full_i    (q_full),
+    .stopped_o   (f_stopped),
+    .idle_o      (f_idle),
+    .stall_o     (f_stall),
+    .illegal_o   (f_illegal),
+    .pc_o        (f_pc),
+    .fetched_o   (f_fetched)
+  );
+
+  logic                 d_req_valid, d_req_ready, d_req_write, d_rsp_valid;
+  logic [AddrWidth-1:0] d_req_addr;
+  logic [DataW-1:0]     d_req_wdata;
+
+  mem_arbiter #(.Dim(Dim), .RouteDepth(1 << $clog2(MemOutstanding + 32))) u_arb (
+    .clk_i, .rst_ni, .clear_i(clear),
+    .f_req_valid_i   (f_req_valid),
+    .f_req_ready_o   (f_req_ready),
+    .f_req_addr_i    (f_req_addr),
+    .f_rsp_valid_o   (f_rsp_valid),
+    .d_req_valid_i   (d_req_valid),
+    .d_req_ready_o   (d_req_ready),
+    .d_req_write_i   (d_req_write),
+    .d_req_addr_i    (d_req_addr),
+    .d_req_wdata_i   (d_req_wdata),
+    .d_rsp_valid_o   (d_rsp_valid),
+    .mem_req_valid_o,
+    .mem_req_ready_i,
+    .mem_req_write_o,
+    .mem_req_addr_o,
+    .mem_req_wdata_o,
+    .mem_rsp_valid_i
+  );
+
+  // ---------------- semaphores
+  logic [2:0]       sem_req, sem_gnt;
+  logic [2:0][4:0]  sem_idx;
+  logic [2:0][7:0]  sem_cnt;
+  logic [7:0]       sig_valid;
+  logic [7:0][4:0]  sig_sem;
+  logic [NumSems-1:0][SemWidth-1:0] sem_value;
+  logic             sem_overflow;
+  logic             csr_sem_we;
+  assign csr_sem_we = csr_wr && (csr_addr_i[11:7] == 5'b00001);
+
+  for (genvar q = 0; q < 3; q++) begin : g_sem_fields
+    assign sem_idx[q] = q_head[q][13:9];
+    assign sem_cnt[q] = q_head[q][21:14];
+  end
+
+  sem_bank #(.NumWaiters(3), .NumSignals(8)) u_sems (
+    .clk_i, .rst_ni, .clear_i(clear),
+    .wait_req_i  (sem_req),
+    .wait_sem_i  (sem_idx),
+    .wait_cnt_i  (sem_cnt),
+    .wait_gnt_o  (sem_gnt),
+    .take_i      (q_pop),
+    .sig_valid_i (sig_valid),
+    .sig_sem_i   (sig_sem),
+    .csr_we_i    (csr_sem_we),
+    .csr_sem_i   (csr_addr_i[6:2]),
+    .csr_wdata_i (csr_wdata_i[SemWidth-1:0]),
+    .value_o     (sem_value),
+    .overflow_o  (sem_overflow)
+  );
+
+  // ---------------- memories
+  localparam int unsigned VPorts = 4;  // 0 MXU data, 1 MXU weights, 2 vector, 3 DMA
+  logic [VPorts-1:0]                v_req, v_we, v_gnt, v_rvalid;
+  logic [VPorts-1:0][VmemRowW-1:0]  v_addr;
+  logic [VPorts-1:0][DataW-1:0]     v_wdata, v_rdata;
+  logic [2:0]                       v_conflicts;
+
+  vmem #(.Dim(Dim), .Rows(VmemRows), .Banks(VmemBanks), .NumPorts(VPorts)) u_vmem (
+    .clk_i, .rst_ni,
+    .req_i (v_req), .we_i (v_we), .addr_i (v_addr), .wdata_i (v_wdata),
+    .gnt_o (v_gnt), .rvalid_o (v_rvalid), .rdata_o (v_rdata), .conflicts_o (v_conflicts)
+  );
+
+  logic                 acc_we, acc_accumulate;
+  logic [AccRowW-1:0]   acc_waddr, acc_vec_raddr, acc_dma_raddr;
+  logic [Dim-1:0][31:0] acc_wdata, acc_vec_rdata, acc_dma_rdata;
+
+  acc_mem #(.Dim(Dim), .Rows(AccRows)) u_acc (
+    .clk_i,
+    .we_i         (acc_we),
+    .accumulate_i (acc_accumulate),
+    .waddr_i      (acc_waddr),
+    .wdata_i      (acc_wdata),
+    .vec_raddr_i  (acc_vec_raddr),
+    .vec_rdata_o  (acc_vec_rdata),
+    .dma_raddr_i  (acc_dma_raddr),
+    .dma_rdata_o  (acc_dma_rdata)
+  );
+
+  logic                 smem_dma_we;
+  logic [SmemRowW-1:0]  smem_dma_wrow, smem_dma_rrow;
+  logic [DataW-1:0]     smem_dma_wdata, smem_dma_rdata;
+  logic [SmemW-1:0]     smem_vec_addr;
+  logic [1:0][31:0]     smem_vec_rdata;
+  logic [31:0]          smem_csr_rdata;
+  logic                 smem_csr_access;
+  assign smem_csr_access = csr_valid_i && (csr_addr_i == 12'h028);
+
+  // the SMEM DMA port is row-wide; reads and writes use different rows, so mux the address
+  smem #(.Dim(Dim), .Words(SmemWords)) u_smem (
+    .clk_i,
+    .csr_we_i    (smem_csr_access && csr_write_i),
+    .csr_addr_i  (smem_addr_q),
+    .csr_wdata_i (csr_wdata_i),
+    .csr_rdata_o (smem_csr_rdata),
+    .dma_we_i    (smem_dma_we),
+    .dma_row_i   (smem_dma_we ? smem_dma_wrow : smem_dma_rrow),
+    .dma_wdata_i (smem_dma_wdata),
+    .dma_rdata_o (smem_dma_rdata),
+    .vec_addr_i  (smem_vec_addr),
+    .vec_rdata_o (smem_vec_rdata)
+  );
+
+  // ---------------- engines
+  logic [2:0] eng_busy, eng_stall_sem, eng_err;
+  logic       dma_stall_mem, mxu_stall_w, mxu_stall_vmem, mxu_row_in, mxu_wload, mxu_idle;
+  logic       vec_stall_vmem, vec_idle;
+  logic [4:0] dma_path_beat;
+
+  dma_engine #(
+    .Dim(Dim), .VmemRows(VmemRows), .AccRows(AccRows), .SmemWords(SmemWords),
+    .Outstanding(MemOutstanding)
+  ) u_dma (
+    .clk_i, .rst_ni, .clear_i(clear),
+    .instr_valid_i    (!q_empty[0]),
+    .instr_i          (q_head[0][InstrWidth-1:0]),
+    .instr_pop_o      (q_pop[0]),
+    .sem_req_o        (sem_req[0]),
+    .sem_gnt_i        (sem_gnt[0]),
+    .sig_valid_o      (sig_valid[2:0]),
+    .sig_sem_o        (sig_sem[2:0]),
+    .mem_req_valid_o  (d_req_valid),
+    .mem_req_ready_i  (d_req_ready),
+    .mem_req_write_o  (d_req_write),
+    .mem_req_addr_o   (d_req_addr),
+    .mem_req_wdata_o  (d_req_wdata),
+    .mem_rsp_valid_i  (d_rsp_valid),
+    .mem_rsp_data_i   (mem_rsp_rdata_i),
+    .mem_wack_valid_i (mem_wack_valid_i),
+    .vmem_req_o       (v_req[3]),
+    .vmem_we_o        (v_we[3]),
+    .vmem_addr_o      (v_addr[3]),
+    .vmem_wdata_o     (v_wdata[3]),
+    .vmem_gnt_i       (v_gnt[3]),
+    .vmem_rvalid_i    (v_rvalid[3]),
+    .vmem_rdata_i     (v_rdata[3]),
+    .smem_we_o        (smem_dma_we),
+    .smem_wrow_o      (smem_dma_wrow),
+    .smem_wdata_o     (smem_dma_wdata),
+    .smem_rrow_o      (smem_dma_rrow),
+    .smem_rdata_i     (smem_dma_rdata),
+    .acc_raddr_o      (acc_dma_raddr),
+    .acc_rdata_i      (acc_dma_rdata),
+    .busy_o           (eng_busy[0]),
+    .stall_sem_o      (eng_stall_sem[0]),
+    .stall_mem_o      (dma_stall_mem),
+    .err_range_o      (eng_err[0]),
+    .path_beat_o      (dma_path_beat)
+  );
+
+  assign v_we[0] = 1'b0;
+  assign v_we[1] = 1'b0;
+  assign v_wdata[0] = '0;
+  assign v_wdata[1] = '0;
+
+  mxu_ctrl #(.Dim(Dim), .VmemRows(VmemRows), .AccRows(AccRows)) u_mxu (
+    .clk_i, .rst_ni, .clear_i(clear),
+    .instr_valid_i    (!q_empty[1]),
+    .instr_i          (q_head[1][InstrWidth-1:0]),
+    .instr_pop_o      (q_pop[1]),
+    .sem_req_o        (sem_req[1]),
+    .sem_gnt_i        (sem_gnt[1]),
+    .sig_valid_o      (sig_valid[5:3]),
+    .sig_sem_o        (sig_sem[5:3]),
+    .vd_req_o         (v_req[0]),
+    .vd_addr_o        (v_addr[0]),
+    .vd_gnt_i         (v_gnt[0]),
+    .vd_rvalid_i      (v_rvalid[0]),
+    .vd_rdata_i       (v_rdata[0]),
+    .vw_req_o         (v_req[1]),
+    .vw_addr_o        (v_addr[1]),
+    .vw_gnt_i         (v_gnt[1]),
+    .vw_rvalid_i      (v_rvalid[1]),
+    .vw_rdata_i       (v_rdata[1]),
+    .acc_we_o         (acc_we),
+    .acc_accumulate_o (acc_accumulate),
+    .acc_waddr_o      (acc_waddr),
+    .acc_wdata_o      (acc_wdata),
+    .busy_o           (eng_busy[1]),
+    .idle_o           (mxu_idle),
+    .stall_sem_o      (eng_stall_sem[1]),
+    .stall_w_o        (mxu_stall_w),
+    .stall_vmem_o     (mxu_stall_vmem),
+    .row_in_o         (mxu_row_in),
+    .wload_busy_o     (mxu_wload),
+    .err_range_o      (eng_err[1])
+  );
+
+  assign v_we[2] = 1'b1;
+
+  vec_unit #(.Dim(Dim), .VmemRows(VmemRows), .AccRows(AccRows), .SmemWords(SmemWords)) u_vec (
+    .clk_i, .rst_ni, .clear_i(clear),
+    .instr_valid_i (!q_empty[2]),
+    .instr_i       (q_head[2][InstrWidth-1:0]),
+    .instr_pop_o   (q_pop[2]),
+    .sem_req_o     (sem_req[2]),
+    .sem_gnt_i     (sem_gnt[2]),
+    .sig_valid_o   (sig_valid[7:6]),
+    .sig_sem_o     (sig_sem[7:6]),
+    .acc_raddr_o   (acc_vec_raddr),
+    .acc_rdata_i   (acc_vec_rdata),
+    .smem_addr_o   (smem_vec_addr),
+    .smem_rdata_i  (smem_vec_rdata),
+    .vmem_req_o    (v_req[2]),
+    .vmem_addr_o   (v_addr[2]),
+    .vmem_wdata_o  (v_wdata[2]),
+    .vmem_gnt_i    (v_gnt[2]),
+    .busy_o        (eng_busy[2]),
+    .idle_o        (vec_idle),
+    .stall_sem_o   (eng_stall_sem[2]),
+    .stall_vmem_o  (vec_stall_vmem),
+    .err_range_o   (eng_err[2])
+  );
+
+  // ---------------- completion, deadlock and errors
+  logic all_drained, deadlock_now;
+  assign all_drained  = f_stopped && f_idle && (&q_empty) && !(|eng_busy);
+  always_comb begin
+    deadlock_now = busy_q && f_idle && (f_stopped || f_stall) && !(|eng_busy) &&
+                   (!(&q_empty) || f_stall);
+    for (int unsigned q = 0; q < 3; q++) begin
+      if (!q_empty[q] && !eng_stall_sem[q]) deadlock_now = 1'b0;
+    end
+  end
+
+  logic       err_now;
+  logic [7:0] err_code_now;
+  logic [31:0] err_pc_now;
+  always_comb begin
+    err_now      = 1'b1;
+    err_code_now = ErrNone;
+    err_pc_now   = f_pc;
+    if (f_illegal) begin
+      err_code_now = ErrIllegalOp;
+    end else if (eng_err[0]) begin
+      err_code_now = ErrAddrRange; err_pc_now = q_head[0][QEntryW-1 -: 32];
+    end else if (eng_err[1]) begin
+      err_code_now = ErrAddrRange; err_pc_now = q_head[1][QEntryW-1 -: 32];
+    end else if (eng_err[2]) begin
+      err_code_now = ErrAddrRange; err_pc_now = q_head[2][QEntryW-1 -: 32];
+    end else if (sem_overflow) begin
+      err_code_now = ErrSemOverflow;
+    end else if (deadlock_cnt_q == 4'hF) begin
+      err_code_now = ErrDeadlock;
+    end else begin
+      err_now = 1'b0;
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      prog_base_q <= '0; busy_q <= 1'b0; done_q <= 1'b0; err_q <= 1'b0; err_code_q <= '0;
+      err_pc_q <= '0; smem_addr_q <= '0; deadlock_cnt_q <= '0;
+    end else begin
+      if (csr_wr && csr_addr_i == 12'h010) prog_base_q <= csr_wdata_i;
+      if (csr_valid_i && csr_addr_i == 12'h024 && csr_write_i) smem_addr_q <= SmemW'(csr_wdata_i);
+      else if (smem_csr_access) smem_addr_q <= smem_addr_q + 1'b1;
+      if (clear) begin
+        busy_q <= 1'b0; done_q <= 1'b0; err_q <= 1'b0; err_code_q <= '0; err_pc_q <= '0;
+        deadlock_cnt_q <= '0;
+      end else if (start) begin
+        busy_q <= 1'b1; done_q <= 1'b0; err_q <= 1'b0; err_code_q <= '0; deadlock_cnt_q <= '0;
+      end else if (busy_q) begin
+        deadlock_cnt_q <= deadlock_now ? deadlock_cnt_q + 1'b1 : '0;
+        if (err_now) begin
+          busy_q <= 1'b0; err_q <= 1'b1; err_code_q <= err_code_now; err_pc_q <= err_pc_now;
+        end else if (all_drained) begin
+          busy_q <= 1'b0; done_q <= 1'b1;
+        end
+      end
+    end
+  end
+  assign busy_o = busy_q;
+
+  // ---------------- performance counters
+  logic [NumCounters-1:0][63:0] cnt_q;
+  logic [NumCounters-1:0][15:0] cnt_inc;
+  always_comb begin
+    cnt_inc = '0;
+    cnt_inc[CntCycles]        = 16'(busy_q);
+    cnt_inc[CntMxuBusy]       = 16'(mxu_row_in);
+    cnt_inc[CntMxuStallSem]   = 16'(eng_stall_sem[1]);
+    cnt_inc[CntMxuStallW]     = 16'(mxu_stall_w);
+    cnt_inc[CntMxuStallVmem]  = 16'(mxu_stall_vmem);
+    cnt_inc[CntDmaStallSem]   = 16'(eng_stall_sem[0]);
+    cnt_inc[CntDmaStallMem]   = 16'(dma_stall_mem);
+    cnt_inc[CntVecStallSem]   = 16'(eng_stall_sem[2]);
+    cnt_inc[CntFetchStall]    = 16'(f_stall);
+    cnt_inc[CntBytesH2V]      = dma_path_beat[3'(PathHbmToVmem)] ? 16'(Dim) : '0;
+    cnt_inc[CntBytesV2H]      = dma_path_beat[3'(PathVmemToHbm)] ? 16'(Dim) : '0;
+    cnt_inc[CntBytesH2S]      = dma_path_beat[3'(PathHbmToSmem)] ? 16'(Dim) : '0;
+    cnt_inc[CntBytesS2H]      = dma_path_beat[3'(PathSmemToHbm)] ? 16'(Dim) : '0;
+    cnt_inc[CntBytesA2H]      = dma_path_beat[3'(PathAccToHbm)]  ? 16'(Dim) : '0;
+    cnt_inc[CntBankConflicts] = 16'(v_conflicts);
+    cnt_inc[CntInstrs]        = 16'(f_fetched);
+    cnt_inc[CntMemReadBeats]  = 16'(mem_rsp_valid_i);
+    cnt_inc[CntMemWriteBeats] = 16'(mem_req_valid_o && mem_req_ready_i && mem_req_write_o);
+    cnt_inc[CntVecBusy]       = 16'(eng_busy[2]);
+    cnt_inc[CntWloadBusy]     = 16'(mxu_wload);
+    cnt_inc[CntMxuIdle]       = 16'(busy_q && mxu_idle);
+    cnt_inc[CntVecStallVmem]  = 16'(vec_stall_vmem);
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      cnt_q <= '0;
+    end else if (clear || start) begin
+      cnt_q <= '0;
+    end else begin
+      for (int unsigned j = 0; j < NumCounters; j++) cnt_q[j] <= cnt_q[j] + 64'(cnt_inc[j]);
+    end
+  end
+
+  // ---------------- CSR read mux
+  logic [2:0] head_wait_vec;
+  assign head_wait_vec = eng_stall_sem;
+  logic unused_off;
+  always_comb begin
+    csr_rdata_o = '0;
+    unused_off  = 1'b0;
+    unique casez (csr_addr_i)
+      12'h000: csr_rdata_o = 32'h5450_5545;
+      12'h004: csr_rdata_o = {8'(AccRowW), 8'(VmemRowW), 16'(Dim)};
+      12'h00C: csr_rdata_o = {16'd0, err_code_q, 5'd0, err_q, done_q, busy_q};
+      12'h010: csr_rdata_o = prog_base_q;
+      12'h014: csr_rdata_o = err_pc_q;
+      12'h018: csr_rdata_o = {4'd0, head_wait_vec, f_stopped,
+                              8'(q_count[2]), 8'(q_count[1]), 8'(q_count[0])};
+      12'h01C: begin
+        csr_rdata_o[4:0]   = sem_idx[0];
+        csr_rdata_o[12:8]  = sem_idx[1];
+        csr_rdata_o[20:16] = sem_idx[2];
+        csr_rdata_o[31:24] = head_wait_vec[0] ? sem_cnt[0] :
+                             head_wait_vec[1] ? sem_cnt[1] : sem_cnt[2];
+      end
+      12'h020: csr_rdata_o = f_pc;
+      12'h024: csr_rdata_o = 32'(smem_addr_q);
+      12'h028: csr_rdata_o = smem_csr_rdata;
+      12'b0000_1???_??00: csr_rdata_o = 32'(sem_value[csr_addr_i[6:2]]);
+      default: begin
+        if (csr_addr_i >= 12'h100 && 32'(csr_addr_i) < 32'h100 + 8 * NumCounters) begin
+          logic [11:0] off;
+          off = csr_addr_i - 12'h100;
+          csr_rdata_o = off[2] ? cnt_q[off[11:3]][63:32] : cnt_q[off[11:3]][31:0];
+          unused_off  = ^off[1:0];
+        end
+      end
+    endcase
+  end
+
+  logic unused;
+  assign unused = ^{vec_idle, csr_rd, q_full, v_rvalid[2], v_rdata[2], v_rdata[1:0]};
+endmodule

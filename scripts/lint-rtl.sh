@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Verilator -Wall lint of the whole core (and the MXU alone) for every preset's DIM.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+sources=(rtl/lint.vlt rtl/tpu_pkg.sv rtl/common/*.sv rtl/mem/*.sv rtl/dma/*.sv rtl/mxu/*.sv rtl/ctrl/*.sv rtl/tpu_top.sv)
+for dim in 8 16 128; do
+  verilator --lint-only -Wall "${sources[@]}" --top-module tpu_top -GDim="$dim"
+done
+echo "lint: clean"

@@ -1,0 +1,173 @@
+// CoreSim over one Verilated tpu_top class. Instantiated once per preset (core_<preset>.cpp),
+// because every preset is a separately Verilated model with its own port widths.
+#pragma once
+
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <type_traits>
+
+#include <verilated.h>
+#ifdef TPUEMU_RTL_TRACE
+#include <verilated_fst_c.h>
+#endif
+
+#include "memory_model.h"
+#include "tpuemu/sim/core_sim.h"
+
+namespace tpuemu::sim {
+
+// Copies between little-endian byte buffers and Verilator signals of any width.
+template <typename Signal>
+void bytes_to_signal(const std::uint8_t* bytes, std::size_t n, Signal& signal) {
+  if constexpr (std::is_integral_v<Signal>) {
+    Signal v = 0;
+    std::memcpy(&v, bytes, std::min(n, sizeof(Signal)));
+    signal = v;
+  } else {
+    std::memcpy(signal.data(), bytes, n);  // VlWide words are little-endian 32-bit
+  }
+}
+
+template <typename Signal>
+void signal_to_bytes(const Signal& signal, std::uint8_t* bytes, std::size_t n) {
+  if constexpr (std::is_integral_v<Signal>) {
+    std::memcpy(bytes, &signal, std::min(n, sizeof(Signal)));
+  } else {
+    std::memcpy(bytes, signal.data(), n);
+  }
+}
+
+template <typename Top>
+class VerilatedCoreSim final : public CoreSim {
+ public:
+  VerilatedCoreSim(std::uint32_t dim, const MemoryModelConfig& mem)
+      : dim_(dim), context_(std::make_unique<VerilatedContext>()), memory_(mem, dim) {
+    top_ = std::make_unique<Top>(context_.get(), "tpu");
+    wbuf_.resize(dim);
+    reset();
+  }
+
+  ~VerilatedCoreSim() override {
+#ifdef TPUEMU_RTL_TRACE
+    if (trace_) trace_->close();
+#endif
+    top_->final();
+  }
+
+  std::uint32_t dim() const override { return dim_; }
+
+  void reset() override {
+    top_->csr_valid_i = 0;
+    top_->mem_req_ready_i = 0;
+    top_->mem_rsp_valid_i = 0;
+    top_->mem_wack_valid_i = 0;
+    top_->clk_i = 0;
+    top_->rst_ni = 1;
+    top_->eval();
+    top_->rst_ni = 0;
+    top_->eval();
+    for (int i = 0; i < 4; ++i) tick();
+    top_->rst_ni = 1;
+    top_->eval();
+    tick();
+  }
+
+  std::uint32_t csr_read(std::uint32_t addr) override {
+    top_->csr_valid_i = 1;
+    top_->csr_write_i = 0;
+    top_->csr_addr_i = addr;
+    top_->eval();
+    const std::uint32_t value = top_->csr_rdata_o;
+    if (addr == kSmemData) {
+      tick();  // SMEM_DATA reads advance SMEM_ADDR on the edge
+    }
+    top_->csr_valid_i = 0;
+    top_->eval();
+    return value;
+  }
+
+  void csr_write(std::uint32_t addr, std::uint32_t value) override {
+    top_->csr_valid_i = 1;
+    top_->csr_write_i = 1;
+    top_->csr_addr_i = addr;
+    top_->csr_wdata_i = value;
+    tick();
+    top_->csr_valid_i = 0;
+    top_->csr_write_i = 0;
+    top_->eval();
+  }
+
+  std::uint64_t step(std::uint64_t cycles, bool stop_when_idle) override {
+    for (std::uint64_t i = 0; i < cycles; ++i) {
+      if (memory_.fault()) return i;
+      tick();
+      if (stop_when_idle && !top_->busy_o) return i + 1;
+    }
+    return cycles;
+  }
+
+  std::uint64_t cycle() const override { return cycle_; }
+
+  void mem_write(std::uint64_t addr, std::span<const std::uint8_t> data) override {
+    memory_.backdoor_write(addr, data);
+  }
+  void mem_read(std::uint64_t addr, std::span<std::uint8_t> data) override {
+    memory_.backdoor_read(addr, data);
+  }
+  std::uint64_t mem_capacity() const override { return memory_.capacity(); }
+  std::optional<std::string> fault() const override { return memory_.fault(); }
+  void clear_fault() override { memory_.clear_fault(); }
+
+  void open_trace(const std::filesystem::path& fst_file) override {
+#ifdef TPUEMU_RTL_TRACE
+    context_->traceEverOn(true);
+    trace_ = std::make_unique<VerilatedFstC>();
+    top_->trace(trace_.get(), 99);
+    trace_->open(fst_file.c_str());
+#else
+    throw std::runtime_error("trace " + fst_file.string() +
+                             ": this build has no FST tracing (configure with -DTPUEMU_RTL_TRACE=ON)");
+#endif
+  }
+
+ private:
+  static constexpr std::uint32_t kSmemData = 0x028;
+
+  // One clock cycle: drive the memory responses due now, settle, sample the request, clock edge.
+  void tick() {
+    const std::uint8_t* rsp = memory_.read_response(cycle_);
+    top_->mem_rsp_valid_i = rsp != nullptr;
+    if (rsp) bytes_to_signal(rsp, dim_, top_->mem_rsp_rdata_i);
+    top_->mem_wack_valid_i = memory_.write_ack(cycle_);
+    top_->mem_req_ready_i = memory_.ready();
+    top_->clk_i = 0;
+    top_->eval();
+#ifdef TPUEMU_RTL_TRACE
+    if (trace_) trace_->dump(2 * cycle_);
+#endif
+    if (top_->mem_req_valid_o && top_->mem_req_ready_i) {
+      if (top_->mem_req_write_o) signal_to_bytes(top_->mem_req_wdata_o, wbuf_.data(), dim_);
+      memory_.accept(cycle_, top_->mem_req_write_o, top_->mem_req_addr_o, wbuf_);
+    }
+    top_->clk_i = 1;
+    top_->eval();
+#ifdef TPUEMU_RTL_TRACE
+    if (trace_) trace_->dump(2 * cycle_ + 1);
+#endif
+    ++cycle_;
+    memory_.advance(cycle_);
+  }
+
+  std::uint32_t dim_;
+  std::unique_ptr<VerilatedContext> context_;
+  std::unique_ptr<Top> top_;
+  MemoryModel memory_;
+  std::vector<std::uint8_t> wbuf_;
+  std::uint64_t cycle_ = 0;
+#ifdef TPUEMU_RTL_TRACE
+  std::unique_ptr<VerilatedFstC> trace_;
+#endif
+};
+
+}  // namespace tpuemu::sim
