@@ -1,0 +1,59 @@
+// Drives a whole Verilated core through its CSRs (below the firmware): loads a program into HBM,
+// starts it and runs until the core stops.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tpuemu/program.h"
+#include "tpuemu/sim/core_sim.h"
+
+namespace tpuemu::test {
+
+namespace csr {
+inline constexpr std::uint32_t kCtrl = 0x008, kStatus = 0x00C, kProgBase = 0x010, kErrorInfo = 0x014,
+                               kQueueState = 0x018, kHeadWait = 0x01C, kSmemAddr = 0x024,
+                               kSmemData = 0x028, kSem0 = 0x080, kCounter0 = 0x100;
+}
+
+struct CoreRun {
+  bool done = false;
+  bool error = false;
+  std::uint32_t error_code = 0;
+  std::uint32_t error_pc = 0;
+  std::uint64_t cycles = 0;
+};
+
+inline constexpr std::uint64_t kProgramBase = 0x0100'0000;  // 16 MiB: clear of test data
+
+inline CoreRun run_core(sim::CoreSim& core, const Program& program, std::uint64_t max_cycles = 2'000'000) {
+  const auto bytes = program.to_bytes();
+  core.mem_write(kProgramBase, bytes);
+  core.csr_write(csr::kProgBase, static_cast<std::uint32_t>(kProgramBase));
+  core.csr_write(csr::kCtrl, 1);
+  CoreRun run;
+  run.cycles = core.step(max_cycles, /*stop_when_idle=*/true);
+  const std::uint32_t status = core.csr_read(csr::kStatus);
+  run.done = (status & 2u) != 0;
+  run.error = (status & 4u) != 0;
+  run.error_code = (status >> 8) & 0xFFu;
+  run.error_pc = core.csr_read(csr::kErrorInfo);
+  return run;
+}
+
+inline std::uint64_t counter(sim::CoreSim& core, unsigned index) {
+  const std::uint32_t lo = core.csr_read(csr::kCounter0 + 8 * index);
+  const std::uint32_t hi = core.csr_read(csr::kCounter0 + 8 * index + 4);
+  return (std::uint64_t{hi} << 32) | lo;
+}
+
+inline std::vector<std::uint8_t> read_mem(sim::CoreSim& core, std::uint64_t addr, std::size_t n) {
+  std::vector<std::uint8_t> out(n);
+  core.mem_read(addr, out);
+  return out;
+}
+
+}  // namespace tpuemu::test
