@@ -93,7 +93,8 @@ module mxu_ctrl import tpu_pkg::*; #(
 
   // ---------------- dispatch
   logic unit_free;
-  assign unit_free = is_loadw ? !wl_active_q : (is_matmul ? !st_active_q : 1'b1);
+  // a NOP is a fence: it starts once everything before it has completed
+  assign unit_free = is_loadw ? !wl_active_q : (is_matmul ? !st_active_q : !busy_o);
   logic can_start;
   assign can_start   = instr_valid_i && unit_free && !bad;
   assign sem_req_o   = can_start && hdr.wait_en;

@@ -110,8 +110,9 @@ module dma_engine import tpu_pkg::*; #(
   logic [UnitW+5:0]  cls_in, cls_head [2];
 
   logic can_start;
+  // a NOP is a fence: it starts once every earlier descriptor has completed
   assign can_start = instr_valid_i && !active_q &&
-                     (d_empty || !cls_full[d_is_read ? 0 : 1]);
+                     (d_is_nop ? !busy_o : (d_empty || !cls_full[d_is_read ? 0 : 1]));
   assign sem_req_o   = can_start && hdr.wait_en;
   logic start;
   assign start       = can_start && (!hdr.wait_en || sem_gnt_i) && !d_bad;
