@@ -8,14 +8,12 @@
 
 #include "tpuemu/error.h"
 #include "tpuemu/program.h"
+#include "overloaded.h"
 
 namespace tpuemu {
 namespace {
 
-template <class... Ts>
-struct Overloaded : Ts... {
-  using Ts::operator()...;
-};
+using detail::Overloaded;
 
 constexpr std::string_view kPaths[] = {"hbm2vmem", "vmem2hbm", "hbm2smem", "smem2hbm", "acc2hbm"};
 

@@ -1,5 +1,6 @@
 // ISA encoding and decoding (docs/isa.md, "Instruction word").
 #include "tpuemu/program.h"
+#include "overloaded.h"
 
 #include <fmt/format.h>
 
@@ -8,14 +9,11 @@
 namespace tpuemu {
 namespace {
 
+using detail::Overloaded;
+
 constexpr std::uint32_t kSems = 32;
 constexpr std::uint32_t kLocalStrideLimit = 1u << 20;
 constexpr std::uint32_t kShiftLimit = 64;
-
-template <class... Ts>
-struct Overloaded : Ts... {
-  using Ts::operator()...;
-};
 
 std::uint32_t bits(std::uint32_t word, unsigned lo, unsigned width) {
   return (word >> lo) & ((width >= 32) ? 0xFFFFFFFFu : ((1u << width) - 1));
@@ -147,7 +145,7 @@ Instruction decode(std::span<const std::uint32_t, kInstructionWords> w) {
 
   // Words w1..w7 each opcode uses, as bit masks.
   std::array<std::uint32_t, kInstructionWords> used{};
-  std::string_view name;
+  std::string_view name = {};
   switch (static_cast<Opcode>(opcode)) {
     case Opcode::End: in.op = isa::End{}; break;
     case Opcode::DmaNop: in.op = isa::DmaNop{}; break;

@@ -2,20 +2,18 @@
 #include <fmt/format.h>
 
 #include "tpuemu/program.h"
+#include "overloaded.h"
 
 namespace tpuemu {
 namespace {
 
-template <class... Ts>
-struct Overloaded : Ts... {
-  using Ts::operator()...;
-};
+using detail::Overloaded;
 
 struct Checker {
   const Preset& preset;
   std::vector<std::string>& problems;
   std::size_t index = 0;
-  std::string_view name;
+  std::string_view name = {};
 
   void report(std::string_view msg) {
     problems.push_back(fmt::format("instruction {} ({}): {}", index, name, msg));
