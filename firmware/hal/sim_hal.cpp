@@ -101,6 +101,20 @@ std::uint64_t SimHal::mem_capacity(void* ctx) {
   }
 }
 
-int SimHal::has_failed(void* ctx) { return self(ctx).error_ ? 1 : 0; }
+int SimHal::has_failed(void* ctx) {
+  SimHal& s = self(ctx);
+  if (s.error_) return 1;
+  // A core access outside the memory model stops the clock (CoreSim::fault); report it once as a
+  // failure of this command, so a RUN does not spin until its watchdog.
+  try {
+    if (auto msg = s.core_.fault()) {
+      s.core_.clear_fault();
+      s.error_ = std::make_exception_ptr(std::runtime_error("core memory fault: " + *msg));
+    }
+  } catch (...) {
+    s.error_ = std::current_exception();
+  }
+  return s.error_ ? 1 : 0;
+}
 
 }  // namespace tpuemu::fw

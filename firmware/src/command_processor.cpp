@@ -236,6 +236,10 @@ int cmd_run(Cmd* c) {
       run_status = FW_RUN_DONE;
       break;
     }
+    if (resume && !(status & FW_STATUS_BUSY)) {  // nothing to wait for
+      run_status = run_status_of(status);
+      break;
+    }
     if (budget_used >= max_cycles) {
       run_status = FW_RUN_TIMEOUT;
       break;

@@ -89,7 +89,7 @@ int fw_header_check(const uint8_t* in, size_t in_len, uint32_t max_payload,
   }
   if (h->payload_len > max_payload) {
     set_detail(detail0, detail1, h->payload_len, max_payload);
-    return static_cast<int>(FW_ST_BAD_LENGTH);
+    return static_cast<int>(FW_ST_TOO_LARGE);
   }
   set_detail(detail0, detail1, 0, 0);
   return static_cast<int>(FW_ST_OK);

@@ -64,13 +64,14 @@ extern "C" {
 #define FW_ST_BAD_MAGIC 0x02u
 #define FW_ST_BAD_VERSION 0x03u
 #define FW_ST_BAD_TYPE 0x04u        /* a request frame was expected */
-#define FW_ST_BAD_LENGTH 0x05u      /* payload_len > FW_MAX_PAYLOAD or != bytes received */
+#define FW_ST_BAD_LENGTH 0x05u      /* payload_len != bytes received after the header */
 #define FW_ST_BAD_CRC 0x06u
 #define FW_ST_UNKNOWN_COMMAND 0x07u
 #define FW_ST_BAD_PAYLOAD 0x08u     /* payload too short / too long / inconsistent for the command */
 #define FW_ST_BAD_ARGUMENT 0x09u    /* a field value is not allowed (alignment, index, zero) */
 #define FW_ST_OUT_OF_RANGE 0x0Au    /* memory address range outside the device memory */
-#define FW_ST_TOO_LARGE 0x0Bu       /* transfer > FW_MAX_CHUNK or response does not fit */
+#define FW_ST_TOO_LARGE 0x0Bu       /* payload_len > FW_MAX_PAYLOAD, transfer > FW_MAX_CHUNK,
+                                       or the response does not fit */
 #define FW_ST_BUSY 0x0Cu            /* the core is running (RUN without RESUME) */
 #define FW_ST_HAL_ERROR 0x0Du       /* the HAL reported a failure (simulator exception, bus error) */
 
@@ -120,9 +121,9 @@ struct fw_frame_header {
 /* Reads the 20 header bytes without any check (in_len must be >= FW_HEADER_SIZE). */
 void fw_header_read(const uint8_t* in, struct fw_frame_header* h);
 
-/* Checks magic, version and payload_len <= max_payload of the first FW_HEADER_SIZE bytes — what a
- * stream receiver needs before it reads the payload. Fills *h (always, when in_len is large
- * enough). Returns FW_ST_OK or the status; detail0 and detail1 (may be NULL) receive what an error
+/* Checks magic, version and payload_len <= max_payload (else FW_ST_TOO_LARGE) of the first
+ * FW_HEADER_SIZE bytes: what a stream receiver needs before it reads the payload. Fills *h
+ * (always, when in_len is large enough). Returns FW_ST_OK or the status; detail0 and detail1 (may be NULL) receive what an error
  * frame reports (docs/protocol.md). */
 int fw_header_check(const uint8_t* in, size_t in_len, uint32_t max_payload,
                     struct fw_frame_header* h, uint64_t* detail0, uint64_t* detail1);

@@ -27,7 +27,9 @@ class SimHal {
   // An exception thrown by the simulator inside a HAL call is caught (it must not cross the
   // firmware, which is compiled without exceptions), remembered, and reported to the firmware
   // through fw_hal::failed; after that every HAL call is a no-op. The caller of fw_handle_frame
-  // rethrows it with rethrow_if_failed(), which also clears the state.
+  // rethrows it with rethrow_if_failed(), which also clears the state. A memory fault of the core
+  // (CoreSim::fault(): an access outside the memory model, which stops the clock) is reported the
+  // same way, as std::runtime_error "core memory fault: ...", and cleared in the CoreSim.
   bool failed() const { return static_cast<bool>(error_); }
   void rethrow_if_failed();
 

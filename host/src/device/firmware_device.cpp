@@ -1,0 +1,258 @@
+// The Device that speaks the wire protocol (docs/protocol.md) over any Transport.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "tpuemu/device.h"
+#include "tpuemu/fw/firmware.h"
+#include "tpuemu/protocol.h"
+
+namespace tpuemu {
+
+namespace {
+
+using protocol::PayloadReader;
+using protocol::PayloadWriter;
+
+RunStatus run_status_from_wire(std::uint32_t v) {
+  switch (v) {
+    case FW_RUN_DONE: return RunStatus::Done;
+    case FW_RUN_ERROR: return RunStatus::Error;
+    case FW_RUN_DEADLOCK: return RunStatus::Deadlock;
+    case FW_RUN_TIMEOUT: return RunStatus::Timeout;
+    case FW_RUN_IDLE: return RunStatus::Idle;
+    case FW_RUN_BUSY: return RunStatus::Busy;
+    default: throw Error("device", fmt::format("protocol: unknown run status {}", v));
+  }
+}
+
+RunResult decode_run_record(std::span<const std::uint8_t> payload, const char* what) {
+  PayloadReader rd(payload, what);
+  RunResult r;
+  r.status = run_status_from_wire(rd.u32());
+  r.error_code = rd.u32();
+  r.error_pc = rd.u32();
+  r.status_raw = rd.u32();
+  r.cycles = rd.u64();
+  r.waited_cycles = rd.u64();
+  const std::uint32_t queue_state = rd.u32();
+  const std::uint32_t head_wait = rd.u32();
+  r.pc = rd.u32();
+  const std::uint32_t nsem = rd.u32();
+  for (std::uint32_t i = 0; i < nsem; ++i) {
+    const std::uint32_t v = rd.u32();
+    if (i < r.semaphores.size()) r.semaphores[i] = v;
+  }
+  rd.finish();
+  r.queues = QueueState::decode(queue_state, head_wait);
+  return r;
+}
+
+class FirmwareDevice final : public Device {
+ public:
+  FirmwareDevice(std::unique_ptr<Transport> transport, const FirmwareDeviceOptions& options)
+      : transport_(std::move(transport)) {
+    if (!transport_) throw Error("device", "no transport");
+    fetch_info();
+    chunk_ = info_.max_chunk;
+    if (options.max_chunk != 0) chunk_ = std::min<std::size_t>(chunk_, options.max_chunk);
+    if (chunk_ == 0) throw Error("device", "firmware reports a transfer limit of 0 bytes");
+  }
+
+  using Device::read_hbm;
+
+  const DeviceInfo& info() const override { return info_; }
+
+  std::vector<std::uint8_t> ping(std::span<const std::uint8_t> payload) override {
+    return call(FW_CMD_PING, payload);
+  }
+
+  void write_hbm(std::uint64_t addr, std::span<const std::uint8_t> data) override {
+    for (std::size_t off = 0; off < data.size(); off += chunk_) {
+      const std::size_t n = std::min(chunk_, data.size() - off);
+      write_chunk(FW_CMD_WRITE_MEM, addr + off, data.subspan(off, n));
+    }
+  }
+
+  void read_hbm(std::uint64_t addr, std::span<std::uint8_t> data) override {
+    for (std::size_t off = 0; off < data.size(); off += chunk_) {
+      const std::size_t n = std::min(chunk_, data.size() - off);
+      PayloadWriter req;
+      req.u64(addr + off).u32(static_cast<std::uint32_t>(n));
+      const auto resp = call(FW_CMD_READ_MEM, req.data());
+      PayloadReader rd(resp, "READ_MEM response");
+      const std::uint64_t got_addr = rd.u64();
+      const std::uint32_t got_len = rd.u32();
+      if (got_addr != addr + off || got_len != n)
+        throw Error("device", fmt::format("READ_MEM: asked for {} bytes at 0x{:x}, got {} at 0x{:x}",
+                                          n, addr + off, got_len, got_addr));
+      const auto bytes = rd.bytes(n);
+      rd.finish();
+      std::copy(bytes.begin(), bytes.end(), data.begin() + static_cast<std::ptrdiff_t>(off));
+    }
+  }
+
+  void write_smem(std::uint32_t word, std::span<const std::uint32_t> words) override {
+    const std::size_t max_words = chunk_ / 4;
+    for (std::size_t off = 0; off < words.size(); off += max_words) {
+      const std::size_t n = std::min(max_words, words.size() - off);
+      PayloadWriter req;
+      req.u32(static_cast<std::uint32_t>(word + off)).u32(static_cast<std::uint32_t>(n));
+      for (std::size_t i = 0; i < n; ++i) req.u32(words[off + i]);
+      call(FW_CMD_WRITE_SMEM, req.data());
+    }
+  }
+
+  void read_smem(std::uint32_t word, std::span<std::uint32_t> words) override {
+    const std::size_t max_words = chunk_ / 4;
+    for (std::size_t off = 0; off < words.size(); off += max_words) {
+      const std::size_t n = std::min(max_words, words.size() - off);
+      PayloadWriter req;
+      req.u32(static_cast<std::uint32_t>(word + off)).u32(static_cast<std::uint32_t>(n));
+      const auto resp = call(FW_CMD_READ_SMEM, req.data());
+      PayloadReader rd(resp, "READ_SMEM response");
+      const std::uint32_t got_word = rd.u32();
+      const std::uint32_t got_count = rd.u32();
+      if (got_word != word + off || got_count != n)
+        throw Error("device", fmt::format("READ_SMEM: asked for {} words at {}, got {} at {}", n,
+                                          word + off, got_count, got_word));
+      for (std::size_t i = 0; i < n; ++i) words[off + i] = rd.u32();
+      rd.finish();
+    }
+  }
+
+  void load_program(std::uint64_t addr, std::span<const std::uint8_t> program) override {
+    if (addr % FW_PROG_ALIGN != 0)
+      throw Error("device", fmt::format("load_program: address 0x{:x} is not {}-byte aligned",
+                                        addr, FW_PROG_ALIGN));
+    if (program.size() % 32 != 0)
+      throw Error("device",
+                  fmt::format("load_program: {} bytes is not a whole number of 32-byte "
+                              "instructions", program.size()));
+    if (program.size() <= chunk_) {
+      write_chunk(FW_CMD_LOAD_PROGRAM, addr, program);
+    } else {
+      write_hbm(addr, program);
+      write_chunk(FW_CMD_LOAD_PROGRAM, addr, {});
+    }
+  }
+
+  void set_semaphore(std::uint32_t index, std::uint32_t value) override {
+    PayloadWriter req;
+    req.u32(index).u32(value);
+    call(FW_CMD_SET_SEM, req.data());
+  }
+
+  RunResult run(const RunOptions& options) override {
+    if (options.max_cycles == 0) throw Error("device", "run: max_cycles must be > 0");
+    PayloadWriter req;
+    req.u32(options.resume ? FW_RUN_RESUME : 0u).u64(options.max_cycles);
+    RunResult r = decode_run_record(call(FW_CMD_RUN, req.data()), "RUN response");
+    if (options.throw_on_failure && !r.ok()) throw RunError(std::move(r));
+    return r;
+  }
+
+  RunResult state() override {
+    return decode_run_record(call(FW_CMD_GET_STATE, {}), "GET_STATE response");
+  }
+
+  Counters counters() override {
+    const auto resp = call(FW_CMD_READ_COUNTERS, {});
+    PayloadReader rd(resp, "READ_COUNTERS response");
+    const std::uint32_t n = rd.u32();
+    if (n > 4096) throw Error("device", fmt::format("READ_COUNTERS: implausible count {}", n));
+    std::vector<std::uint64_t> values(n);
+    for (auto& v : values) v = rd.u64();
+    rd.finish();
+    return Counters::from_array(values);
+  }
+
+  void reset() override { call(FW_CMD_RESET, {}); }
+
+ private:
+  void fetch_info() {
+    const auto resp = call(FW_CMD_INFO, {});
+    PayloadReader rd(resp, "INFO response");
+    info_.backend = transport_->name();
+    info_.id = rd.u32();
+    info_.config = rd.u32();
+    info_.firmware_version = rd.u32();
+    info_.protocol_version = rd.u32();
+    info_.max_payload = rd.u32();
+    info_.max_chunk = rd.u32();
+    info_.num_semaphores = rd.u32();
+    info_.num_counters = rd.u32();
+    info_.hbm_capacity = rd.u64();
+    info_.status = rd.u32();
+    info_.poll_slice = rd.u32();
+    rd.finish();
+    info_.dim = info_.config & 0xFFFF;
+    const std::uint32_t log_vmem = (info_.config >> 16) & 0xFF;
+    const std::uint32_t log_acc = (info_.config >> 24) & 0xFF;
+    info_.vmem_rows = log_vmem < 32 ? (1u << log_vmem) : 0;
+    info_.acc_rows = log_acc < 32 ? (1u << log_acc) : 0;
+    if (info_.id != FW_ID_VALUE)
+      throw Error("device", fmt::format("{}: ID CSR reads 0x{:08x}, expected 0x{:08x} (\"TPUE\")",
+                                        info_.backend, info_.id, FW_ID_VALUE));
+    // Never send more than either side accepts.
+    info_.max_chunk = static_cast<std::uint32_t>(
+        std::min<std::size_t>(info_.max_chunk, protocol::kMaxChunk));
+  }
+
+  void write_chunk(std::uint8_t command, std::uint64_t addr, std::span<const std::uint8_t> data) {
+    PayloadWriter& req = scratch_;
+    req.clear();
+    req.u64(addr).u32(static_cast<std::uint32_t>(data.size())).bytes(data);
+    const auto resp = call(command, req.data());
+    PayloadReader rd(resp, protocol::command_name(command) + " response");
+    const std::uint64_t got_addr = rd.u64();
+    const std::uint32_t got_len = rd.u32();
+    rd.finish();
+    if (got_addr != addr || got_len != data.size())
+      throw Error("device", fmt::format("{}: wrote {} bytes at 0x{:x}, device says {} at 0x{:x}",
+                                        protocol::command_name(command), data.size(), addr,
+                                        got_len, got_addr));
+  }
+
+  // One request/response round trip; returns the response payload of a successful command.
+  std::vector<std::uint8_t> call(std::uint8_t command, std::span<const std::uint8_t> payload) {
+    const std::uint32_t seq = next_seq_++;
+    protocol::encode_frame_into(request_, FW_TYPE_REQUEST, command, FW_ST_OK, seq, payload);
+    transport_->send(request_);
+    const std::vector<std::uint8_t> raw = transport_->receive();
+    const std::string cmd = protocol::command_name(command);
+    protocol::Frame resp;
+    try {
+      resp = protocol::decode_frame(raw);
+    } catch (const Error& e) {
+      throw Error("device", fmt::format("{}: bad response: {}", cmd, e.what()));
+    }
+    if (resp.type != FW_TYPE_RESPONSE || resp.seq != seq || resp.command != command)
+      throw Error("device",
+                  fmt::format("{}: response does not match the request (type {}, command {}, "
+                              "seq {}; expected a response to seq {})",
+                              cmd, resp.type, protocol::command_name(resp.command), resp.seq, seq));
+    if (resp.status != FW_ST_OK)
+      throw Error("device", fmt::format("{} failed: {}", cmd,
+                                        protocol::describe_status(
+                                            resp.status,
+                                            protocol::decode_error_detail(resp.payload))));
+    return std::move(resp.payload);
+  }
+
+  std::unique_ptr<Transport> transport_;
+  DeviceInfo info_;
+  std::size_t chunk_ = 0;
+  std::uint32_t next_seq_ = 1;
+  std::vector<std::uint8_t> request_;
+  PayloadWriter scratch_;
+};
+
+}  // namespace
+
+std::unique_ptr<Device> make_firmware_device(std::unique_ptr<Transport> transport,
+                                             const FirmwareDeviceOptions& options) {
+  return std::make_unique<FirmwareDevice>(std::move(transport), options);
+}
+
+}  // namespace tpuemu

@@ -1,0 +1,450 @@
+// The host Device over the in-process transport, with the firmware in the loop and a fake core
+// behind its HAL: data paths, splitting of large transfers, run outcomes, counters, errors.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <memory>
+#include <numeric>
+#include <optional>
+#include <functional>
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "test_firmware_fake.h"
+#include "tpuemu/config.h"
+#include "tpuemu/device.h"
+#include "tpuemu/fw/sim_hal.h"
+#include "tpuemu/protocol.h"
+#include "tpuemu/sim/core_sim.h"
+
+namespace {
+
+using tpuemu::Device;
+using tpuemu::RunStatus;
+using tpuemu::testing::FakeCore;
+
+// What went over the wire.
+struct WireLog {
+  std::vector<std::uint8_t> commands;
+  std::vector<std::size_t> request_sizes;
+  // Applied to the next response, then cleared.
+  std::function<void(std::vector<std::uint8_t>&)> mutate_response;
+};
+
+class RecordingTransport : public tpuemu::Transport {
+ public:
+  RecordingTransport(std::unique_ptr<tpuemu::Transport> inner, WireLog* log)
+      : inner_(std::move(inner)), log_(log) {}
+  void send(std::span<const std::uint8_t> frame) override {
+    log_->commands.push_back(frame[FW_OFF_COMMAND]);
+    log_->request_sizes.push_back(frame.size());
+    inner_->send(frame);
+  }
+  std::vector<std::uint8_t> receive() override {
+    auto r = inner_->receive();
+    if (log_->mutate_response) {
+      auto m = std::move(log_->mutate_response);
+      log_->mutate_response = nullptr;
+      m(r);
+    }
+    return r;
+  }
+  std::string name() const override { return "fake"; }
+
+ private:
+  std::unique_ptr<tpuemu::Transport> inner_;
+  WireLog* log_;
+};
+
+struct Rig {
+  explicit Rig(std::size_t mem = 8u << 20, std::size_t max_chunk = 0) : core(mem) {
+    auto t = std::make_unique<RecordingTransport>(
+        std::make_unique<tpuemu::InProcessTransport>(core.hal()), &log);
+    tpuemu::FirmwareDeviceOptions o;
+    o.max_chunk = max_chunk;
+    dev = tpuemu::make_firmware_device(std::move(t), o);
+    log.commands.clear();
+    log.request_sizes.clear();
+  }
+  std::size_t count(std::uint8_t cmd) const {
+    return static_cast<std::size_t>(std::count(log.commands.begin(), log.commands.end(), cmd));
+  }
+  FakeCore core;
+  WireLog log;
+  std::unique_ptr<Device> dev;
+};
+
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const tpuemu::Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+std::vector<std::uint8_t> pattern(std::size_t n, std::uint32_t seed = 1) {
+  std::vector<std::uint8_t> v(n);
+  for (auto& b : v) b = static_cast<std::uint8_t>((seed = seed * 1664525u + 1013904223u) >> 24);
+  return v;
+}
+
+TEST(Device, InfoIsDecoded) {
+  Rig rig;
+  const auto& info = rig.dev->info();
+  EXPECT_EQ(info.backend, "fake");
+  EXPECT_EQ(info.id, 0x54505545u);
+  EXPECT_EQ(info.dim, 8u);
+  EXPECT_EQ(info.vmem_rows, 8192u);
+  EXPECT_EQ(info.acc_rows, 1024u);
+  EXPECT_EQ(info.firmware_version_string(), "1.0.0");
+  EXPECT_EQ(info.protocol_version, 1u);
+  EXPECT_EQ(info.max_chunk, 1u << 20);
+  EXPECT_EQ(info.hbm_capacity, 8u << 20);
+  EXPECT_EQ(info.num_semaphores, 32u);
+  EXPECT_EQ(info.num_counters, 22u);
+}
+
+TEST(Device, PingRoundTrip) {
+  Rig rig;
+  const auto data = pattern(300);
+  EXPECT_EQ(rig.dev->ping(data), data);
+}
+
+TEST(Device, HbmRoundTrip) {
+  Rig rig;
+  const auto data = pattern(5000);
+  rig.dev->write_hbm(0x100, data);
+  EXPECT_TRUE(std::equal(data.begin(), data.end(), rig.core.mem.begin() + 0x100));
+  EXPECT_EQ(rig.dev->read_hbm(0x100, data.size()), data);
+  EXPECT_EQ(rig.count(FW_CMD_WRITE_MEM), 1u);
+  EXPECT_EQ(rig.count(FW_CMD_READ_MEM), 1u);
+  rig.dev->write_hbm(0, {});  // nothing to send
+  EXPECT_EQ(rig.count(FW_CMD_WRITE_MEM), 1u);
+}
+
+TEST(Device, LargeTransfersAreSplitIntoChunks) {
+  Rig rig;
+  const std::size_t n = 3 * (1u << 20) + 5;
+  const auto data = pattern(n, 7);
+  rig.dev->write_hbm(64, data);
+  EXPECT_EQ(rig.count(FW_CMD_WRITE_MEM), 4u);
+  for (std::size_t s : rig.log.request_sizes)
+    EXPECT_LE(s, tpuemu::protocol::kHeaderSize + tpuemu::protocol::kMaxPayload);
+  EXPECT_TRUE(std::equal(data.begin(), data.end(), rig.core.mem.begin() + 64));
+  std::vector<std::uint8_t> back(n);
+  rig.dev->read_hbm(64, back);
+  EXPECT_EQ(rig.count(FW_CMD_READ_MEM), 4u);
+  EXPECT_EQ(back, data);
+}
+
+TEST(Device, ChunkSizeCanBeLowered) {
+  Rig rig(1 << 16, 1000);
+  const auto data = pattern(2500, 3);
+  rig.dev->write_hbm(10, data);
+  EXPECT_EQ(rig.count(FW_CMD_WRITE_MEM), 3u);
+  EXPECT_EQ(rig.log.request_sizes[0], 20u + 12u + 1000u);
+  EXPECT_EQ(rig.log.request_sizes[2], 20u + 12u + 500u);
+  EXPECT_EQ(rig.dev->read_hbm(10, 2500), data);
+  EXPECT_EQ(rig.count(FW_CMD_READ_MEM), 3u);
+}
+
+TEST(Device, SmemRoundTripAndSplitting) {
+  Rig rig(1 << 16, 16);  // 4 words per frame
+  std::vector<std::uint32_t> words(10);
+  std::iota(words.begin(), words.end(), 0xABC00000u);
+  rig.dev->write_smem(20, words);
+  EXPECT_EQ(rig.count(FW_CMD_WRITE_SMEM), 3u);
+  for (std::size_t i = 0; i < words.size(); ++i) EXPECT_EQ(rig.core.smem[20 + i], words[i]);
+  std::vector<std::uint32_t> back(10);
+  rig.dev->read_smem(20, back);
+  EXPECT_EQ(rig.count(FW_CMD_READ_SMEM), 3u);
+  EXPECT_EQ(back, words);
+}
+
+TEST(Device, LoadProgram) {
+  Rig rig;
+  const auto prog = pattern(96, 5);
+  rig.dev->load_program(0x4000, prog);
+  EXPECT_EQ(rig.core.prog_base, 0x4000u);
+  EXPECT_TRUE(std::equal(prog.begin(), prog.end(), rig.core.mem.begin() + 0x4000));
+  EXPECT_EQ(rig.log.commands, std::vector<std::uint8_t>{FW_CMD_LOAD_PROGRAM});
+  EXPECT_EQ(error_of([&] { rig.dev->load_program(0x4010, prog); }),
+            "device: load_program: address 0x4010 is not 32-byte aligned");
+  EXPECT_EQ(error_of([&] { rig.dev->load_program(0, pattern(33)); }),
+            "device: load_program: 33 bytes is not a whole number of 32-byte instructions");
+}
+
+TEST(Device, LargeProgramIsWrittenInChunksThenLoaded) {
+  Rig rig(1 << 16, 64);
+  const auto prog = pattern(32 * 10, 9);
+  rig.dev->load_program(0x800, prog);
+  EXPECT_EQ(rig.count(FW_CMD_WRITE_MEM), 5u);
+  EXPECT_EQ(rig.count(FW_CMD_LOAD_PROGRAM), 1u);
+  EXPECT_EQ(rig.log.commands.back(), FW_CMD_LOAD_PROGRAM);
+  EXPECT_EQ(rig.log.request_sizes.back(), 20u + 12u);  // only sets PROG_BASE
+  EXPECT_EQ(rig.core.prog_base, 0x800u);
+  EXPECT_TRUE(std::equal(prog.begin(), prog.end(), rig.core.mem.begin() + 0x800));
+}
+
+TEST(Device, RunDone) {
+  Rig rig;
+  rig.core.run_cycles = 4321;
+  const auto r = rig.dev->run({.max_cycles = 1'000'000});
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.status, RunStatus::Done);
+  EXPECT_EQ(r.cycles, 4321u);
+  EXPECT_EQ(r.waited_cycles, 4321u);
+  EXPECT_EQ(r.error_code, 0u);
+  EXPECT_EQ(r.pc, 12u);
+  EXPECT_TRUE(r.queues.fetch_stopped);
+  EXPECT_EQ(r.describe(), "done in 4321 cycles");
+}
+
+TEST(Device, RunDeadlockThrowsWithQueueStates) {
+  Rig rig;
+  rig.core.outcome = FakeCore::Outcome::Deadlock;
+  try {
+    rig.dev->run();
+    FAIL() << "no exception";
+  } catch (const tpuemu::RunError& e) {
+    EXPECT_STREQ(e.what(),
+                 "device: run failed: deadlock: DMA queue (1 entry) head waits s3>=1 (sem=0), "
+                 "MXU queue empty, vector queue (2 entries) head waits s5 (sem=0), fetch stopped "
+                 "at pc 7");
+    EXPECT_EQ(e.result().status, RunStatus::Deadlock);
+  }
+}
+
+TEST(Device, RunDeadlockResultCanBeInspected) {
+  Rig rig;
+  rig.core.outcome = FakeCore::Outcome::Deadlock;
+  const auto r = rig.dev->run({.max_cycles = 1'000'000, .throw_on_failure = false});
+  EXPECT_EQ(r.status, RunStatus::Deadlock);
+  EXPECT_EQ(r.error_code, 2u);
+  EXPECT_EQ(r.error_pc, 6u);
+  EXPECT_EQ(r.queues.dma.entries, 1u);
+  EXPECT_TRUE(r.queues.dma.head_waits);
+  EXPECT_EQ(r.queues.dma.wait_sem, 3u);
+  EXPECT_EQ(r.queues.mxu.entries, 0u);
+  EXPECT_FALSE(r.queues.mxu.head_waits);
+  EXPECT_EQ(r.queues.vector.entries, 2u);
+  EXPECT_TRUE(r.queues.vector.head_waits);
+  EXPECT_EQ(r.queues.vector.wait_sem, 5u);
+  EXPECT_EQ(r.queues.first_wait_count, 1u);
+  EXPECT_EQ(r.semaphores[9], 4u);
+}
+
+TEST(Device, RunErrorAndTimeout) {
+  Rig rig;
+  rig.core.outcome = FakeCore::Outcome::IllegalOpcode;
+  EXPECT_EQ(error_of([&] { rig.dev->run(); }),
+            "device: run failed: error 1 (illegal opcode) at pc 5: DMA queue empty, MXU queue "
+            "empty, vector queue empty, fetch stopped at pc 6");
+
+  rig.dev->reset();
+  rig.core.outcome = FakeCore::Outcome::Hang;
+  auto r = rig.dev->run({.max_cycles = 5000, .throw_on_failure = false});
+  EXPECT_EQ(r.status, RunStatus::Timeout);
+  EXPECT_EQ(r.waited_cycles, 5000u);
+  EXPECT_EQ(r.describe(),
+            "watchdog timeout: still busy after 5000 cycles: DMA queue (1 entry), MXU queue (1 "
+            "entry), vector queue (2 entries), fetch at pc 3");
+  EXPECT_EQ(rig.dev->state().status, RunStatus::Busy);
+  EXPECT_NE(error_of([&] { rig.dev->run(); }).find("RUN failed: device busy"), std::string::npos);
+  rig.core.outcome = FakeCore::Outcome::Complete;
+  rig.core.busy_left = 10;
+  r = rig.dev->run({.max_cycles = 5000, .resume = true});
+  EXPECT_EQ(r.status, RunStatus::Done);
+  EXPECT_EQ(rig.core.starts, 2);
+  EXPECT_EQ(error_of([&] { rig.dev->run({.max_cycles = 0}); }),
+            "device: run: max_cycles must be > 0");
+}
+
+TEST(Device, StateAndReset) {
+  Rig rig;
+  EXPECT_EQ(rig.dev->state().status, RunStatus::Idle);
+  rig.dev->run();
+  EXPECT_EQ(rig.dev->state().status, RunStatus::Done);
+  rig.dev->set_semaphore(2, 7);
+  EXPECT_EQ(rig.core.sems[2], 7u);
+  EXPECT_EQ(rig.dev->state().semaphores[2], 7u);
+  rig.dev->reset();
+  EXPECT_EQ(rig.core.soft_resets, 1);
+  EXPECT_EQ(rig.dev->state().status, RunStatus::Idle);
+  EXPECT_EQ(rig.dev->state().semaphores[2], 0u);
+  EXPECT_NE(error_of([&] { rig.dev->set_semaphore(32, 0); }).find("SET_SEM failed: bad argument"),
+            std::string::npos);
+}
+
+TEST(Device, CountersHaveNamedFields) {
+  Rig rig;
+  rig.dev->run();
+  const auto c = rig.dev->counters();
+  EXPECT_EQ(c.cycles, 5000u);
+  EXPECT_EQ(c.mxu_busy, 107u);
+  EXPECT_EQ(c.bytes_hbm_to_vmem, 907u);
+  EXPECT_EQ(c.instructions_fetched, 1507u);
+  EXPECT_EQ(c.mxu_idle_empty, 2007u);
+  EXPECT_EQ(c.vector_stall_bank_conflict, 0x123456789ABCull);
+  const auto a = c.to_array();
+  for (std::size_t j = 0; j < tpuemu::Counters::kCount; ++j) EXPECT_EQ(a[j], rig.core.counters[j]);
+  EXPECT_EQ(tpuemu::Counters::from_array(a), c);
+  EXPECT_EQ(tpuemu::Counters::name(6), "dma_stall_memory");
+  EXPECT_THROW(tpuemu::Counters::name(22), std::out_of_range);
+}
+
+TEST(Device, FirmwareErrorsBecomeErrors) {
+  Rig rig(4096);
+  EXPECT_EQ(error_of([&] { rig.dev->write_hbm(4000, pattern(100)); }),
+            "device: WRITE_MEM failed: address range [0xfa0, 0x1004) is outside device memory");
+  std::vector<std::uint8_t> buf(8);
+  EXPECT_EQ(error_of([&] { rig.dev->read_hbm(4096, buf); }),
+            "device: READ_MEM failed: address range [0x1000, 0x1008) is outside device memory");
+}
+
+TEST(Device, BrokenResponsesAreDetected) {
+  Rig rig;
+  rig.log.mutate_response = [](std::vector<std::uint8_t>& r) { r[FW_HEADER_SIZE] ^= 1; };
+  EXPECT_NE(error_of([&] { rig.dev->ping(pattern(4)); }).find("PING: bad response: protocol: bad frame: CRC mismatch"),
+            std::string::npos);
+  rig.log.mutate_response = [](std::vector<std::uint8_t>& r) {
+    r = tpuemu::protocol::encode_frame(FW_TYPE_RESPONSE, FW_CMD_PING, 0, 999, {});
+  };
+  EXPECT_NE(error_of([&] { rig.dev->ping({}); }).find("does not match the request"),
+            std::string::npos);
+  rig.log.mutate_response = [](std::vector<std::uint8_t>& r) {
+    auto f = tpuemu::protocol::decode_frame(r);
+    f.payload.resize(10);  // a truncated run record
+    r = tpuemu::protocol::encode_frame(FW_TYPE_RESPONSE, f.command, 0, f.seq, f.payload);
+  };
+  EXPECT_EQ(error_of([&] { rig.dev->state(); }),
+            "protocol: GET_STATE response: payload too short (10 bytes)");
+  // The device keeps working after a bad exchange.
+  EXPECT_EQ(rig.dev->ping(pattern(3)), pattern(3));
+}
+
+TEST(Device, OpenDeviceByName) {
+  tpuemu::Preset p;
+  p.name = "small";
+  EXPECT_EQ(error_of([&] { tpuemu::open_device("remote://localhost:7000", p); }),
+            "device: backend remote://localhost:7000: the remote backend is not built yet");
+  EXPECT_EQ(error_of([&] { tpuemu::open_device("fpga", p); }),
+            "device: unknown backend 'fpga' (known: rtl, remote://host:port)");
+  if (!tpuemu::rtl_backend_built()) {
+    EXPECT_NE(error_of([&] { tpuemu::open_device("rtl", p); }).find("not built"),
+              std::string::npos);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The simulator HAL against a fake CoreSim (the real one needs the Verilated core).
+// ---------------------------------------------------------------------------------------------
+
+class FakeCoreSim : public tpuemu::sim::CoreSim {
+ public:
+  explicit FakeCoreSim(FakeCore& c) : c_(c) {}
+  bool throw_on_step = false;
+  std::uint32_t dim() const override { return 8; }
+  void reset() override {}
+  std::uint32_t csr_read(std::uint32_t addr) override { return c_.csr_read(addr); }
+  void csr_write(std::uint32_t addr, std::uint32_t v) override { c_.csr_write(addr, v); }
+  std::uint64_t step(std::uint64_t cycles, bool) override {
+    if (throw_on_step) throw std::runtime_error("HBM timing violation: tRCD");
+    return c_.wait(cycles);
+  }
+  std::uint64_t cycle() const override { return c_.cycles_waited; }
+  void mem_write(std::uint64_t addr, std::span<const std::uint8_t> data) override {
+    if (c_.mem_write(addr, data.data(), data.size()) != 0) throw std::out_of_range("mem_write");
+  }
+  void mem_read(std::uint64_t addr, std::span<std::uint8_t> data) override {
+    if (c_.mem_read(addr, data.data(), data.size()) != 0) throw std::out_of_range("mem_read");
+  }
+  std::uint64_t mem_capacity() const override { return c_.mem.size(); }
+  std::optional<std::string> fault() const override { return fault_; }
+  void clear_fault() override { fault_.reset(); }
+  std::optional<std::string> fault_;
+  void open_trace(const std::filesystem::path&) override {}
+
+ private:
+  FakeCore& c_;
+};
+
+// Like the rtl backend's transport: rethrows what the simulator threw.
+class SimTransport : public tpuemu::InProcessTransport {
+ public:
+  explicit SimTransport(tpuemu::fw::SimHal& hal) : InProcessTransport(hal.hal(), "sim"), hal_(hal) {}
+
+ protected:
+  void after_frame() override { hal_.rethrow_if_failed(); }
+
+ private:
+  tpuemu::fw::SimHal& hal_;
+};
+
+TEST(SimHal, DeviceThroughTheSimulatorBinding) {
+  FakeCore core(1 << 16);
+  FakeCoreSim sim(core);
+  tpuemu::fw::SimHal hal(sim);
+  auto dev = tpuemu::make_firmware_device(std::make_unique<SimTransport>(hal));
+  EXPECT_EQ(dev->info().hbm_capacity, 1u << 16);
+  const auto data = pattern(777);
+  dev->write_hbm(32, data);
+  EXPECT_EQ(dev->read_hbm(32, data.size()), data);
+  EXPECT_EQ(dev->run().cycles, 5000u);
+  // std::out_of_range from the memory model is an ordinary protocol error, not a HAL failure.
+  EXPECT_NE(error_of([&] { dev->write_hbm(1 << 16, pattern(1)); }).find("outside device memory"),
+            std::string::npos);
+  EXPECT_FALSE(hal.failed());
+}
+
+TEST(SimHal, SimulatorExceptionsNeverCrossTheFirmware) {
+  FakeCore core(1 << 16);
+  FakeCoreSim sim(core);
+  tpuemu::fw::SimHal hal(sim);
+  auto dev = tpuemu::make_firmware_device(std::make_unique<SimTransport>(hal));
+  sim.throw_on_step = true;
+  try {
+    dev->run();
+    FAIL() << "no exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "HBM timing violation: tRCD");
+  }
+  EXPECT_FALSE(hal.failed());  // cleared by the rethrow
+  sim.throw_on_step = false;
+  EXPECT_EQ(dev->ping(pattern(2)), pattern(2));
+
+  // Without the rethrow, the firmware itself reports the failure.
+  sim.throw_on_step = true;
+  tpuemu::InProcessTransport plain(hal.hal());
+  const auto req = tpuemu::protocol::encode_request(
+      FW_CMD_RUN, 1, std::vector<std::uint8_t>{0, 0, 0, 0, 0xFF, 0xFF, 0, 0, 0, 0, 0, 0});
+  core.status = 0;
+  plain.send(req);
+  const auto resp = tpuemu::protocol::decode_frame(plain.receive());
+  EXPECT_EQ(resp.status, FW_ST_HAL_ERROR);
+  EXPECT_TRUE(hal.failed());
+  EXPECT_THROW(hal.rethrow_if_failed(), std::runtime_error);
+}
+
+TEST(SimHal, CoreMemoryFaultEndsTheRun) {
+  FakeCore core(1 << 16);
+  core.outcome = FakeCore::Outcome::Hang;
+  FakeCoreSim sim(core);
+  tpuemu::fw::SimHal hal(sim);
+  auto dev = tpuemu::make_firmware_device(std::make_unique<SimTransport>(hal));
+  sim.fault_ = "DMA read at 0x10000000 beyond capacity 0x10000";
+  try {
+    dev->run({.max_cycles = 1'000'000'000});
+    FAIL() << "no exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "core memory fault: DMA read at 0x10000000 beyond capacity 0x10000");
+  }
+  EXPECT_LE(core.wait_requests.size(), 1u);  // reported at the first poll, not at the watchdog
+  EXPECT_FALSE(sim.fault_.has_value());
+}
+
+}  // namespace
