@@ -46,8 +46,13 @@ module sync_fifo #(
   end
 
 `ifndef SYNTHESIS
+  logic chk_en_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) chk_en_q <= 1'b0;
+    else         chk_en_q <= 1'b1;
+  end
   always_ff @(posedge clk_i) begin
-    if (rst_ni && !clear_i) begin
+    if (chk_en_q && !clear_i) begin
       assert (!(push_i && full_o && !pop_i)) else $error("sync_fifo: push while full");
       assert (!(pop_i && empty_o)) else $error("sync_fifo: pop while empty");
     end

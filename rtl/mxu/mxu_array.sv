@@ -204,8 +204,15 @@ module mxu_array #(
   assign chk_hazard = wload_valid_i &&
                       |(chk_vld & (wload_bank_i ? chk_bank : ~chk_bank));
 
+  // Checked only after reset; an asynchronously reset enable keeps rst_ni purely asynchronous.
+  logic chk_en_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) chk_en_q <= 1'b0;
+    else         chk_en_q <= 1'b1;
+  end
+
   always_ff @(posedge clk_i) begin
-    if (rst_ni) begin
+    if (chk_en_q) begin
       assert (!chk_hazard)
         else $error("mxu_array: weight push to bank %0d while a row tagged %0d is in the array",
                     wload_bank_i, wload_bank_i);
