@@ -207,8 +207,11 @@ module mxu_array #(
   // Checked only after reset; an asynchronously reset enable keeps rst_ni purely asynchronous.
   logic chk_en_q;
   always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) chk_en_q <= 1'b0;
-    else         chk_en_q <= 1'b1;
+    if (!rst_ni) begin
+      chk_en_q <= 1'b0;
+    end else begin
+      chk_en_q <= 1'b1;
+    end
   end
 
   always_ff @(posedge clk_i) begin
