@@ -142,7 +142,8 @@ module dma_engine import tpu_pkg::*; #(
   logic [AddrWidth+3+DataW-1:0] wbuf_in, wbuf_head;
   logic             vread_pending_q;
   logic [AddrWidth+3-1:0] vread_meta_q;
-  logic [5:0]       wack_pending_q;
+  localparam int unsigned WackW = $clog2(Outstanding) + 1;
+  logic [WackW-1:0] wack_pending_q;
 
   // what the issue stage wants this cycle
   logic is_read_q;
@@ -153,7 +154,7 @@ module dma_engine import tpu_pkg::*; #(
 
   // memory port: buffered writes first, then read requests
   logic wants_write_mem, wants_read_mem;
-  assign wants_write_mem = !wbuf_empty && (wack_pending_q < 6'(Outstanding));
+  assign wants_write_mem = !wbuf_empty && (wack_pending_q < WackW'(Outstanding));
   assign wants_read_mem  = active_q && is_read_q && !rtag_full;
   assign mem_req_valid_o = wants_write_mem || wants_read_mem;
   assign mem_req_write_o = wants_write_mem;
@@ -277,7 +278,7 @@ module dma_engine import tpu_pkg::*; #(
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni)      wack_pending_q <= '0;
     else if (clear_i) wack_pending_q <= '0;
-    else wack_pending_q <= wack_pending_q + 6'(wbuf_pop) - 6'(mem_wack_valid_i);
+    else wack_pending_q <= wack_pending_q + WackW'(wbuf_pop) - WackW'(mem_wack_valid_i);
   end
 
   // ---------------- completion per class
