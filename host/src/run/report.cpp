@@ -1,0 +1,114 @@
+#include <fmt/format.h>
+
+#include "tpuemu/runner.h"
+
+namespace tpuemu {
+namespace {
+
+std::string bytes_text(std::uint64_t b) {
+  if (b >= (1ull << 20)) return fmt::format("{:.2f} MiB", static_cast<double>(b) / (1 << 20));
+  if (b >= (1ull << 10)) return fmt::format("{:.1f} KiB", static_cast<double>(b) / (1 << 10));
+  return fmt::format("{} B", b);
+}
+
+double pct(std::uint64_t part, std::uint64_t whole) {
+  return whole == 0 ? 0.0 : 100.0 * static_cast<double>(part) / static_cast<double>(whole);
+}
+
+template <typename... T>
+void line(std::string& out, fmt::format_string<T...> format, T&&... args) {
+  out += fmt::format(format, std::forward<T>(args)...);
+  out += '\n';
+}
+
+}  // namespace
+
+std::string format_report(const WorkloadReport& r) {
+  const Counters& c = r.counters;
+  std::string s;
+  line(s, "tpuemu run: {}  (preset {}, backend {}, buffers a={} b={} out={}, layout {})", r.workload, r.preset,
+       r.backend, r.buffers.a, r.buffers.b, r.buffers.out, r.tiled ? "tiled" : "untiled");
+  for (std::size_t i = 0; i < r.layers.size(); ++i) {
+    const LayerReport& l = r.layers[i];
+    line(s, "  layer {}: {}x{}x{} -> {}  blocks {}x{} rows x {} tiles, {} k tiles, A {} ({} slot{}), B {} slots, "
+         "out {} slots",
+         i, l.spec.m, l.spec.k, l.spec.n, l.spec.requantize ? "int8" : "int32", l.plan.m_blocks, l.plan.block_m,
+         l.plan.block_n_tiles, l.plan.k_tiles, l.plan.a_resident ? "resident" : "streamed", l.plan.a_slots,
+         l.plan.a_slots == 1 ? "" : "s", l.plan.b_slots, l.plan.out_slots);
+  }
+  line(s, "result      {}  ({} values checked against the C++ reference{})", r.bit_exact ? "PASS bit-exact" : "FAIL",
+       r.checked_values, r.bit_exact ? "" : fmt::format("; {} differ, first {}", r.mismatches, r.first_mismatch));
+  line(s, "cycles      {}  ({:.1f} us at {} GHz)", r.cycles, static_cast<double>(r.cycles) / (r.clock_ghz * 1e3),
+       r.clock_ghz);
+  line(s, "roofline    bound {} cycles (compute {}, memory {}): {:.1f}% of the bound reached",
+       r.roofline_cycles, r.ideal_cycles,
+       [&] { std::uint64_t m = 0; for (const auto& l : r.layers) m += l.memory_bound_cycles; return m; }(),
+       100.0 * r.roofline_fraction);
+  line(s, "MXU         busy {} cycles = {:.1f}% utilisation; weight loads {} cycles (overlapped)", c.mxu_busy,
+       100.0 * r.mxu_utilization, c.weight_load_busy);
+  line(s, "HBM         {} moved = {:.2f} B/cycle, {:.1f}% of peak; DMA traffic {:.2f}x the minimum {}",
+       bytes_text(r.hbm_bytes), r.hbm_bytes_per_cycle, 100.0 * r.hbm_peak_fraction, r.hbm_traffic_over_minimum,
+       bytes_text(r.min_hbm_bytes));
+  line(s, "DMA bytes   hbm->vmem {}  vmem->hbm {}  acc->hbm {}  hbm->smem {}  smem->hbm {}",
+       bytes_text(c.bytes_hbm_to_vmem), bytes_text(c.bytes_vmem_to_hbm), bytes_text(c.bytes_acc_to_hbm),
+       bytes_text(c.bytes_hbm_to_smem), bytes_text(c.bytes_smem_to_hbm));
+  line(s, "stalls      MXU: semaphore {} ({:.1f}%), weights {}, VMEM conflict {}; DMA: semaphore {}, memory {}; "
+       "vector: semaphore {}, VMEM conflict {}; fetch: queue full {}",
+       c.mxu_stall_semaphore, pct(c.mxu_stall_semaphore, r.cycles), c.mxu_stall_weights,
+       c.mxu_stall_bank_conflict, c.dma_stall_semaphore, c.dma_stall_memory, c.vector_stall_semaphore,
+       c.vector_stall_bank_conflict, c.fetch_stall);
+  line(s, "VMEM        peak {} of {} ({:.1f}%); {} bank conflicts", bytes_text(r.vmem_peak_bytes),
+       bytes_text(r.vmem_capacity_bytes), pct(r.vmem_peak_bytes, r.vmem_capacity_bytes), c.vmem_bank_conflicts);
+  line(s, "ACC         peak {} of {} ({:.1f}%)", bytes_text(r.acc_peak_bytes), bytes_text(r.acc_capacity_bytes),
+       pct(r.acc_peak_bytes, r.acc_capacity_bytes));
+  line(s, "HBM alloc   {} in use, of which {} layout padding; program {} instructions", bytes_text(r.hbm_allocated_bytes),
+       bytes_text(r.padding_bytes), r.program_instructions);
+  line(s, "simulation  {:.2f} s wall, {:.0f} simulated cycles/s", r.wall_seconds, r.sim_cycles_per_second);
+  return s;
+}
+
+nlohmann::json report_to_json(const WorkloadReport& r) {
+  nlohmann::json layers = nlohmann::json::array();
+  for (const LayerReport& l : r.layers) {
+    layers.push_back({{"m", l.spec.m}, {"k", l.spec.k}, {"n", l.spec.n},
+                      {"output", l.spec.requantize ? "int8" : "int32"},
+                      {"block_m", l.plan.block_m}, {"block_n_tiles", l.plan.block_n_tiles},
+                      {"k_tiles", l.plan.k_tiles}, {"m_blocks", l.plan.m_blocks}, {"n_blocks", l.plan.n_blocks},
+                      {"a_resident", l.plan.a_resident}, {"a_slots", l.plan.a_slots},
+                      {"b_slots", l.plan.b_slots}, {"out_slots", l.plan.out_slots},
+                      {"vmem_rows_used", l.plan.vmem_rows_used}, {"acc_rows_used", l.plan.acc_rows_used},
+                      {"planned_bytes", {{"a", l.plan.bytes_a}, {"b", l.plan.bytes_b}, {"out", l.plan.bytes_out},
+                                         {"a_reused", l.plan.bytes_a_reused}}},
+                      {"ideal_cycles", l.ideal_cycles}, {"min_hbm_bytes", l.min_hbm_bytes},
+                      {"memory_bound_cycles", l.memory_bound_cycles}, {"roofline_cycles", l.roofline_cycles},
+                      {"padding_bytes", l.padding_bytes}});
+  }
+  nlohmann::json counters = nlohmann::json::object();
+  const auto values = r.counters.to_array();
+  for (std::size_t j = 0; j < Counters::kCount; ++j) counters[std::string(Counters::name(j))] = values[j];
+  return {
+      {"workload", r.workload},
+      {"preset", r.preset},
+      {"backend", r.backend},
+      {"buffers", {{"a", r.buffers.a}, {"b", r.buffers.b}, {"out", r.buffers.out}}},
+      {"layout", r.tiled ? "tiled" : "untiled"},
+      {"layers", layers},
+      {"result", {{"bit_exact", r.bit_exact}, {"checked_values", r.checked_values},
+                  {"mismatches", r.mismatches}, {"first_mismatch", r.first_mismatch}}},
+      {"run", {{"status", std::string(to_string(r.run.status))}, {"cycles", r.cycles}}},
+      {"roofline", {{"bound_cycles", r.roofline_cycles}, {"ideal_mxu_cycles", r.ideal_cycles},
+                    {"min_hbm_bytes", r.min_hbm_bytes}, {"fraction", r.roofline_fraction}}},
+      {"mxu_utilization", r.mxu_utilization},
+      {"hbm", {{"bytes", r.hbm_bytes}, {"bytes_per_cycle", r.hbm_bytes_per_cycle},
+               {"peak_fraction", r.hbm_peak_fraction}, {"dma_bytes", r.dma_bytes},
+               {"traffic_over_minimum", r.hbm_traffic_over_minimum},
+               {"allocated_bytes", r.hbm_allocated_bytes}, {"padding_bytes", r.padding_bytes}}},
+      {"vmem", {{"peak_bytes", r.vmem_peak_bytes}, {"capacity_bytes", r.vmem_capacity_bytes}}},
+      {"acc", {{"peak_bytes", r.acc_peak_bytes}, {"capacity_bytes", r.acc_capacity_bytes}}},
+      {"counters", counters},
+      {"program_instructions", r.program_instructions},
+      {"simulation", {{"wall_seconds", r.wall_seconds}, {"cycles_per_second", r.sim_cycles_per_second}}},
+  };
+}
+
+}  // namespace tpuemu

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Quick start (a): install what is missing, build, run the default demo workload on the RTL.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+bash scripts/setup.sh
+cmake --preset default >/dev/null
+cmake --build --preset default --target tpuemu
+./build/tpuemu run examples/mlp.json "$@"
