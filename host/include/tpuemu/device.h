@@ -180,7 +180,8 @@ class InProcessTransport : public Transport {
  private:
   const fw_hal* hal_;
   std::string name_;
-  std::vector<std::uint8_t> response_;
+  std::unique_ptr<std::uint8_t[]> buffer_;  // one response frame of the largest size
+  std::size_t response_size_ = 0;
   bool have_response_ = false;
 };
 

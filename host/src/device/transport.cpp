@@ -8,20 +8,21 @@
 namespace tpuemu {
 
 InProcessTransport::InProcessTransport(const fw_hal* hal, std::string name)
-    : hal_(hal), name_(std::move(name)) {
+    : hal_(hal),
+      name_(std::move(name)),
+      buffer_(new std::uint8_t[protocol::kMaxFrame]) {  // not zeroed: the firmware writes it
   if (hal_ == nullptr) throw Error("device", "in-process transport needs a firmware HAL");
 }
 
 void InProcessTransport::send(std::span<const std::uint8_t> frame) {
-  response_.resize(protocol::kMaxFrame);
-  std::size_t n = 0;
   have_response_ = false;
-  const int rc = fw_handle_frame(hal_, frame.data(), frame.size(), response_.data(),
-                                 response_.size(), &n);
+  std::size_t n = 0;
+  const int rc = fw_handle_frame(hal_, frame.data(), frame.size(), buffer_.get(),
+                                 protocol::kMaxFrame, &n);
   after_frame();
   if (rc != 0)
     throw Error("device", fmt::format("{}: the firmware produced no response", name_));
-  response_.resize(n);
+  response_size_ = n;
   have_response_ = true;
 }
 
@@ -29,9 +30,7 @@ std::vector<std::uint8_t> InProcessTransport::receive() {
   if (!have_response_)
     throw Error("device", fmt::format("{}: receive without a pending request", name_));
   have_response_ = false;
-  std::vector<std::uint8_t> out;
-  out.swap(response_);
-  return out;
+  return {buffer_.get(), buffer_.get() + response_size_};
 }
 
 }  // namespace tpuemu
