@@ -1,5 +1,6 @@
 // The tpuemu command line: run workloads on a backend, run hand-written programs, list presets.
 #include <cstdio>
+#include <unistd.h>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -56,7 +57,7 @@ int cmd_run(const RunArgs& a) {
   s.tiled = !a.untiled;
   s.max_cycles = a.max_cycles;
   s.device.backpressure_permille = a.backpressure;
-  if (!a.json) std::fprintf(stderr, "tpuemu: running %s on %s (%s)...\n", w.name.c_str(), preset.name.c_str(), s.backend.c_str());
+  if (!a.json && isatty(STDERR_FILENO)) std::fprintf(stderr, "tpuemu: running %s on %s (%s)...\n", w.name.c_str(), preset.name.c_str(), s.backend.c_str());
   const WorkloadReport r = run_workload(preset, w, s);
   const nlohmann::json j = report_to_json(r);
   if (!a.report_file.empty()) write_file_atomically(a.report_file, j.dump(2) + "\n");

@@ -75,7 +75,6 @@ WorkloadReport run_workload(const Preset& preset, const Workload& workload, cons
   HbmArena arena(preset.hbm.capacity_bytes);
   const std::size_t batch = workload.batch;
   const std::size_t k0 = workload.layers.front().in_features;
-  const auto x = random_int8(batch * k0, rng);
 
   std::vector<MlpLayer> ref_layers;
   std::vector<HbmTensor> weights, outputs;
@@ -96,6 +95,10 @@ WorkloadReport run_workload(const Preset& preset, const Workload& workload, cons
     out.addr = arena.take(out.layout.bytes(), fmt::format("layer {} output", i));
     weights.push_back(w);
     outputs.push_back(out);
+  }
+  // Generated only once everything is known to fit in HBM.
+  const auto x = random_int8(batch * k0, rng);
+  for (const LayerSpec& l : workload.layers) {
     MlpLayer ref;
     ref.in_features = l.in_features;
     ref.out_features = l.out_features;
