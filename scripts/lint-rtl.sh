@@ -4,7 +4,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 sources=(rtl/lint.vlt rtl/tpu_pkg.sv rtl/common/*.sv rtl/mem/*.sv rtl/dma/*.sv rtl/mxu/*.sv rtl/ctrl/*.sv rtl/tpu_top.sv)
-for dim in 8 16 128; do
+# DIM 128 is linted by its own -Wall verilation at build time (2 minutes here would be redundant).
+for dim in 8 16 32; do
   verilator --lint-only -Wall "${sources[@]}" --top-module tpu_top -GDim="$dim"
 done
 echo "lint: clean"

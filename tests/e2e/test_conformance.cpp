@@ -1,0 +1,121 @@
+// The Device conformance suite: one set of tests, run against every backend built into this
+// binary ("rtl" always; a board when TPUEMU_BOARD=host:port is set and the remote backend exists).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <random>
+
+#include "tpuemu/config.h"
+#include "tpuemu/device.h"
+#include "tpuemu/program.h"
+
+namespace tpuemu {
+namespace {
+
+std::vector<std::string> backends() {
+  std::vector<std::string> out;
+  if (rtl_backend_built()) out.push_back("rtl");
+  if (const char* board = std::getenv("TPUEMU_BOARD")) out.push_back(std::string("remote://") + board);
+  return out;
+}
+
+class Conformance : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    preset_ = load_preset("small");
+    device_ = open_device(GetParam(), preset_);
+  }
+  Preset preset_;
+  std::unique_ptr<Device> device_;
+};
+
+TEST_P(Conformance, InfoMatchesThePreset) {
+  const DeviceInfo& info = device_->info();
+  EXPECT_EQ(info.id, 0x54505545u);
+  EXPECT_EQ(info.dim, preset_.dim);
+  EXPECT_EQ(info.vmem_rows, preset_.vmem_rows);
+  EXPECT_EQ(info.acc_rows, preset_.acc_rows);
+  EXPECT_EQ(info.hbm_capacity, preset_.hbm.capacity_bytes);
+}
+
+TEST_P(Conformance, HbmRoundTripsRandomData) {
+  std::mt19937 rng(11);
+  for (std::size_t size : {1u, 7u, 4096u, 3u << 20}) {
+    std::vector<std::uint8_t> data(size);
+    for (auto& b : data) b = static_cast<std::uint8_t>(rng());
+    const std::uint64_t addr = rng() % (preset_.hbm.capacity_bytes - size);
+    device_->write_hbm(addr, data);
+    EXPECT_EQ(device_->read_hbm(addr, size), data) << "size " << size << " at " << addr;
+  }
+}
+
+TEST_P(Conformance, SmemRoundTrips) {
+  std::vector<std::uint32_t> words(preset_.smem_words);
+  for (std::size_t i = 0; i < words.size(); ++i) words[i] = static_cast<std::uint32_t>(i * 2654435761u);
+  device_->write_smem(0, words);
+  std::vector<std::uint32_t> back(words.size());
+  device_->read_smem(0, back);
+  EXPECT_EQ(back, words);
+}
+
+TEST_P(Conformance, RunsAProgramAndCountsIt) {
+  std::vector<std::uint8_t> src(64 * 8);
+  for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<std::uint8_t>(i * 7 + 1);
+  device_->write_hbm(0x1000, src);
+  const Program p = assemble(
+      "dma hbm=0x1000 local=0 len=64 path=hbm2vmem signal=s0\n"
+      "dma hbm=0x8000 local=0 len=64 path=vmem2hbm wait=s0>=1\n"
+      "end\n");
+  device_->load_program(0x100000, p.to_bytes());
+  const RunResult r = device_->run();
+  EXPECT_EQ(r.status, RunStatus::Done);
+  EXPECT_EQ(device_->read_hbm(0x8000, src.size()), src);
+  const Counters c = device_->counters();
+  EXPECT_EQ(c.bytes_hbm_to_vmem, src.size());
+  EXPECT_EQ(c.bytes_vmem_to_hbm, src.size());
+  EXPECT_EQ(c.instructions_fetched, 2u);
+  EXPECT_GT(c.cycles, 64u);
+}
+
+TEST_P(Conformance, DeadlockIsReportedWithQueueStatesAndResetRecovers) {
+  const Program p = assemble("nop.mxu wait=s5>=2\nend\n");
+  device_->load_program(0, p.to_bytes());
+  try {
+    device_->run();
+    FAIL() << "a deadlocked program must not complete";
+  } catch (const RunError& e) {
+    EXPECT_EQ(e.result().status, RunStatus::Deadlock);
+    EXPECT_TRUE(e.result().queues.mxu.head_waits);
+    EXPECT_EQ(e.result().queues.mxu.wait_sem, 5u);
+    EXPECT_NE(std::string(e.what()).find("s5>=2"), std::string::npos) << e.what();
+  }
+  device_->reset();
+  device_->load_program(0, assemble("end\n").to_bytes());
+  EXPECT_EQ(device_->run().status, RunStatus::Done);
+}
+
+TEST_P(Conformance, WatchdogStopsARunawayProgram) {
+  std::string text;
+  for (int i = 0; i < 40; ++i) text += "dma hbm=0x0 local=0 len=1000 path=hbm2vmem\n";
+  device_->load_program(0x200000, assemble(text + "end\n").to_bytes());
+  RunOptions o;
+  o.max_cycles = 2000;
+  o.throw_on_failure = false;
+  EXPECT_EQ(device_->run(o).status, RunStatus::Timeout);
+}
+
+TEST_P(Conformance, OutOfRangeAccessIsAnError) {
+  std::vector<std::uint8_t> data(16);
+  EXPECT_THROW(device_->write_hbm(preset_.hbm.capacity_bytes - 8, data), Error);
+  EXPECT_THROW(device_->read_hbm(preset_.hbm.capacity_bytes, data), Error);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, Conformance, ::testing::ValuesIn(backends()),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           for (char& c : name) if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace tpuemu
