@@ -38,6 +38,7 @@ struct RunArgs {
   std::uint64_t max_cycles = 4'000'000'000;
   std::optional<std::uint64_t> seed;
   unsigned backpressure = 0;
+  std::string trace_file;
 };
 
 int cmd_run(const RunArgs& a) {
@@ -57,6 +58,7 @@ int cmd_run(const RunArgs& a) {
   s.tiled = !a.untiled;
   s.max_cycles = a.max_cycles;
   s.device.backpressure_permille = a.backpressure;
+  s.device.trace_fst = a.trace_file;
   if (!a.json && isatty(STDERR_FILENO)) std::fprintf(stderr, "tpuemu: running %s on %s (%s)...\n", w.name.c_str(), preset.name.c_str(), s.backend.c_str());
   const WorkloadReport r = run_workload(preset, w, s);
   const nlohmann::json j = report_to_json(r);
@@ -141,6 +143,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--seed", run.seed, "Seed of the generated inputs");
   run_cmd->add_option("--backpressure", run.backpressure, "Memory model: refuse requests this often (per mille)")
       ->check(CLI::Range(0, 999));
+  run_cmd->add_option("--trace", run.trace_file, "FST waveform of the run (needs -DTPUEMU_RTL_TRACE=ON)");
 
   ExecArgs exec;
   auto* exec_cmd = app.add_subcommand("exec", "Assemble a program (.s) and run it on a backend");
