@@ -1,0 +1,561 @@
+// HBM DRAM device model: command checking, sparse storage, read-data timing, statistics.
+// The rules and their derived distances are those of docs/hbm.md; docs/hbm-timing.md records
+// the decisions the contract left open (PRE to a closed bank, the row on RD/WR, REF and tRC, ...).
+#include "dram/device.h"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstring>
+#include <sstream>
+#include <utility>
+
+namespace tpuemu::sim::dram {
+namespace {
+
+// "Never happened": far enough in the past that every distance from it is satisfied, and far
+// enough from INT64_MIN that subtracting it from any cycle below 2^62 cannot overflow.
+constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::min() / 4;
+
+bool is_pow2(std::uint32_t x) { return std::has_single_bit(x); }
+
+std::string plural_cycles(std::int64_t n) {
+  return std::to_string(n) + (n == 1 || n == -1 ? " cycle" : " cycles");
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Config, names, violation messages, stats
+// ---------------------------------------------------------------------------------------------
+
+void Config::validate() const {
+  auto pow2 = [](const char* name, std::uint32_t v) {
+    if (!is_pow2(v)) {
+      throw std::invalid_argument(std::string("dram::Config: ") + name +
+                                  " must be a power of two, got " + std::to_string(v));
+    }
+  };
+  pow2("channels", channels);
+  pow2("bank_groups", bank_groups);
+  pow2("banks_per_group", banks_per_group);
+  pow2("rows", rows);
+  pow2("columns", columns);
+  pow2("bus_bytes", bus_bytes);
+  pow2("burst_length", burst_length);
+  if (burst_length < 2) {
+    throw std::invalid_argument("dram::Config: burst_length must be at least 2 (tBURST = BL/2)");
+  }
+  if (burst_bytes() > 64) {
+    throw std::invalid_argument("dram::Config: a burst of " + std::to_string(burst_bytes()) +
+                                " bytes exceeds the 64-byte write mask");
+  }
+  const std::pair<const char*, std::uint32_t> timings[] = {
+      {"CL", CL},         {"CWL", CWL},       {"tRCD", tRCD},     {"tRP", tRP},
+      {"tRAS", tRAS},     {"tRC", tRC},       {"tRRD_S", tRRD_S}, {"tRRD_L", tRRD_L},
+      {"tFAW", tFAW},     {"tCCD_S", tCCD_S}, {"tCCD_L", tCCD_L}, {"tWTR_S", tWTR_S},
+      {"tWTR_L", tWTR_L}, {"tWR", tWR},       {"tRTP", tRTP},     {"tRFC", tRFC},
+      {"tREFI", tREFI}};
+  for (const auto& [name, v] : timings) {
+    if (v == 0) throw std::invalid_argument(std::string("dram::Config: ") + name + " must be > 0");
+  }
+}
+
+std::string_view op_name(Op op) {
+  switch (op) {
+    case Op::Nop: return "NOP";
+    case Op::Act: return "ACT";
+    case Op::Pre: return "PRE";
+    case Op::PreA: return "PREA";
+    case Op::Rd: return "RD";
+    case Op::Wr: return "WR";
+    case Op::Ref: return "REF";
+  }
+  return "?";
+}
+
+std::string TimingViolation::format(const Details& d) {
+  std::ostringstream s;
+  s << d.constraint << " violated: ";
+  if (d.command == Op::Nop) {
+    s << "check";
+  } else {
+    s << op_name(d.command);
+  }
+  s << " at cycle " << d.cycle << " channel " << d.channel;
+  if (d.bank_group >= 0) s << " bank group " << d.bank_group << " bank " << d.bank;
+  s << ": ";
+  if (d.constraint == "refresh deadline") {
+    s << plural_cycles(d.measured) << " since the last REF, allowed at most " << d.required;
+    if (!d.detail.empty()) s << " (" << d.detail << ")";
+  } else if (d.reference != Op::Nop) {
+    s << plural_cycles(d.measured) << " after " << op_name(d.reference) << ", needs "
+      << d.required;
+    if (!d.detail.empty()) s << " (" << d.detail << ")";
+  } else {
+    s << d.detail;
+  }
+  return s.str();
+}
+
+TimingViolation::TimingViolation(Details d) : std::runtime_error(format(d)), d_(std::move(d)) {}
+
+double ChannelStats::row_hit_rate() const {
+  const auto cols = column_commands();
+  if (cols == 0) return 0.0;
+  return 1.0 - static_cast<double>(act) / static_cast<double>(cols);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-channel state
+// ---------------------------------------------------------------------------------------------
+
+struct BankState {
+  bool open = false;
+  std::uint32_t row = 0;
+  std::uint8_t* row_data = nullptr;  // storage of the open row, nullptr while never written
+  std::int64_t last_act = kNever;
+  std::int64_t last_pre = kNever;  // when this bank last went from open to closed
+  std::int64_t last_rd = kNever;
+  std::int64_t last_wr = kNever;
+};
+
+struct GroupState {
+  std::int64_t last_act = kNever;
+  std::int64_t last_rd = kNever;
+  std::int64_t last_wr = kNever;
+};
+
+struct Device::Channel {
+  std::vector<BankState> banks;
+  std::vector<GroupState> groups;
+  std::int64_t last_cmd = kNever;
+  Op last_cmd_op = Op::Nop;
+  std::int64_t last_act = kNever;
+  std::int64_t last_rd = kNever;
+  std::int64_t last_wr = kNever;
+  std::int64_t last_ref = kNever;        // for tRFC
+  std::int64_t last_ref_deadline = 0;    // the refresh deadline counts from cycle 0
+  std::array<std::int64_t, 4> faw{kNever, kNever, kNever, kNever};  // last 4 ACTs, ring
+  std::uint32_t faw_next = 0;  // slot of the oldest of the four
+
+  // Sparse storage: one row_bytes() block per (bank, row) ever written.
+  std::unordered_map<std::uint64_t, std::unique_ptr<std::uint8_t[]>> rows;
+
+  // Read data in flight, a ring of burst slots in RD order.
+  std::vector<std::uint8_t> ring_data;
+  std::vector<std::int64_t> ring_due;
+  std::vector<std::int64_t> ring_issue;
+  std::size_t ring_head = 0;
+  std::size_t ring_count = 0;
+  std::vector<std::uint8_t> current;  // the burst handed out by read_data
+
+  ChannelStats stats;
+};
+
+namespace {
+
+std::uint64_t row_key(std::uint32_t bank_index, std::uint32_t row) {
+  return (std::uint64_t{bank_index} << 32) | row;
+}
+
+// Builds and throws violations for one command; keeps the hot path free of string work.
+struct Checker {
+  const Op op;
+  const std::int64_t t;
+  const std::uint32_t channel;
+  int bank_group = -1;
+  int bank = -1;
+
+  [[noreturn]] void fail(std::string constraint, std::int64_t measured, std::int64_t required,
+                         Op reference, std::string detail = {}) const {
+    throw TimingViolation(TimingViolation::Details{
+        .constraint = std::move(constraint),
+        .command = op,
+        .cycle = static_cast<std::uint64_t>(t),
+        .channel = channel,
+        .bank_group = bank_group,
+        .bank = bank,
+        .measured = measured,
+        .required = required,
+        .reference = reference,
+        .detail = std::move(detail),
+    });
+  }
+  [[noreturn]] void state(std::string constraint, std::string detail) const {
+    fail(std::move(constraint), 0, 0, Op::Nop, std::move(detail));
+  }
+  // t must be at least `required` cycles after `since`.
+  void need(const char* constraint, std::int64_t since, std::int64_t required, Op reference,
+            const char* formula = nullptr) const {
+    if (t - since < required) fail(constraint, t - since, required, reference, formula ? formula : "");
+  }
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Device
+// ---------------------------------------------------------------------------------------------
+
+Device::Device(const Config& config) : config_(config) {
+  config_.validate();
+  const std::size_t in_flight = std::size_t{config_.CL} + config_.tBURST() + 2;
+  const std::size_t ring = std::bit_ceil(in_flight);
+  channels_.reserve(config_.channels);
+  for (std::uint32_t c = 0; c < config_.channels; ++c) {
+    auto ch = std::make_unique<Channel>();
+    ch->banks.resize(config_.banks());
+    ch->groups.resize(config_.bank_groups);
+    ch->ring_data.resize(ring * config_.burst_bytes());
+    ch->ring_due.resize(ring);
+    ch->ring_issue.resize(ring);
+    ch->current.resize(config_.burst_bytes());
+    ch->stats.act_per_bank.assign(config_.banks(), 0);
+    ch->stats.rd_per_bank.assign(config_.banks(), 0);
+    ch->stats.wr_per_bank.assign(config_.banks(), 0);
+    channels_.push_back(std::move(ch));
+  }
+}
+
+Device::Device(Device&&) noexcept = default;
+Device& Device::operator=(Device&&) noexcept = default;
+Device::~Device() = default;
+
+Device::Channel& Device::channel_at(std::uint32_t channel) {
+  if (channel >= channels_.size()) {
+    throw std::out_of_range("dram::Device: channel " + std::to_string(channel) + " of " +
+                            std::to_string(channels_.size()));
+  }
+  return *channels_[channel];
+}
+
+const Device::Channel& Device::channel_at(std::uint32_t channel) const {
+  return const_cast<Device*>(this)->channel_at(channel);
+}
+
+void Device::command(std::uint64_t cycle, std::uint32_t channel, const Command& cmd) {
+  if (cmd.op == Op::Nop) return;
+  Channel& ch = channel_at(channel);
+  const Config& k = config_;
+  const auto t = static_cast<std::int64_t>(cycle);
+  Checker chk{cmd.op, t, channel};
+  const bool bank_cmd = cmd.op == Op::Act || cmd.op == Op::Pre || cmd.op == Op::Rd ||
+                        cmd.op == Op::Wr;
+  if (bank_cmd) {
+    chk.bank_group = static_cast<int>(cmd.bank_group);
+    chk.bank = static_cast<int>(cmd.bank);
+  }
+
+  // --- The command bus: one command per channel per cycle, in time order.
+  if (t <= ch.last_cmd) chk.fail("command bus", t - ch.last_cmd, 1, ch.last_cmd_op);
+
+  // --- Address range.
+  if (bank_cmd) {
+    if (cmd.bank_group >= k.bank_groups || cmd.bank >= k.banks_per_group) {
+      chk.state("address range", "bank group " + std::to_string(cmd.bank_group) + " bank " +
+                                     std::to_string(cmd.bank) + " outside " +
+                                     std::to_string(k.bank_groups) + " bank groups x " +
+                                     std::to_string(k.banks_per_group) + " banks");
+    }
+    if (cmd.op == Op::Act && cmd.row >= k.rows) {
+      chk.state("address range",
+                "row " + std::to_string(cmd.row) + " outside " + std::to_string(k.rows) + " rows");
+    }
+    if ((cmd.op == Op::Rd || cmd.op == Op::Wr) && cmd.column >= k.columns) {
+      chk.state("address range", "column " + std::to_string(cmd.column) + " outside " +
+                                     std::to_string(k.columns) + " columns");
+    }
+  }
+  if (cmd.op == Op::Wr && cmd.wdata == nullptr) {
+    throw std::invalid_argument("dram::Device: WR without data");
+  }
+
+  // --- Refresh: the deadline (checked lazily here and in finish()), and nothing during tRFC.
+  if (k.refresh_deadline_trefi != 0) {
+    const std::int64_t limit = std::int64_t{k.refresh_deadline_trefi} * k.tREFI;
+    if (t - ch.last_ref_deadline > limit) {
+      chk.fail("refresh deadline", t - ch.last_ref_deadline, limit, Op::Nop,
+               std::to_string(k.refresh_deadline_trefi) + " x tREFI");
+    }
+  }
+  chk.need("tRFC", ch.last_ref, k.tRFC, Op::Ref);
+
+  const std::int64_t tBURST = k.tBURST();
+  const std::uint32_t bank_index = cmd.bank_group * k.banks_per_group + cmd.bank;
+
+  switch (cmd.op) {
+    case Op::Act: {
+      BankState& b = ch.banks[bank_index];
+      GroupState& g = ch.groups[cmd.bank_group];
+      if (b.open) chk.state("ACT to open bank", "row " + std::to_string(b.row) + " is open");
+      chk.need("tRP", b.last_pre, k.tRP, Op::Pre);
+      chk.need("tRC", b.last_act, k.tRC, Op::Act);
+      chk.need("tRRD_L", g.last_act, k.tRRD_L, Op::Act);
+      chk.need("tRRD_S", ch.last_act, k.tRRD_S, Op::Act);
+      chk.need("tFAW", ch.faw[ch.faw_next], k.tFAW, Op::Act, "the 4th ACT before this one");
+
+      b.open = true;
+      b.row = cmd.row;
+      const auto it = ch.rows.find(row_key(bank_index, cmd.row));
+      b.row_data = it == ch.rows.end() ? nullptr : it->second.get();
+      b.last_act = g.last_act = ch.last_act = t;
+      ch.faw[ch.faw_next] = t;
+      ch.faw_next = (ch.faw_next + 1) % 4;
+      ++ch.stats.act;
+      ++ch.stats.act_per_bank[bank_index];
+      break;
+    }
+
+    case Op::Pre:
+    case Op::PreA: {
+      const std::int64_t wr_to_pre = std::int64_t{k.CWL} + tBURST + k.tWR;
+      auto check_bank = [&](std::uint32_t index) {
+        const BankState& b = ch.banks[index];
+        if (!b.open) return;
+        Checker c = chk;
+        c.bank_group = static_cast<int>(index / k.banks_per_group);
+        c.bank = static_cast<int>(index % k.banks_per_group);
+        c.need("tRAS", b.last_act, k.tRAS, Op::Act);
+        c.need("tRTP", b.last_rd, k.tRTP, Op::Rd);
+        c.need("tWR", b.last_wr, wr_to_pre, Op::Wr, "CWL + tBURST + tWR");
+      };
+      auto close_bank = [&](std::uint32_t index) {
+        BankState& b = ch.banks[index];
+        if (!b.open) return;  // PRE to an idle bank is a NOP for that bank
+        b.open = false;
+        b.row_data = nullptr;
+        b.last_pre = t;
+      };
+      if (cmd.op == Op::Pre) {
+        check_bank(bank_index);
+        close_bank(bank_index);
+        ++ch.stats.pre;
+      } else {
+        for (std::uint32_t i = 0; i < k.banks(); ++i) check_bank(i);
+        for (std::uint32_t i = 0; i < k.banks(); ++i) close_bank(i);
+        ++ch.stats.prea;
+      }
+      break;
+    }
+
+    case Op::Rd:
+    case Op::Wr: {
+      const bool rd = cmd.op == Op::Rd;
+      BankState& b = ch.banks[bank_index];
+      GroupState& g = ch.groups[cmd.bank_group];
+      if (!b.open) chk.state(rd ? "RD to closed bank" : "WR to closed bank", "the bank is closed");
+      if (cmd.row != Command::kAnyRow && cmd.row != b.row) {
+        chk.state(rd ? "RD to wrong row" : "WR to wrong row",
+                  "row " + std::to_string(b.row) + " is open, not row " + std::to_string(cmd.row));
+      }
+      chk.need("tRCD", b.last_act, k.tRCD, Op::Act);
+      if (rd) {
+        chk.need("tCCD_L", g.last_rd, k.tCCD_L, Op::Rd);
+        chk.need("tCCD_S", ch.last_rd, k.tCCD_S, Op::Rd);
+        chk.need("tBURST", ch.last_rd, tBURST, Op::Rd, "data bus");
+        chk.need("tWTR_L", g.last_wr, std::int64_t{k.CWL} + tBURST + k.tWTR_L, Op::Wr,
+                 "CWL + tBURST + tWTR_L");
+        chk.need("tWTR_S", ch.last_wr, std::int64_t{k.CWL} + tBURST + k.tWTR_S, Op::Wr,
+                 "CWL + tBURST + tWTR_S");
+      } else {
+        chk.need("tCCD_L", g.last_wr, k.tCCD_L, Op::Wr);
+        chk.need("tCCD_S", ch.last_wr, k.tCCD_S, Op::Wr);
+        chk.need("tBURST", ch.last_wr, tBURST, Op::Wr, "data bus");
+        chk.need("tRTW", ch.last_rd, std::int64_t{k.CL} + tBURST + 2 - k.CWL, Op::Rd,
+                 "CL + tBURST + 2 - CWL");
+      }
+
+      const std::size_t burst = k.burst_bytes();
+      const std::size_t offset = std::size_t{cmd.column} * burst;
+      if (rd) {
+        const std::size_t cap = ch.ring_due.size();
+        if (ch.ring_count == cap) {
+          // Only possible when read_data() was not called at a due cycle.
+          throw std::logic_error("dram::Device: read data of channel " + std::to_string(channel) +
+                                 " not collected (RD at cycle " +
+                                 std::to_string(ch.ring_issue[ch.ring_head]) + " was due at " +
+                                 std::to_string(ch.ring_due[ch.ring_head]) + ")");
+        }
+        const std::size_t slot = (ch.ring_head + ch.ring_count) & (cap - 1);
+        std::uint8_t* dst = ch.ring_data.data() + slot * burst;
+        if (b.row_data != nullptr) {
+          std::memcpy(dst, b.row_data + offset, burst);
+        } else {
+          std::memset(dst, 0, burst);
+        }
+        ch.ring_due[slot] = t + k.CL + tBURST;
+        ch.ring_issue[slot] = t;
+        ++ch.ring_count;
+        b.last_rd = g.last_rd = ch.last_rd = t;
+        ++ch.stats.rd;
+        ++ch.stats.rd_per_bank[bank_index];
+      } else {
+        if (b.row_data == nullptr) {
+          auto& slot = ch.rows[row_key(bank_index, b.row)];
+          slot = std::make_unique<std::uint8_t[]>(k.row_bytes());  // value-initialised: zeros
+          b.row_data = slot.get();
+        }
+        std::uint8_t* dst = b.row_data + offset;
+        const std::uint64_t full = burst == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << burst) - 1;
+        const std::uint64_t mask = cmd.wmask & full;
+        if (mask == full) {
+          std::memcpy(dst, cmd.wdata, burst);
+        } else {
+          for (std::size_t i = 0; i < burst; ++i) {
+            if ((mask >> i) & 1) dst[i] = cmd.wdata[i];
+          }
+        }
+        b.last_wr = g.last_wr = ch.last_wr = t;
+        ++ch.stats.wr;
+        ++ch.stats.wr_per_bank[bank_index];
+      }
+      ch.stats.data_bus_busy_cycles += static_cast<std::uint64_t>(tBURST);
+      break;
+    }
+
+    case Op::Ref: {
+      for (std::uint32_t i = 0; i < k.banks(); ++i) {
+        const BankState& b = ch.banks[i];
+        Checker c = chk;
+        c.bank_group = static_cast<int>(i / k.banks_per_group);
+        c.bank = static_cast<int>(i % k.banks_per_group);
+        if (b.open) c.state("REF with open bank", "row " + std::to_string(b.row) + " is open");
+        c.need("tRP", b.last_pre, k.tRP, Op::Pre);
+      }
+      ch.last_ref = t;
+      ch.last_ref_deadline = t;
+      ++ch.stats.ref;
+      break;
+    }
+
+    case Op::Nop:
+      break;
+  }
+  ch.last_cmd = t;
+  ch.last_cmd_op = cmd.op;
+}
+
+std::span<const std::uint8_t> Device::read_data(std::uint64_t cycle, std::uint32_t channel) {
+  Channel& ch = channel_at(channel);
+  if (ch.ring_count == 0) return {};
+  const auto t = static_cast<std::int64_t>(cycle);
+  const std::int64_t due = ch.ring_due[ch.ring_head];
+  if (due > t) return {};
+  if (due < t) {
+    throw std::logic_error("dram::Device: read data of channel " + std::to_string(channel) +
+                           " (RD at cycle " + std::to_string(ch.ring_issue[ch.ring_head]) +
+                           ") was due at cycle " + std::to_string(due) +
+                           " but collected at cycle " + std::to_string(cycle));
+  }
+  const std::size_t burst = config_.burst_bytes();
+  std::memcpy(ch.current.data(), ch.ring_data.data() + ch.ring_head * burst, burst);
+  ch.ring_head = (ch.ring_head + 1) & (ch.ring_due.size() - 1);
+  --ch.ring_count;
+  return {ch.current.data(), burst};
+}
+
+std::size_t Device::reads_in_flight(std::uint32_t channel) const {
+  return channel_at(channel).ring_count;
+}
+
+void Device::finish(std::uint64_t cycle) const {
+  if (config_.refresh_deadline_trefi == 0) return;
+  const std::int64_t limit = std::int64_t{config_.refresh_deadline_trefi} * config_.tREFI;
+  const auto t = static_cast<std::int64_t>(cycle);
+  for (std::uint32_t c = 0; c < channels_.size(); ++c) {
+    const Channel& ch = *channels_[c];
+    if (t - ch.last_ref_deadline > limit) {
+      Checker{Op::Nop, t, c}.fail("refresh deadline", t - ch.last_ref_deadline, limit, Op::Nop,
+                                  std::to_string(config_.refresh_deadline_trefi) + " x tREFI");
+    }
+  }
+}
+
+namespace {
+void check_backdoor(const Config& k, std::uint32_t bg, std::uint32_t bank, std::uint32_t row,
+                    std::uint32_t column, std::size_t len) {
+  if (bg >= k.bank_groups || bank >= k.banks_per_group || row >= k.rows || column >= k.columns) {
+    throw std::out_of_range("dram::Device backdoor: bank group " + std::to_string(bg) + " bank " +
+                            std::to_string(bank) + " row " + std::to_string(row) + " column " +
+                            std::to_string(column) + " out of range");
+  }
+  if (len > k.burst_bytes()) {
+    throw std::out_of_range("dram::Device backdoor: " + std::to_string(len) +
+                            " bytes exceed one burst of " + std::to_string(k.burst_bytes()));
+  }
+}
+}  // namespace
+
+void Device::backdoor_read(std::uint32_t channel, std::uint32_t bank_group, std::uint32_t bank,
+                           std::uint32_t row, std::uint32_t column,
+                           std::span<std::uint8_t> out) const {
+  const Channel& ch = channel_at(channel);
+  check_backdoor(config_, bank_group, bank, row, column, out.size());
+  const std::uint32_t index = bank_group * config_.banks_per_group + bank;
+  const auto it = ch.rows.find(row_key(index, row));
+  if (it == ch.rows.end()) {
+    std::fill(out.begin(), out.end(), std::uint8_t{0});
+    return;
+  }
+  std::memcpy(out.data(), it->second.get() + std::size_t{column} * config_.burst_bytes(), out.size());
+}
+
+void Device::backdoor_write(std::uint32_t channel, std::uint32_t bank_group, std::uint32_t bank,
+                            std::uint32_t row, std::uint32_t column,
+                            std::span<const std::uint8_t> data) {
+  Channel& ch = channel_at(channel);
+  check_backdoor(config_, bank_group, bank, row, column, data.size());
+  const std::uint32_t index = bank_group * config_.banks_per_group + bank;
+  auto& slot = ch.rows[row_key(index, row)];
+  if (!slot) {
+    slot = std::make_unique<std::uint8_t[]>(config_.row_bytes());
+    BankState& b = ch.banks[index];
+    if (b.open && b.row == row) b.row_data = slot.get();  // keep the open row's cache coherent
+  }
+  std::memcpy(slot.get() + std::size_t{column} * config_.burst_bytes(), data.data(), data.size());
+}
+
+const ChannelStats& Device::stats(std::uint32_t channel) const {
+  return channel_at(channel).stats;
+}
+
+ChannelStats Device::total_stats() const {
+  ChannelStats total;
+  total.act_per_bank.assign(config_.banks(), 0);
+  total.rd_per_bank.assign(config_.banks(), 0);
+  total.wr_per_bank.assign(config_.banks(), 0);
+  for (const auto& ch : channels_) {
+    const ChannelStats& s = ch->stats;
+    total.act += s.act;
+    total.pre += s.pre;
+    total.prea += s.prea;
+    total.rd += s.rd;
+    total.wr += s.wr;
+    total.ref += s.ref;
+    total.data_bus_busy_cycles += s.data_bus_busy_cycles;
+    for (std::size_t i = 0; i < config_.banks(); ++i) {
+      total.act_per_bank[i] += s.act_per_bank[i];
+      total.rd_per_bank[i] += s.rd_per_bank[i];
+      total.wr_per_bank[i] += s.wr_per_bank[i];
+    }
+  }
+  return total;
+}
+
+std::size_t Device::allocated_rows() const {
+  std::size_t n = 0;
+  for (const auto& ch : channels_) n += ch->rows.size();
+  return n;
+}
+
+bool Device::bank_open(std::uint32_t channel, std::uint32_t bank_group, std::uint32_t bank) const {
+  return channel_at(channel).banks.at(bank_group * config_.banks_per_group + bank).open;
+}
+
+std::uint32_t Device::open_row(std::uint32_t channel, std::uint32_t bank_group,
+                               std::uint32_t bank) const {
+  return channel_at(channel).banks.at(bank_group * config_.banks_per_group + bank).row;
+}
+
+}  // namespace tpuemu::sim::dram
