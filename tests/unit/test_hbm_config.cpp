@@ -133,7 +133,7 @@ TEST(HbmConfig, Hbm2ReferenceValues) {
   EXPECT_EQ(s.geometry, g);
   const HbmTimings t{.CL = 14, .CWL = 4, .tRCD = 14, .tRP = 14, .tRAS = 34, .tRC = 48,
                      .tRRD_S = 4, .tRRD_L = 6, .tFAW = 30, .tCCD_S = 1, .tCCD_L = 2,
-                     .tWTR_S = 6, .tWTR_L = 8, .tWR = 16, .tRTP = 4, .tRFC = 260,
+                     .tWTR_S = 6, .tWTR_L = 8, .tWR = 16, .tRTP = 6, .tRFC = 260,
                      .tREFI = 3900};
   EXPECT_EQ(s.timings, t);
   EXPECT_EQ(s.peak_bytes_per_tck_per_channel(), 32u);

@@ -50,7 +50,7 @@ struct Config {
   std::uint32_t tWTR_S = 6;
   std::uint32_t tWTR_L = 8;
   std::uint32_t tWR = 16;
-  std::uint32_t tRTP = 4;
+  std::uint32_t tRTP = 6;
   std::uint32_t tRFC = 260;
   std::uint32_t tREFI = 3900;
 
