@@ -1,0 +1,292 @@
+// Shared by the benchmarks: a compiled matmul workload on a Verilated core (below the firmware),
+// run through CSRs, checked bit-exactly against the C++ reference, and the failure bookkeeping
+// that makes a benchmark binary exit non-zero when a result is wrong.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <time.h>
+
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+
+#include "tpuemu/compile.h"
+#include "tpuemu/config.h"
+#include "tpuemu/layout.h"
+#include "tpuemu/program.h"
+#include "tpuemu/reference.h"
+#include "tpuemu/sim/core_sim.h"
+
+namespace tpuemu::bench {
+
+// CSR byte addresses and counter indices of docs/isa.md.
+namespace csr {
+inline constexpr std::uint32_t kCtrl = 0x008, kStatus = 0x00C, kProgBase = 0x010,
+                               kErrorInfo = 0x014, kSem0 = 0x080, kCounter0 = 0x100;
+}
+namespace ctr {
+inline constexpr unsigned kCycles = 0, kMxuBusy = 1, kMxuStallSem = 2, kMxuStallWeights = 3,
+                          kMxuStallBank = 4, kDmaStallSem = 5, kDmaStallMem = 6, kFetchStall = 8,
+                          kBytesHbmToVmem = 9, kBytesVmemToHbm = 10, kBytesHbmToSmem = 11,
+                          kBytesSmemToHbm = 12, kBytesAccToHbm = 13, kInstructions = 15,
+                          kMemReadBeats = 16, kMemWriteBeats = 17, kMxuIdleEmpty = 20;
+inline constexpr unsigned kCount = 22;
+}  // namespace ctr
+
+// ---------------------------------------------------------------------------------------------
+// Failures: a wrong result is never a number in a table. Every benchmark that detects one calls
+// fail(); main() returns non-zero if any did, so scripts/bench.sh fails.
+// ---------------------------------------------------------------------------------------------
+inline std::atomic<int>& failure_count() {
+  static std::atomic<int> count{0};
+  return count;
+}
+
+inline void fail(benchmark::State& state, const std::string& message) {
+  ++failure_count();
+  std::fprintf(stderr, "\n*** BENCHMARK FAILURE: %s\n", message.c_str());
+  std::fflush(stderr);
+  state.SkipWithError(message.c_str());
+}
+
+// main() of every benchmark binary: the usual Google Benchmark flags, plus a non-zero exit when a
+// benchmark failed its check. `after` runs once the benchmarks are done (summary tables).
+template <typename After>
+int bench_main(int argc, char** argv, After&& after) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+  benchmark::RunSpecifiedBenchmarks();
+  after();
+  benchmark::Shutdown();
+  if (const int n = failure_count().load(); n != 0) {
+    std::fprintf(stderr, "\n*** %d benchmark(s) FAILED their bit-exact / completion check\n", n);
+    return 1;
+  }
+  return 0;
+}
+
+// CPU time of the calling thread. The benchmarks report simulated cycles per wall-clock second
+// (what a user waits for) and per CPU second of the simulating thread (what the simulator costs,
+// independent of other load on a shared machine).
+inline double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Driving a core through its CSRs
+// ---------------------------------------------------------------------------------------------
+inline sim::MemoryModelConfig memory_config(const Preset& preset) {
+  sim::MemoryModelConfig mem;
+  mem.capacity_bytes = preset.hbm.capacity_bytes;
+  mem.latency_cycles = preset.hbm.latency_cycles;
+  mem.bytes_per_cycle = preset.hbm.bytes_per_cycle;
+  return mem;
+}
+
+inline std::uint64_t read_counter(sim::CoreSim& core, unsigned index) {
+  const std::uint32_t lo = core.csr_read(csr::kCounter0 + 8 * index);
+  const std::uint32_t hi = core.csr_read(csr::kCounter0 + 8 * index + 4);
+  return (std::uint64_t{hi} << 32) | lo;
+}
+
+struct RunResult {
+  bool done = false;
+  bool error = false;
+  std::uint32_t error_code = 0;
+  std::uint32_t error_pc = 0;
+  std::uint64_t sim_cycles = 0;  // clock edges simulated for this run (CSR writes included)
+  std::optional<std::string> fault;
+
+  bool ok() const { return done && !error && !fault; }
+  std::string describe() const {
+    if (fault) return "memory fault: " + *fault;
+    if (error) return fmt::format("core error code {} at pc {}", error_code, error_pc);
+    if (!done) return fmt::format("core did not finish within {} cycles", sim_cycles);
+    return "ok";
+  }
+};
+
+// Starts the program already stored at prog_base and steps until the core is idle. Starting
+// clears the performance counters, so they describe this run only.
+inline RunResult run_program(sim::CoreSim& core, std::uint64_t prog_base, std::uint64_t max_cycles) {
+  const std::uint64_t start = core.cycle();
+  core.csr_write(csr::kProgBase, static_cast<std::uint32_t>(prog_base));
+  core.csr_write(csr::kCtrl, 1);
+  core.step(max_cycles, /*stop_when_idle=*/true);
+  RunResult r;
+  r.sim_cycles = core.cycle() - start;
+  const std::uint32_t status = core.csr_read(csr::kStatus);
+  r.done = (status & 2u) != 0;
+  r.error = (status & 4u) != 0;
+  r.error_code = (status >> 8) & 0xFFu;
+  r.error_pc = core.csr_read(csr::kErrorInfo);
+  r.fault = core.fault();
+  return r;
+}
+
+inline std::vector<std::uint64_t> read_counters(sim::CoreSim& core) {
+  std::vector<std::uint64_t> c(ctr::kCount);
+  for (unsigned i = 0; i < ctr::kCount; ++i) c[i] = read_counter(core, i);
+  return c;
+}
+
+// ---------------------------------------------------------------------------------------------
+// A compiled int8 matmul (int32 out) with fixed-seed data and its reference result
+// ---------------------------------------------------------------------------------------------
+inline std::uint64_t align_up(std::uint64_t x, std::uint64_t a) { return (x + a - 1) / a * a; }
+
+struct MatmulWorkload {
+  Preset preset;
+  MatmulSpec spec;
+  unsigned buffers = 2;
+  HbmTensor a, b, c;
+  std::uint64_t prog_base = 0;
+  Program program;
+  MatmulPlan plan;
+  std::vector<std::uint8_t> a_image, b_image, program_bytes;
+  std::vector<std::int32_t> expected;  // m x n row-major
+
+  static MatmulWorkload make(const std::string& preset_name, std::size_t m, std::size_t k,
+                             std::size_t n, unsigned buffers) {
+    MatmulWorkload w;
+    w.preset = load_preset(preset_name);
+    w.spec = MatmulSpec{m, k, n, /*requantize=*/false, 1, 0, false};
+    w.buffers = buffers;
+    const std::uint32_t dim = w.preset.dim;
+
+    std::mt19937 rng(static_cast<unsigned>(m * 7919 + k * 131 + n));
+    std::uniform_int_distribution<int> dist(-128, 127);
+    auto random_int8 = [&](std::size_t count) {
+      std::vector<std::int8_t> v(count);
+      for (auto& x : v) x = static_cast<std::int8_t>(dist(rng));
+      v.front() = -128;  // the extremes, so overflow mistakes show
+      v.back() = 127;
+      return v;
+    };
+    const auto a_host = random_int8(m * k);
+    const auto b_host = random_int8(k * n);
+
+    const auto la = matmul_a_layout(w.spec, dim), lb = matmul_b_layout(w.spec, dim),
+               lc = matmul_c_layout(w.spec, dim);
+    constexpr std::uint64_t kAlign = 1ull << 20;
+    w.a = HbmTensor{la, 0};
+    w.b = HbmTensor{lb, align_up(la.bytes(), kAlign)};
+    w.c = HbmTensor{lc, align_up(w.b.addr + lb.bytes(), kAlign)};
+    w.prog_base = align_up(w.c.addr + lc.bytes(), kAlign);
+
+    std::vector<std::int8_t> b_padded(b_host);
+    b_padded.resize(lb.rows * lb.cols, 0);
+    w.a_image = pack(la, a_host);
+    w.b_image = pack(lb, b_padded);
+
+    CompileOptions options;
+    options.buffers = {buffers, buffers, buffers};
+    w.plan = compile_matmul(w.preset, w.spec, w.a, w.b, w.c, options, w.program);
+    w.program.push_back(Instruction{isa::End{}, std::nullopt, std::nullopt});
+    if (const auto problems = check_program(w.program, w.preset); !problems.empty()) {
+      throw std::runtime_error("compiled program fails check_program: " + problems.front());
+    }
+    w.program_bytes = w.program.to_bytes();
+    if (w.prog_base + w.program_bytes.size() > w.preset.hbm.capacity_bytes) {
+      throw std::runtime_error("workload does not fit the preset's HBM");
+    }
+    w.expected = matmul_int8(a_host, b_host, m, k, n);
+    return w;
+  }
+
+  std::string name() const {
+    return fmt::format("{}/{}x{}x{}/buffers:{}", preset.name, spec.m, spec.k, spec.n, buffers);
+  }
+  std::uint64_t ideal_cycles() const { return ideal_mxu_cycles(spec, preset.dim); }
+  std::uint64_t min_hbm_bytes() const { return minimum_hbm_bytes(spec); }
+  // Cycles HBM needs at its peak bandwidth to move the minimum traffic.
+  double hbm_bound_cycles() const {
+    return static_cast<double>(min_hbm_bytes()) / preset.hbm.bytes_per_cycle;
+  }
+  double roofline_cycles() const {
+    return std::max(static_cast<double>(ideal_cycles()), hbm_bound_cycles());
+  }
+  // Generous: 20x the roofline plus the fill latency, so a hang is reported, not waited out.
+  std::uint64_t max_cycles() const {
+    return 20 * static_cast<std::uint64_t>(roofline_cycles()) + 1'000'000;
+  }
+
+  // Inputs and program into HBM; the output region is poisoned so stale data cannot pass.
+  void load(sim::CoreSim& core) const {
+    core.mem_write(a.addr, a_image);
+    core.mem_write(b.addr, b_image);
+    core.mem_write(prog_base, program_bytes);
+    poison_output(core);
+  }
+  void poison_output(sim::CoreSim& core) const {
+    std::vector<std::uint8_t> poison(c.layout.bytes(), 0xA5);
+    core.mem_write(c.addr, poison);
+  }
+
+  RunResult run(sim::CoreSim& core) const { return run_program(core, prog_base, max_cycles()); }
+
+  // Empty when C in HBM equals the reference bit for bit and every semaphore is back to 0.
+  std::optional<std::string> verify(sim::CoreSim& core) const {
+    std::vector<std::uint8_t> raw(c.layout.bytes());
+    core.mem_read(c.addr, raw);
+    const auto got = unpack<std::int32_t>(c.layout, raw);
+    if (got.size() != expected.size()) {
+      return fmt::format("{}: result has {} elements, expected {}", name(), got.size(), expected.size());
+    }
+    std::size_t mismatches = 0, first = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      if (got[i] != expected[i]) {
+        if (mismatches++ == 0) first = i;
+      }
+    }
+    if (mismatches != 0) {
+      return fmt::format("{}: NOT bit-exact: {} of {} elements differ; first C[{}][{}] = {}, expected {}",
+                         name(), mismatches, got.size(), first / spec.n, first % spec.n, got[first],
+                         expected[first]);
+    }
+    for (unsigned s = 0; s < 32; ++s) {
+      if (const auto v = core.csr_read(csr::kSem0 + 4 * s); v != 0) {
+        return fmt::format("{}: semaphore {} is {} after the run (unbalanced program)", name(), s, v);
+      }
+    }
+    return std::nullopt;
+  }
+};
+
+// A core with a workload loaded and verified once (outside any timed region).
+struct PreparedMatmul {
+  MatmulWorkload workload;
+  std::unique_ptr<sim::CoreSim> core;
+  RunResult first_run;
+  std::vector<std::uint64_t> counters;  // of the verified run
+  std::optional<std::string> error;     // set if the verified run was wrong
+
+  static std::unique_ptr<PreparedMatmul> make(const std::string& preset, std::size_t m, std::size_t k,
+                                              std::size_t n, unsigned buffers) {
+    auto p = std::make_unique<PreparedMatmul>();
+    p->workload = MatmulWorkload::make(preset, m, k, n, buffers);
+    p->core = sim::make_core_sim(preset, memory_config(p->workload.preset));
+    p->workload.load(*p->core);
+    p->first_run = p->workload.run(*p->core);
+    if (!p->first_run.ok()) {
+      p->error = p->workload.name() + ": " + p->first_run.describe();
+      return p;
+    }
+    p->counters = read_counters(*p->core);
+    p->error = p->workload.verify(*p->core);
+    return p;
+  }
+};
+
+}  // namespace tpuemu::bench

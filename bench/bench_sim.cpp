@@ -1,0 +1,305 @@
+// Simulation speed of the Verilated cores through CoreSim (below the firmware): simulated clock
+// cycles per wall-clock second.
+//
+//   BM_SimMatmul/<preset>/...  a compiled int8 matmul (256x256x256, buffers 2; 128^3 on
+//                              tpu-v4-like), checked bit-exactly once before timing
+//   BM_SimIdle/<preset>        stepping a core with nothing to do: the harness floor
+//   BM_SimFetch/<preset>       a long program of NOPs: instruction fetch and dispatch only
+//
+// Counters: sim_cycles_per_s (rate over wall time), cycles per run, mxu_util (MXU busy cycles /
+// run cycles), ideal_frac (ideal MXU cycles / run cycles). See docs/benchmarks.md.
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+
+#include "bench_common.h"
+
+namespace tpuemu::bench {
+namespace {
+
+// The target for `default` on one host core.
+constexpr double kTargetCyclesPerSecond = 100'000;
+
+using Clock = std::chrono::steady_clock;
+
+// Figures of the last measurement of each benchmark, for the summary printed after the run.
+struct Figure {
+  std::string preset;
+  std::string kind;  // matmul, idle, fetch
+  std::string workload;
+  double cycles_per_s = 0;      // per wall-clock second
+  double cycles_per_cpu_s = 0;  // per CPU second of the simulating thread
+  double mxu_util = -1;
+};
+std::map<std::string, Figure>& figures() {
+  static std::map<std::string, Figure> f;
+  return f;
+}
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// sim_cycles_per_s: Google Benchmark's rate over the wall time of the timed loop (the benchmarks
+// use real time). sim_cycles_per_cpu_s: over the CPU time of this thread in the same loop.
+void report_speed(benchmark::State& state, Figure fig, std::uint64_t sim_cycles, double wall,
+                  double cpu, double mxu_util = -1) {
+  const auto cycles = static_cast<double>(sim_cycles);
+  state.counters["sim_cycles_per_s"] = benchmark::Counter(cycles, benchmark::Counter::kIsRate);
+  state.counters["sim_cycles_per_cpu_s"] = cycles / cpu;
+  fig.cycles_per_s = cycles / wall;
+  fig.cycles_per_cpu_s = cycles / cpu;
+  fig.mxu_util = mxu_util;
+  figures()[fig.kind + "/" + fig.preset] = fig;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Compiled matmul
+// ---------------------------------------------------------------------------------------------
+// Google Benchmark calls a benchmark function several times while it sizes the iteration count;
+// the core, the program and the bit-exact check are made once per benchmark and kept.
+//
+// At most ONE core is alive at any time. Verilator 5.006 erases a model's scopes through the
+// thread's current VerilatedContext (the most recently constructed one), so destroying an older
+// model after a newer one is gone locks a freed mutex and hangs (or aborts at exit). With one
+// core alive, every destruction is of the newest model. (Fixable in sim/src/core_sim_impl.h by
+// setting Verilated::threadContextp(context_) in ~VerilatedCoreSim.)
+struct MatmulSlot {
+  std::string key;
+  std::unique_ptr<PreparedMatmul> prepared;
+};
+MatmulSlot& matmul_slot() {
+  static MatmulSlot slot;
+  return slot;
+}
+void release_cores() {
+  matmul_slot().prepared.reset();
+  matmul_slot().key.clear();
+}
+
+PreparedMatmul& prepared(const std::string& preset, std::size_t m, std::size_t k, std::size_t n,
+                         unsigned buffers) {
+  MatmulSlot& slot = matmul_slot();
+  const std::string key = fmt::format("{}/{}/{}/{}/{}", preset, m, k, n, buffers);
+  if (slot.key != key || !slot.prepared) {
+    release_cores();
+    slot.prepared = PreparedMatmul::make(preset, m, k, n, buffers);
+    slot.key = key;
+  }
+  return *slot.prepared;
+}
+
+void BM_SimMatmul(benchmark::State& state, std::string preset, std::size_t m, std::size_t k,
+                  std::size_t n, unsigned buffers) {
+  PreparedMatmul* p = nullptr;
+  try {
+    p = &prepared(preset, m, k, n, buffers);
+  } catch (const std::exception& e) {
+    fail(state, fmt::format("{} {}x{}x{}: setup failed: {}", preset, m, k, n, e.what()));
+    return;
+  }
+  if (p->error) {
+    fail(state, *p->error);
+    return;
+  }
+  const MatmulWorkload& w = p->workload;
+  const std::uint64_t run_cycles = p->counters[ctr::kCycles];
+
+  std::uint64_t sim_cycles = 0;
+  std::optional<std::string> problem;
+  const auto start = Clock::now();
+  const double cpu_start = thread_cpu_seconds();
+  for (auto _ : state) {
+    const RunResult r = w.run(*p->core);
+    sim_cycles += r.sim_cycles;
+    if (!r.ok()) {
+      problem = w.name() + ": " + r.describe();
+      break;
+    }
+    // The model is cycle-accurate and deterministic: every repeat must take the same cycles.
+    if (const auto c = read_counter(*p->core, ctr::kCycles); c != run_cycles) {
+      problem = fmt::format("{}: run took {} cycles, the verified run {}", w.name(), c, run_cycles);
+      break;
+    }
+  }
+  const double wall = seconds_since(start);
+  const double cpu = thread_cpu_seconds() - cpu_start;
+  if (problem) {
+    fail(state, *problem);
+    return;
+  }
+
+  const double mxu_util =
+      static_cast<double>(p->counters[ctr::kMxuBusy]) / static_cast<double>(run_cycles);
+  report_speed(state, Figure{preset, "matmul", fmt::format("{}x{}x{} b{}", m, k, n, buffers)},
+               sim_cycles, wall, cpu, mxu_util);
+  state.counters["cycles"] = static_cast<double>(run_cycles);
+  state.counters["mxu_util"] = mxu_util;
+  state.counters["ideal_frac"] =
+      static_cast<double>(w.ideal_cycles()) / static_cast<double>(run_cycles);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Idle core: reset, nothing started, the clock keeps ticking. Every cycle still evaluates the
+// whole Verilated model and the memory model, so this is the floor of the harness.
+// ---------------------------------------------------------------------------------------------
+void BM_SimIdle(benchmark::State& state, std::string preset) {
+  release_cores();
+  const Preset pr = load_preset(preset);
+  auto core = sim::make_core_sim(preset, memory_config(pr));
+  const std::uint64_t chunk = pr.dim >= 128 ? 2'000 : 50'000;
+  std::uint64_t cycles = 0;
+  const auto start = Clock::now();
+  const double cpu_start = thread_cpu_seconds();
+  for (auto _ : state) cycles += core->step(chunk);
+  const double wall = seconds_since(start);
+  const double cpu = thread_cpu_seconds() - cpu_start;
+  if (core->csr_read(csr::kStatus) != 0 || core->fault()) {
+    fail(state, preset + ": idle core changed state");
+    return;
+  }
+  report_speed(state, Figure{preset, "idle", fmt::format("{} cycles/iter", chunk)}, cycles, wall,
+               cpu);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fetch-heavy: a long straight-line program of NOPs spread over the three queues. Nothing but
+// instruction fetch (32 bytes per instruction over the memory port), decode and dispatch.
+// ---------------------------------------------------------------------------------------------
+void BM_SimFetch(benchmark::State& state, std::string preset, std::size_t instructions) {
+  release_cores();
+  const Preset pr = load_preset(preset);
+  auto core = sim::make_core_sim(preset, memory_config(pr));
+  Program program;
+  for (std::size_t i = 0; i < instructions; ++i) {
+    switch (i % 3) {
+      case 0: program.push_back(Instruction{isa::DmaNop{}, std::nullopt, std::nullopt}); break;
+      case 1: program.push_back(Instruction{isa::MxuNop{}, std::nullopt, std::nullopt}); break;
+      default: program.push_back(Instruction{isa::VecNop{}, std::nullopt, std::nullopt}); break;
+    }
+  }
+  program.push_back(Instruction{isa::End{}, std::nullopt, std::nullopt});
+  constexpr std::uint64_t kBase = 0x10'0000;
+  core->mem_write(kBase, program.to_bytes());
+  const std::uint64_t max_cycles = 200 * instructions + 100'000;
+
+  std::uint64_t sim_cycles = 0, run_cycles = 0, fetched = 0;
+  std::optional<std::string> problem;
+  const auto start = Clock::now();
+  const double cpu_start = thread_cpu_seconds();
+  for (auto _ : state) {
+    const RunResult r = run_program(*core, kBase, max_cycles);
+    sim_cycles += r.sim_cycles;
+    if (!r.ok()) {
+      problem = preset + " fetch: " + r.describe();
+      break;
+    }
+  }
+  const double wall = seconds_since(start);
+  const double cpu = thread_cpu_seconds() - cpu_start;
+  if (!problem) {
+    run_cycles = read_counter(*core, ctr::kCycles);
+    fetched = read_counter(*core, ctr::kInstructions);
+    // The counter counts instructions dispatched to a queue; END is not dispatched.
+    if (fetched != instructions) {
+      problem = fmt::format("{} fetch: {} instructions dispatched, expected {}", preset, fetched,
+                            instructions);
+    }
+  }
+  if (problem) {
+    fail(state, *problem);
+    return;
+  }
+  report_speed(state, Figure{preset, "fetch", fmt::format("{} NOPs", instructions)}, sim_cycles,
+               wall, cpu);
+  state.counters["cycles"] = static_cast<double>(run_cycles);
+  state.counters["instr_per_cycle"] = static_cast<double>(fetched) / static_cast<double>(run_cycles);
+}
+
+void register_benchmarks() {
+  struct MatmulCase {
+    const char* preset;
+    std::size_t size;
+  };
+  std::vector<MatmulCase> matmuls = {{"small", 256}, {"default", 256}};
+  std::vector<std::string> presets = {"small", "default"};
+  if (sim::core_sim_available("tpu-v4-like")) {
+    matmuls.push_back({"tpu-v4-like", 128});  // DIM 128 simulates ~70x slower than DIM 16
+    presets.push_back("tpu-v4-like");
+  }
+  for (const auto& mc : matmuls) {
+    const std::string name =
+        fmt::format("BM_SimMatmul/{}/{}x{}x{}/buffers:2", mc.preset, mc.size, mc.size, mc.size);
+    benchmark::RegisterBenchmark(name.c_str(), BM_SimMatmul, std::string(mc.preset), mc.size,
+                                 mc.size, mc.size, 2u)
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
+  }
+  for (const auto& preset : presets) {
+    benchmark::RegisterBenchmark(("BM_SimIdle/" + preset).c_str(), BM_SimIdle, preset)
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
+  }
+  for (const auto& preset : presets) {
+    const std::size_t n = preset == "tpu-v4-like" ? 256 : 3072;
+    benchmark::RegisterBenchmark(fmt::format("BM_SimFetch/{}/nops:{}", preset, n).c_str(),
+                                 BM_SimFetch, preset, n)
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
+  }
+}
+
+std::string si(double v) {
+  if (v >= 1e6) return fmt::format("{:.2f} M", v / 1e6);
+  if (v >= 1e3) return fmt::format("{:.1f} k", v / 1e3);
+  return fmt::format("{:.0f}", v);
+}
+
+void print_summary() {
+  const auto& f = figures();
+  if (f.empty()) return;
+  fmt::print("\nSimulation speed: simulated cycles per second, one host thread "
+             "(wall clock, and CPU time of the simulating thread)\n");
+  fmt::print("{:<12} {:<7} {:<22} {:>13} {:>13} {:>9} {:>14}\n", "preset", "kind", "workload",
+             "cycles/wall s", "cycles/CPU s", "mxu util", "of idle floor");
+  for (const auto& [key, fig] : f) {
+    const auto idle = f.find("idle/" + fig.preset);
+    // Against the idle core, per CPU second: how much the activity costs beyond the harness floor.
+    const std::string vs_idle =
+        idle != f.end() && fig.kind != "idle"
+            ? fmt::format("{:.2f}x", fig.cycles_per_cpu_s / idle->second.cycles_per_cpu_s)
+            : "";
+    fmt::print("{:<12} {:<7} {:<22} {:>13} {:>13} {:>9} {:>14}\n", fig.preset, fig.kind,
+               fig.workload, si(fig.cycles_per_s), si(fig.cycles_per_cpu_s),
+               fig.mxu_util >= 0 ? fmt::format("{:.1f}%", 100 * fig.mxu_util) : "", vs_idle);
+  }
+  const auto small = f.find("matmul/small"), def = f.find("matmul/default");
+  if (small != f.end() && def != f.end()) {
+    fmt::print("ratio default/small (matmul, per CPU s): {:.2f}x\n",
+               def->second.cycles_per_cpu_s / small->second.cycles_per_cpu_s);
+  }
+  if (def != f.end()) {
+    const double ratio = def->second.cycles_per_s / kTargetCyclesPerSecond;
+    fmt::print("target: default matmul >= {} simulated cycles per wall-clock s: {} ({:.2f}x the "
+               "target; {:.2f}x per CPU s)\n",
+               si(kTargetCyclesPerSecond), ratio >= 1 ? "MET" : "NOT MET", ratio,
+               def->second.cycles_per_cpu_s / kTargetCyclesPerSecond);
+  }
+}
+
+}  // namespace
+}  // namespace tpuemu::bench
+
+int main(int argc, char** argv) {
+  tpuemu::bench::register_benchmarks();
+  return tpuemu::bench::bench_main(argc, argv, [] {
+    tpuemu::bench::print_summary();
+    tpuemu::bench::release_cores();
+  });
+}
