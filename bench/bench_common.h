@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <random>
@@ -202,6 +203,10 @@ struct MatmulWorkload {
       throw std::runtime_error("workload does not fit the preset's HBM");
     }
     w.expected = matmul_int8(a_host, b_host, m, k, n);
+    // Self-test of the checking path (docs/benchmarks.md): a wrong reference must fail the run.
+    if (const char* corrupt = std::getenv("TPUEMU_BENCH_CORRUPT_REFERENCE"); corrupt && *corrupt == '1') {
+      w.expected[w.expected.size() / 2] ^= 1;
+    }
     return w;
   }
 

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Runs every tpuemu benchmark (docs/benchmarks.md) with one command:
+#   1. configures the default preset build dir (build/, `cmake --preset default`) if needed,
+#   2. builds the benchmark targets (bench_sim, bench_roofline) and what they need,
+#   3. runs them and prints their results, ratios and summary tables.
+# Exits non-zero if a benchmark fails its bit-exact / completion check, or anything else fails.
+#
+# Usage: scripts/bench.sh [extra Google Benchmark flags, e.g. --benchmark_filter=default]
+# Environment:
+#   TPUEMU_BENCH_BUILD_DIR  build dir to use instead of build/ (configured with the default preset)
+#   TPUEMU_BENCH_MIN_TIME   --benchmark_min_time in seconds for bench_sim (default 0.2)
+#   TPUEMU_BENCH_OUT        directory for the JSON results (default <build dir>/bench-results)
+# The first build verilates and compiles the cores (several minutes with tpu-v4-like); later
+# runs take about a minute on 2 cores.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+build_dir=${TPUEMU_BENCH_BUILD_DIR:-build}
+min_time=${TPUEMU_BENCH_MIN_TIME:-0.2}
+out_dir=${TPUEMU_BENCH_OUT:-$build_dir/bench-results}
+benches=(bench_sim bench_roofline)
+
+log() { printf '\n==> %s\n' "$*" >&2; }
+
+configure() {
+  log "configuring $build_dir (cmake --preset default)"
+  cmake --preset default -B "$build_dir" -DTPUEMU_BUILD_BENCH=ON "$@" >&2
+}
+
+if [[ ! -f "$build_dir/CMakeCache.txt" ]]; then
+  configure
+elif ! grep -q '^TPUEMU_BUILD_BENCH:BOOL=ON' "$build_dir/CMakeCache.txt"; then
+  configure  # configured earlier with the benchmarks off
+fi
+
+log "building ${benches[*]} in $build_dir"
+cmake --build "$build_dir" --target "${benches[@]}" >&2
+
+mkdir -p "$out_dir"
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+failed=()
+for b in "${benches[@]}"; do
+  log "running $b"
+  args=(--benchmark_out="$out_dir/$b-$stamp.json" --benchmark_out_format=json)
+  [[ $b == bench_sim ]] && args+=(--benchmark_min_time="$min_time")
+  if ! "$build_dir/bench/$b" "${args[@]}" "$@"; then
+    failed+=("$b")
+  fi
+done
+
+log "JSON results in $out_dir/*-$stamp.json"
+if ((${#failed[@]})); then
+  printf '\nbench: FAILED: %s\n' "${failed[*]}" >&2
+  exit 1
+fi
+printf '\nbench: all benchmarks passed their checks\n' >&2
