@@ -99,7 +99,7 @@ module tpu_top import tpu_pkg::*; #(
   logic [DataW-1:0]     d_req_wdata;
 
   mem_arbiter #(.Dim(Dim), .RouteDepth(1 << $clog2(MemOutstanding + 32))) u_arb (
-    .clk_i, .rst_ni, .clear_i(clear),
+    .clk_i, .rst_ni,
     .f_req_valid_i   (f_req_valid),
     .f_req_ready_o   (f_req_ready),
     .f_req_addr_i    (f_req_addr),
@@ -188,7 +188,6 @@ module tpu_top import tpu_pkg::*; #(
   logic                 smem_csr_access;
   assign smem_csr_access = csr_valid_i && (csr_addr_i == 12'h028);
 
-  // the SMEM DMA port is row-wide; reads and writes use different rows, so mux the address
   smem #(.Dim(Dim), .Words(SmemWords)) u_smem (
     .clk_i,
     .csr_we_i    (smem_csr_access && csr_write_i),
@@ -196,8 +195,9 @@ module tpu_top import tpu_pkg::*; #(
     .csr_wdata_i (csr_wdata_i),
     .csr_rdata_o (smem_csr_rdata),
     .dma_we_i    (smem_dma_we),
-    .dma_row_i   (smem_dma_we ? smem_dma_wrow : smem_dma_rrow),
+    .dma_wrow_i  (smem_dma_wrow),
     .dma_wdata_i (smem_dma_wdata),
+    .dma_rrow_i  (smem_dma_rrow),
     .dma_rdata_o (smem_dma_rdata),
     .vec_addr_i  (smem_vec_addr),
     .vec_rdata_o (smem_vec_rdata)

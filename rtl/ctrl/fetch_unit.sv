@@ -39,6 +39,7 @@ module fetch_unit import tpu_pkg::*; #(
   logic [PtrW:0]    buffered_q;     // beats in the buffer
   logic [PtrW:0]    inflight_q;     // beats requested, not yet dispatched (buffer + outstanding)
   logic [PtrW:0]    outstanding_q;  // beats requested, response not yet received
+  logic [PtrW:0]    discard_q;      // responses still to come that belong to an earlier program
   logic [31:0]      pc_q, req_pc_q, rsp_pc_q;
   logic [BeatIdxW-1:0] req_beat_q, rsp_beat_q;
   logic             running_q;
@@ -66,7 +67,7 @@ module fetch_unit import tpu_pkg::*; #(
     end
   end
   logic rsp_keep;
-  assign rsp_keep = rsp_valid_i && running_q;
+  assign rsp_keep = rsp_valid_i && running_q && (discard_q == '0);
 
   // ---- dispatch
   logic [InstrWidth-1:0] head_instr;
@@ -110,17 +111,32 @@ module fetch_unit import tpu_pkg::*; #(
     if (rsp_keep) buf_q[wr_q] <= rsp_slot;
   end
 
+  // The memory answers every accepted request, even across a soft reset or a new start: count
+  // them all, and drop the responses that belong to an earlier program.
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      outstanding_q <= '0;
+      discard_q     <= '0;
+    end else begin
+      outstanding_q <= outstanding_q + (PtrW+1)'(req_fire) - (PtrW+1)'(rsp_valid_i);
+      if (clear_i || start_i) begin
+        discard_q <= outstanding_q + (PtrW+1)'(req_fire) - (PtrW+1)'(rsp_valid_i);
+      end else if (rsp_valid_i && discard_q != '0) begin
+        discard_q <= discard_q - 1'b1;
+      end
+    end
+  end
+
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       running_q <= 1'b0;
-      rd_q <= '0; wr_q <= '0; buffered_q <= '0; inflight_q <= '0; outstanding_q <= '0;
+      rd_q <= '0; wr_q <= '0; buffered_q <= '0; inflight_q <= '0;
       pc_q <= '0; req_pc_q <= '0; rsp_pc_q <= '0; req_beat_q <= '0; rsp_beat_q <= '0;
     end else if (clear_i) begin
       running_q <= 1'b0;
-      rd_q <= '0; wr_q <= '0; buffered_q <= '0; inflight_q <= '0; outstanding_q <= '0;
+      rd_q <= '0; wr_q <= '0; buffered_q <= '0; inflight_q <= '0;
       pc_q <= '0; req_pc_q <= '0; rsp_pc_q <= '0; req_beat_q <= '0; rsp_beat_q <= '0;
     end else begin
-      outstanding_q <= outstanding_q + (PtrW+1)'(req_fire) - (PtrW+1)'(rsp_valid_i);
       if (start_i) begin
         running_q <= 1'b1;
         rd_q <= '0; wr_q <= '0; buffered_q <= '0; inflight_q <= '0;

@@ -1,7 +1,7 @@
-// Hardware semaphores that order the decoupled queues. A waiter is granted when the semaphore
-// holds at least its count and no higher-priority waiter (lower index) asks for the same one this
-// cycle; a granted waiter that takes (take_i) subtracts its count. Signals add one each and may
-// arrive from several engines in one cycle.
+// Hardware semaphores that order the decoupled queues. A waiter is granted when what the granted
+// higher-priority waiters (lower index) leave of the semaphore is at least its count; a granted
+// waiter that takes (take_i) subtracts its count. Signals add one each and may arrive from several
+// engines in one cycle.
 module sem_bank import tpu_pkg::*; #(
   parameter int unsigned NumWaiters = 3,
   parameter int unsigned NumSignals = 8
@@ -26,13 +26,20 @@ module sem_bank import tpu_pkg::*; #(
 
   assign value_o = value_q;
 
+  // In priority order, each waiter sees what the granted higher-priority waiters leave of the
+  // semaphore, so one that cannot be satisfied never blocks another.
   always_comb begin
+    logic [SemWidth:0]       left;
+    logic [NumWaiters-1:0]   gnt;
+    gnt = '0;
     for (int unsigned w = 0; w < NumWaiters; w++) begin
-      wait_gnt_o[w] = wait_req_i[w] && (value_q[wait_sem_i[w]] >= SemWidth'(wait_cnt_i[w]));
+      left = {1'b0, value_q[wait_sem_i[w]]};
       for (int unsigned v = 0; v < w; v++) begin
-        if (wait_req_i[v] && wait_sem_i[v] == wait_sem_i[w]) wait_gnt_o[w] = 1'b0;
+        if (gnt[v] && wait_sem_i[v] == wait_sem_i[w]) left = left - (SemWidth+1)'(wait_cnt_i[v]);
       end
+      gnt[w] = wait_req_i[w] && (left >= (SemWidth+1)'(wait_cnt_i[w]));
     end
+    wait_gnt_o = gnt;
   end
 
   always_comb begin

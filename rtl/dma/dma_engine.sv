@@ -131,6 +131,11 @@ module dma_engine import tpu_pkg::*; #(
 
   // ---------------- read path: requests, tags, returned data
   logic             rtag_full, rtag_empty, rdat_empty;
+  logic [$clog2(Outstanding):0] rtag_count, rdat_count;
+  // Responses still to come for requests issued before a soft reset: the memory answers them
+  // anyway, and they must neither land in local memory nor count towards a descriptor.
+  logic [$clog2(Outstanding):0] rd_discard_q;
+  logic             rsp_keep;
   logic [TagW-1:0]  rtag_head;
   logic [DataW-1:0] rdat_head;
   logic             rtag_push, rdrain;
@@ -262,29 +267,50 @@ module dma_engine import tpu_pkg::*; #(
   sync_fifo #(.Width(TagW), .Depth(Outstanding)) u_rtag (
     .clk_i, .rst_ni, .clear_i,
     .push_i(rtag_push), .data_i(rtag_in), .pop_i(rdrain), .data_o(rtag_head),
-    .empty_o(rtag_empty), .full_o(rtag_full), .count_o()
+    .empty_o(rtag_empty), .full_o(rtag_full), .count_o(rtag_count)
   );
+  assign rsp_keep = mem_rsp_valid_i && (rd_discard_q == '0);
   sync_fifo #(.Width(DataW), .Depth(Outstanding)) u_rdat (
     .clk_i, .rst_ni, .clear_i,
-    .push_i(mem_rsp_valid_i), .data_i(mem_rsp_data_i), .pop_i(rdrain), .data_o(rdat_head),
-    .empty_o(rdat_empty), .full_o(), .count_o()
+    .push_i(rsp_keep), .data_i(mem_rsp_data_i), .pop_i(rdrain), .data_o(rdat_head),
+    .empty_o(rdat_empty), .full_o(), .count_o(rdat_count)
   );
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      rd_discard_q <= '0;
+    end else if (clear_i) begin
+      rd_discard_q <= rd_discard_q + rtag_count - rdat_count + ($clog2(Outstanding)+1)'(issue_read)
+                      - ($clog2(Outstanding)+1)'(mem_rsp_valid_i);
+    end else if (mem_rsp_valid_i && rd_discard_q != '0) begin
+      rd_discard_q <= rd_discard_q - 1'b1;
+    end
+  end
   sync_fifo #(.Width(AddrWidth+3+DataW), .Depth(WDepth)) u_wbuf (
     .clk_i, .rst_ni, .clear_i,
     .push_i(wbuf_push), .data_i(wbuf_in), .pop_i(wbuf_pop), .data_o(wbuf_head),
     .empty_o(wbuf_empty), .full_o(wbuf_full), .count_o(wbuf_count)
   );
 
+  // Write acknowledgements are counted across a soft reset too; those of writes issued before it
+  // are discarded.
+  logic [WackW-1:0] wack_discard_q;
+  logic             wack_keep;
+  assign wack_keep = mem_wack_valid_i && (wack_discard_q == '0);
   always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni)      wack_pending_q <= '0;
-    else if (clear_i) wack_pending_q <= '0;
-    else wack_pending_q <= wack_pending_q + WackW'(wbuf_pop) - WackW'(mem_wack_valid_i);
+    if (!rst_ni) begin
+      wack_pending_q <= '0;
+      wack_discard_q <= '0;
+    end else begin
+      wack_pending_q <= wack_pending_q + WackW'(wbuf_pop) - WackW'(mem_wack_valid_i);
+      if (clear_i) wack_discard_q <= wack_pending_q + WackW'(wbuf_pop) - WackW'(mem_wack_valid_i);
+      else if (mem_wack_valid_i && wack_discard_q != '0) wack_discard_q <= wack_discard_q - 1'b1;
+    end
   end
 
   // ---------------- completion per class
   logic [1:0] unit_done;
   assign unit_done[0] = rdrain;
-  assign unit_done[1] = mem_wack_valid_i;
+  assign unit_done[1] = wack_keep;
   logic [UnitW-1:0] done_q [2];
 
   for (genvar c = 0; c < 2; c++) begin : g_class

@@ -7,7 +7,6 @@ module mem_arbiter import tpu_pkg::*; #(
 ) (
   input  logic                 clk_i,
   input  logic                 rst_ni,
-  input  logic                 clear_i,
   input  logic                 f_req_valid_i,
   output logic                 f_req_ready_o,
   input  logic [AddrWidth-1:0] f_req_addr_i,
@@ -38,8 +37,10 @@ module mem_arbiter import tpu_pkg::*; #(
   logic read_accepted;
   assign read_accepted = mem_req_valid_o && !mem_req_write_o && mem_req_ready_i;
 
+  // Not cleared by a soft reset: the memory still answers the reads accepted before it, and the
+  // fetch unit and the DMA discard those answers themselves.
   sync_fifo #(.Width(1), .Depth(RouteDepth)) u_route (
-    .clk_i, .rst_ni, .clear_i,
+    .clk_i, .rst_ni, .clear_i(1'b0),
     .push_i(read_accepted), .data_i(f_req_valid_i), .pop_i(mem_rsp_valid_i), .data_o(route_head),
     .empty_o(), .full_o(route_full), .count_o()
   );

@@ -13,8 +13,9 @@ module smem #(
   input  logic [31:0]                csr_wdata_i,
   output logic [31:0]                csr_rdata_o,
   input  logic                       dma_we_i,
-  input  logic [RowW-1:0]            dma_row_i,
+  input  logic [RowW-1:0]            dma_wrow_i,
   input  logic [RowWords-1:0][31:0]  dma_wdata_i,
+  input  logic [RowW-1:0]            dma_rrow_i,
   output logic [RowWords-1:0][31:0]  dma_rdata_o,
   input  logic [WordW-1:0]           vec_addr_i,
   output logic [1:0][31:0]           vec_rdata_o
@@ -26,12 +27,13 @@ module smem #(
   endfunction
 
   assign csr_rdata_o    = word_at(csr_addr_i);
-  assign dma_rdata_o    = mem_q[dma_row_i];
+  assign dma_rdata_o    = mem_q[dma_rrow_i];
   assign vec_rdata_o[0] = word_at(vec_addr_i);
   assign vec_rdata_o[1] = word_at(vec_addr_i + 1'b1);
 
+  // Both writes land in one cycle; on the same row the CSR word (assigned last) wins.
   always_ff @(posedge clk_i) begin
-    if (dma_we_i) mem_q[dma_row_i] <= dma_wdata_i;
-    else if (csr_we_i) mem_q[32'(csr_addr_i) / RowWords][32'(csr_addr_i) % RowWords] <= csr_wdata_i;
+    if (dma_we_i) mem_q[dma_wrow_i] <= dma_wdata_i;
+    if (csr_we_i) mem_q[32'(csr_addr_i) / RowWords][32'(csr_addr_i) % RowWords] <= csr_wdata_i;
   end
 endmodule
