@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <random>
 #include <span>
 #include <string>
 #include <vector>
@@ -42,6 +43,30 @@ inline CoreRun run_core(sim::CoreSim& core, const Program& program, std::uint64_
   run.error_code = (status >> 8) & 0xFFu;
   run.error_pc = core.csr_read(csr::kErrorInfo);
   return run;
+}
+
+// The `small` core behind a 64 MiB memory model; back-pressure draws from `seed`.
+inline std::unique_ptr<sim::CoreSim> small_core(std::uint32_t latency = 20, std::uint32_t backpressure = 0,
+                                                std::uint32_t bytes_per_cycle = 8, std::uint64_t seed = 7) {
+  sim::MemoryModelConfig mem;
+  mem.capacity_bytes = 64ull << 20;
+  mem.latency_cycles = latency;
+  mem.bytes_per_cycle = bytes_per_cycle;
+  mem.backpressure_permille = backpressure;
+  mem.seed = seed;
+  return sim::make_core_sim("small", mem);
+}
+
+// Uniform int8 values; the first and last are the extremes -128 and 127.
+inline std::vector<std::int8_t> random_int8(std::size_t n, std::mt19937& rng) {
+  std::uniform_int_distribution<int> dist(-128, 127);
+  std::vector<std::int8_t> v(n);
+  for (auto& x : v) x = static_cast<std::int8_t>(dist(rng));
+  if (n > 0) {
+    v.front() = -128;
+    v.back() = 127;
+  }
+  return v;
 }
 
 inline std::uint64_t counter(sim::CoreSim& core, unsigned index) {

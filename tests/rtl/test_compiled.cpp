@@ -27,15 +27,6 @@ void PrintTo(const Case& c, std::ostream* os) {
       << (c.requantize ? " int8" : " int32") << (c.resident ? "" : " streamed");
 }
 
-std::vector<std::int8_t> random_int8(std::size_t n, std::mt19937& rng) {
-  std::uniform_int_distribution<int> dist(-128, 127);
-  std::vector<std::int8_t> v(n);
-  for (auto& x : v) x = static_cast<std::int8_t>(dist(rng));
-  v.front() = -128;
-  v.back() = 127;
-  return v;
-}
-
 class CompiledMatmul : public ::testing::TestWithParam<Case> {};
 
 TEST_P(CompiledMatmul, BitExact) {

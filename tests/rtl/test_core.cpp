@@ -10,26 +10,6 @@
 namespace tpuemu::test {
 namespace {
 
-std::unique_ptr<sim::CoreSim> small_core(std::uint32_t latency = 20, std::uint32_t backpressure = 0,
-                                         std::uint32_t bytes_per_cycle = 8) {
-  sim::MemoryModelConfig mem;
-  mem.capacity_bytes = 64ull << 20;
-  mem.latency_cycles = latency;
-  mem.bytes_per_cycle = bytes_per_cycle;
-  mem.backpressure_permille = backpressure;
-  mem.seed = 7;
-  return sim::make_core_sim("small", mem);
-}
-
-std::vector<std::int8_t> random_int8(std::size_t n, std::mt19937& rng) {
-  std::uniform_int_distribution<int> dist(-128, 127);
-  std::vector<std::int8_t> v(n);
-  for (auto& x : v) x = static_cast<std::int8_t>(dist(rng));
-  v[0] = -128;
-  v[n - 1] = 127;
-  return v;
-}
-
 std::span<const std::uint8_t> as_bytes(const std::vector<std::int8_t>& v) {
   return {reinterpret_cast<const std::uint8_t*>(v.data()), v.size()};
 }

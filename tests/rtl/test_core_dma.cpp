@@ -21,17 +21,6 @@ constexpr std::uint32_t kDim = 8;        // small preset
 constexpr std::uint32_t kSmemRows = 128; // 256 words, 2 words per row
 constexpr std::uint32_t kBeat = kDim;
 
-std::unique_ptr<sim::CoreSim> small_core(std::uint32_t latency = 20, std::uint32_t backpressure = 0,
-                                         std::uint32_t bytes_per_cycle = 8, std::uint64_t seed = 7) {
-  sim::MemoryModelConfig mem;
-  mem.capacity_bytes = 64ull << 20;
-  mem.latency_cycles = latency;
-  mem.bytes_per_cycle = bytes_per_cycle;
-  mem.backpressure_permille = backpressure;
-  mem.seed = seed;
-  return sim::make_core_sim("small", mem);
-}
-
 Instruction dma(std::uint32_t hbm, std::uint32_t local, std::uint16_t len, std::uint16_t count,
                 std::uint32_t hbm_stride, std::uint32_t local_stride, DmaPath path,
                 std::optional<Wait> wait = std::nullopt, std::optional<std::uint8_t> signal = std::nullopt) {

@@ -18,15 +18,6 @@ namespace {
 constexpr std::uint32_t kDim = 8;
 constexpr std::uint32_t kPc = 0x020;
 
-std::unique_ptr<sim::CoreSim> small_core(std::uint32_t latency = 20) {
-  sim::MemoryModelConfig mem;
-  mem.capacity_bytes = 64ull << 20;
-  mem.latency_cycles = latency;
-  mem.bytes_per_cycle = 8;
-  mem.seed = 11;
-  return sim::make_core_sim("small", mem);
-}
-
 // Lets in-flight memory traffic (prefetched instruction beats, engines still finishing) drain
 // after an error, before the next CSR action. (A soft reset with reads still in flight is a
 // separate issue, see the report.)

@@ -11,15 +11,6 @@
 namespace tpuemu::test {
 namespace {
 
-std::unique_ptr<sim::CoreSim> small_core(std::uint32_t latency = 20) {
-  sim::MemoryModelConfig mem;
-  mem.capacity_bytes = 64ull << 20;
-  mem.latency_cycles = latency;
-  mem.bytes_per_cycle = 8;
-  mem.seed = 3;
-  return sim::make_core_sim("small", mem);
-}
-
 TEST(CoreRegression, UnsatisfiableDmaWaitMustNotBlockMxuOnSameSemaphore) {
   auto core = small_core();
   const auto run = run_core(*core, assemble("nop.vec signal=s3\n"

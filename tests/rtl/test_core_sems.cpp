@@ -16,23 +16,6 @@ namespace {
 
 constexpr std::uint32_t kDim = 8;
 
-std::unique_ptr<sim::CoreSim> small_core(std::uint32_t latency = 20, std::uint32_t backpressure = 0,
-                                         std::uint32_t bytes_per_cycle = 8) {
-  sim::MemoryModelConfig mem;
-  mem.capacity_bytes = 64ull << 20;
-  mem.latency_cycles = latency;
-  mem.bytes_per_cycle = bytes_per_cycle;
-  mem.backpressure_permille = backpressure;
-  mem.seed = 3;
-  return sim::make_core_sim("small", mem);
-}
-
-std::vector<std::int8_t> random_int8(std::size_t n, std::mt19937& rng) {
-  std::vector<std::int8_t> v(n);
-  for (auto& x : v) x = static_cast<std::int8_t>(rng());
-  return v;
-}
-
 void write_int8(sim::CoreSim& core, std::uint64_t addr, const std::vector<std::int8_t>& v) {
   core.mem_write(addr, std::span(reinterpret_cast<const std::uint8_t*>(v.data()), v.size()));
 }

@@ -18,15 +18,6 @@ namespace {
 
 constexpr std::uint32_t kDim = 8;
 
-std::unique_ptr<sim::CoreSim> small_core(std::uint32_t latency = 20) {
-  sim::MemoryModelConfig mem;
-  mem.capacity_bytes = 64ull << 20;
-  mem.latency_cycles = latency;
-  mem.bytes_per_cycle = 8;
-  mem.seed = 9;
-  return sim::make_core_sim("small", mem);
-}
-
 Instruction op(Operation o, std::optional<Wait> wait = std::nullopt,
                std::optional<std::uint8_t> signal = std::nullopt) {
   return Instruction{.op = std::move(o), .wait = wait, .signal = signal};
