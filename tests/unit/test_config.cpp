@@ -180,7 +180,7 @@ TEST(Presets, InvalidValuesAreRejectedWithPointer) {
       {"/name", "a b", "non-empty [A-Za-z0-9._-] name"},
       {"/description", 5, "expected a string"},
       {"/hbm", 5, "expected an object"},
-      {"/hbm/model", "hbm9", "unknown HBM model \"hbm9\" (known: simple)"},
+      {"/hbm/model", "hbm9", "unknown HBM model \"hbm9\" (known: simple, hbm)"},
       {"/hbm/capacity_bytes", 1048577, "must be a multiple of dim (8)"},
       {"/hbm/capacity_bytes", 4294967304ull, "must be in [8, 4294967296]"},
       {"/hbm/capacity_bytes", 0, "must be in [8, "},

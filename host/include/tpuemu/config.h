@@ -115,6 +115,9 @@ struct HbmConfig {
   std::uint64_t capacity_bytes = 0;  // multiple of dim, <= 4 GiB (addresses are 32-bit)
   std::uint32_t latency_cycles = 0;
   std::uint32_t bytes_per_cycle = 0;  // 1..dim (at most one beat per cycle)
+  // model "hbm" only: a timing set of configs/hbm/ and the controller's page policy
+  std::string timing_set;
+  std::string page_policy = "open";
 
   bool operator==(const HbmConfig&) const = default;
 };

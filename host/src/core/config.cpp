@@ -14,7 +14,7 @@ namespace {
 constexpr std::uint64_t kMaxHbmBytes = std::uint64_t{1} << 32;  // DMA and fetch addresses: 32 bit
 
 // The memory models the simulator harness implements; a typo must not fall back to a default.
-constexpr std::string_view kHbmModels[] = {"simple"};
+constexpr std::string_view kHbmModels[] = {"simple", "hbm"};
 
 bool is_pow2(std::uint64_t x) { return std::has_single_bit(x); }
 
@@ -42,8 +42,22 @@ HbmConfig hbm_from_json(JsonObjectReader r, std::uint32_t dim) {
     throw r.error("capacity_bytes",
                   fmt::format("must be a multiple of dim ({}), got {}", dim, h.capacity_bytes));
   }
-  h.latency_cycles = to_u32(r.get_uint("latency_cycles", 1, 1'000'000));
+  // "simple": fixed latency and a bandwidth cap. "hbm": the RTL HBM controller and the DRAM
+  // device model with a timing set from configs/hbm/; its latency comes from the timings, and
+  // bytes_per_cycle is the bandwidth the roofline assumes for the core's port.
+  if (h.model == "simple" || r.has("latency_cycles")) {
+    h.latency_cycles = to_u32(r.get_uint("latency_cycles", 1, 1'000'000));
+  }
   h.bytes_per_cycle = to_u32(r.get_uint("bytes_per_cycle", 1, dim));
+  if (h.model == "hbm") {
+    h.timing_set = r.get_string("timing_set");
+    if (r.has("page_policy")) {
+      h.page_policy = r.get_string("page_policy");
+      if (h.page_policy != "open" && h.page_policy != "closed") {
+        throw r.error("page_policy", fmt::format("expected \"open\" or \"closed\", got \"{}\"", h.page_policy));
+      }
+    }
+  }
   r.finish();
   return h;
 }
@@ -171,6 +185,14 @@ Preset load_preset(std::string_view name_or_path) {
 }
 
 nlohmann::json to_json(const Preset& p) {
+  nlohmann::json hbm = {{"model", p.hbm.model},
+                        {"capacity_bytes", p.hbm.capacity_bytes},
+                        {"bytes_per_cycle", p.hbm.bytes_per_cycle}};
+  if (p.hbm.model == "simple" || p.hbm.latency_cycles != 0) hbm["latency_cycles"] = p.hbm.latency_cycles;
+  if (p.hbm.model == "hbm") {
+    hbm["timing_set"] = p.hbm.timing_set;
+    hbm["page_policy"] = p.hbm.page_policy;
+  }
   return nlohmann::json{
       {"name", p.name},
       {"description", p.description},
@@ -182,11 +204,7 @@ nlohmann::json to_json(const Preset& p) {
       {"queue_depth", p.queue_depth},
       {"mem_outstanding", p.mem_outstanding},
       {"clock_ghz", p.clock_ghz},
-      {"hbm",
-       {{"model", p.hbm.model},
-        {"capacity_bytes", p.hbm.capacity_bytes},
-        {"latency_cycles", p.hbm.latency_cycles},
-        {"bytes_per_cycle", p.hbm.bytes_per_cycle}}},
+      {"hbm", hbm},
   };
 }
 
