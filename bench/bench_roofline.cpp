@@ -40,6 +40,7 @@ struct Measurement {
   double wall_s = 0;
   std::uint32_t vmem_rows_used = 0, vmem_rows = 0;
   bool a_resident = false;  // the compiler kept A's row panel in VMEM across N blocks
+  std::size_t block_m = 0, m_blocks = 0, n_blocks = 0;
   std::optional<std::string> error;
 
   double roofline_frac() const { return roofline / static_cast<double>(cycles); }
@@ -79,6 +80,9 @@ Measurement measure(const std::string& preset, std::size_t size, unsigned buffer
     m.vmem_rows_used = w.plan.vmem_rows_used;
     m.vmem_rows = w.preset.vmem_rows;
     m.a_resident = w.plan.a_resident;
+    m.block_m = w.plan.block_m;
+    m.m_blocks = w.plan.m_blocks;
+    m.n_blocks = w.plan.n_blocks;
     RunResult r;
     const auto start = Clock::now();
     timed([&] { r = w.run(*core); });
@@ -138,9 +142,9 @@ void print_table() {
   fmt::print("\nRoofline: int8 matmul, int32 out; bound = max(ideal MXU cycles, min HBM bytes / "
              "HBM bytes per cycle)\n");
   fmt::print("{:<9} {:<13} {:>3} {:>10} {:>10} {:>9} {:>10} {:>9} {:>8} {:>8} {:>9} {:>9} {:>10} "
-             "{:>5} {:>7} {:>11}\n",
+             "{:>5} {:>12} {:>7} {:>11}\n",
              "preset", "shape", "buf", "cycles", "ideal MXU", "HBM bound", "roofline", "of roof",
-             "MXU util", "MXU sem", "HBM/min", "VMEM use", "vs buf 1", "A res", "wall s",
+             "MXU util", "MXU sem", "HBM/min", "VMEM use", "vs buf 1", "A res", "blocks MxN", "wall s",
              "sim cyc/s");
   for (const auto& [k, m] : results()) {
     const auto base = results().find(key(m.preset, m.size, 1));
@@ -150,19 +154,22 @@ void print_table() {
                                          static_cast<double>(m.cycles))
             : "";
     fmt::print("{:<9} {:<13} {:>3} {:>10} {:>10} {:>9.0f} {:>10.0f} {:>8.1f}% {:>7.1f}% {:>7.1f}% "
-               "{:>8.2f}x {:>8.1f}% {:>10} {:>5} {:>7.2f} {:>11.0f}\n",
+               "{:>8.2f}x {:>8.1f}% {:>10} {:>5} {:>12} {:>7.2f} {:>11.0f}\n",
                m.preset, fmt::format("{}x{}x{}", m.size, m.size, m.size), m.buffers, m.cycles,
                m.ideal, m.hbm_bound, m.roofline, 100 * m.roofline_frac(), 100 * m.mxu_util(),
                100.0 * static_cast<double>(m.counters[ctr::kMxuStallSem]) /
                    static_cast<double>(m.cycles),
                static_cast<double>(m.hbm_bytes()) / static_cast<double>(m.min_hbm_bytes),
-               100.0 * m.vmem_rows_used / m.vmem_rows, vs1, m.a_resident ? "yes" : "no", m.wall_s,
+               100.0 * m.vmem_rows_used / m.vmem_rows, vs1, m.a_resident ? "yes" : "no",
+               fmt::format("{}x{} ({})", m.m_blocks, m.n_blocks, m.block_m), m.wall_s,
                static_cast<double>(m.sim_cycles) / m.wall_s);
   }
   fmt::print("columns: 'of roof' = roofline / cycles; 'MXU sem' = cycles the MXU head waited on a "
              "semaphore (data not loaded yet);\n         'HBM/min' = HBM bytes moved / minimum; "
              "'vs buf 1' = cycles(buffers 1) / cycles;\n         'A res' = A's row panel "
-             "stays resident in VMEM across N blocks (else A is reloaded per N block)\n");
+             "stays resident in VMEM across N blocks (else A is reloaded per N block);\n"
+             "         'blocks MxN' = M blocks x N blocks of the compiled schedule (rows of A per "
+             "block); B is read once per M block\n");
 }
 
 void register_benchmarks() {
