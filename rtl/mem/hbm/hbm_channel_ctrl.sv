@@ -1,0 +1,688 @@
+// One HBM channel (or pseudo channel) of hbm_ctrl: input register, request queue, FR-FCFS
+// scheduler, bank state, refresh, command bus, read-id FIFO, responses and statistics.
+//
+// Queue: QueueDepth slots that never move. An age matrix (older_q[i] = slots that were already
+// queued when slot i was filled) orders them, so "the oldest of a set S" is the slot i in S with
+// no bit of S in older_q[i]. Per slot: hit_q (its bank is open on its row; updated when an ACT,
+// PRE or PREA issues) and dep_q (older queued requests to the same burst: the slot's column
+// command waits for them, so reordering never changes what a read returns). Per bank, bmask_q
+// is the set of slots queued for it; the scheduler works bank by bank on these masks.
+//
+// Each cycle at most one command, in this order of priority:
+//   1. refresh (a REF due): PREA as soon as it is legal, then REF; while it is due no ACT and no
+//      PRE issue, and a RD/WR issues only if it does not push the PREA later (rd/wr_keeps_prea);
+//   2. the oldest ready row hit (RD/WR). Among ready hits those in the direction of the last
+//      column command go first (read/write grouping: a direction change costs a bus turnaround,
+//      and the other direction only becomes ready once it is paid);
+//   3. the oldest request whose row command is legal: ACT if its bank is closed, PRE if another
+//      row is open and no queued request hits that row;
+//   4. closed-page policy only: PRE of an open bank that no queued request hits (lowest bank).
+// Starvation guard: when the oldest request has waited StarveCycles, only its own commands may
+// issue (its PRE even if other requests hit the open row) until it is served.
+//
+// Timing of the ports (one cycle = one tCK): a request taken in cycle t is in the input register
+// in t+1 and queued at the end of that cycle at the earliest. A command chosen in cycle t is on
+// the command bus in cycle t+1 (registered); cmd_row_o carries the row of an ACT and also the
+// (open) row a RD/WR is for, so that the device model can check the controller's view of the
+// open rows. Read data (rvalid_i) is registered and returned with the id of the oldest
+// outstanding RD on rsp_* one cycle later. bresp_* is high in the cycle the WR is on the bus.
+module hbm_channel_ctrl import hbm_pkg::*; #(
+  parameter int unsigned NumChannels   = 8,
+  parameter int unsigned BankGroups    = 4,
+  parameter int unsigned BanksPerGroup = 4,
+  parameter int unsigned QueueDepth    = 16,   // power of two
+  parameter int unsigned RdFifoDepth   = 32,   // power of two, > RDs in flight (CL+tBURST+2)
+  parameter int unsigned StarveCycles  = 1024,
+  parameter int unsigned BaddrW        = 34,   // burst address bits
+  localparam int unsigned NumBanks     = BankGroups * BanksPerGroup,
+  localparam int unsigned BankW        = $clog2(NumBanks),
+  localparam int unsigned BaW          = $clog2(BanksPerGroup),
+  localparam int unsigned BgW          = $clog2(BankGroups),
+  localparam int unsigned ChW          = (NumChannels > 1) ? $clog2(NumChannels) : 1
+) (
+  input  logic              clk_i,
+  input  logic              rst_ni,
+  input  logic [ChW-1:0]    chan_idx_i,     // this channel's index (constant)
+  input  logic              en_i,           // configuration valid (first cycle after reset on)
+  input  logic [CycW-1:0]   now_i,
+  input  tderiv_t           tim_i,
+  input  logic              page_policy_i,  // 0 open page, 1 closed page
+  input  amap_t             amap_i,
+  input  amap_pos_t         amap_pos_i,
+  // request (its address maps to this channel)
+  input  logic              req_valid_i,
+  output logic              req_ready_o,
+  input  logic              req_write_i,
+  input  logic [BaddrW-1:0] req_baddr_i,    // burst address (byte address >> OffW)
+  input  logic [IdW-1:0]    req_id_i,
+  input  logic [DataW-1:0]  req_wdata_i,
+  input  logic [MaskW-1:0]  req_wmask_i,
+  // responses
+  output logic              rsp_valid_o,
+  output logic [IdW-1:0]    rsp_id_o,
+  output logic [DataW-1:0]  rsp_data_o,
+  output logic              bresp_valid_o,
+  output logic [IdW-1:0]    bresp_id_o,
+  // command bus
+  output logic              cmd_valid_o,
+  output cmd_e              cmd_o,
+  output logic [BgW-1:0]    cmd_bg_o,
+  output logic [BaW-1:0]    cmd_bank_o,
+  output logic [RowW-1:0]   cmd_row_o,
+  output logic [ColW-1:0]   cmd_col_o,
+  output logic [DataW-1:0]  cmd_wdata_o,
+  output logic [MaskW-1:0]  cmd_wmask_o,
+  input  logic              rvalid_i,
+  input  logic [DataW-1:0]  rdata_i,
+  // statistics
+  output stats_t            stats_o
+);
+  localparam int unsigned N     = QueueDepth;
+  localparam int unsigned SlotW = $clog2(N);
+  localparam int unsigned OccW  = $clog2(N + 2);
+  localparam int unsigned OutW  = 16;
+
+  if (N < 2 || (1 << SlotW) != N) begin : g_depth_check
+    $fatal(1, "hbm_channel_ctrl: QueueDepth must be a power of two >= 2");
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // Queue storage
+  // ---------------------------------------------------------------------------------------------
+  logic [N-1:0]        vld_q, vld_d, hit_q, hit_d, miss_q, miss_d, conf_q, conf_d, blk_q, blk_d;
+  logic [N-1:0]        dep_q   [N];
+  logic [N-1:0]        dep_d   [N];
+  logic [N-1:0]        older_q [N];
+  logic [N-1:0]        older_d [N];
+  logic [N-1:0]        bmask_q [NumBanks];   // slots queued per bank
+  logic [N-1:0]        bmask_d [NumBanks];
+  logic [NumBanks-1:0] bocc_q, bocc_d;       // banks with queued slots
+  logic [SlotW-1:0]    oldest_q, oldest_d;   // the oldest queued slot, if oldv_q
+  logic                oldv_q, oldv_d;
+  // payload, written when a request is queued
+  logic [N-1:0]        wr_q;
+  logic [BankW-1:0]    bank_q  [N];
+  logic [RowW-1:0]     row_q   [N];
+  logic [ColW-1:0]     col_q   [N];
+  logic [IdW-1:0]      id_q    [N];
+  logic [CycW-1:0]     acc_q   [N];   // cycle the request was queued (starvation guard)
+  logic [DataW-1:0]    wdata_q [N];
+  logic [MaskW-1:0]    wmask_q [N];
+
+  // ---------------------------------------------------------------------------------------------
+  // Input register and address decode
+  // ---------------------------------------------------------------------------------------------
+  logic              ins, take;
+  logic              in_vld_q, in_write_q;
+  logic [BaddrW-1:0] in_baddr_q;
+  logic [IdW-1:0]    in_id_q;
+  logic [DataW-1:0]  in_wdata_q;
+  logic [MaskW-1:0]  in_wmask_q;
+  logic [BgW-1:0]    in_bg;
+  logic [BaW-1:0]    in_ba;
+  logic [BankW-1:0]  in_bank;
+  logic [RowW-1:0]   in_row;
+  logic [ColW-1:0]   in_col;
+  logic [ChW-1:0]    unused_in_ch;
+
+  // A request is taken when the input register is free or is queued this cycle.
+  assign ins         = in_vld_q && (vld_q != '1);
+  assign req_ready_o = en_i && (!in_vld_q || ins);
+  assign take        = req_valid_i && req_ready_o;
+  assign in_bank     = {in_bg, in_ba};
+
+  hbm_addr_map #(
+    .NumChannels   (NumChannels),
+    .BankGroups    (BankGroups),
+    .BanksPerGroup (BanksPerGroup),
+    .BaddrW        (BaddrW)
+  ) u_map (
+    .amap_i  (amap_i),
+    .pos_i   (amap_pos_i),
+    .baddr_i (in_baddr_q),
+    .ch_o    (unused_in_ch),
+    .bg_o    (in_bg),
+    .ba_o    (in_ba),
+    .row_o   (in_row),
+    .col_o   (in_col)
+  );
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      in_vld_q <= 1'b0;
+    end else if (take) begin
+      in_vld_q <= 1'b1;
+    end else if (ins) begin
+      in_vld_q <= 1'b0;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (take) begin
+      in_write_q <= req_write_i;
+      in_baddr_q <= req_baddr_i;
+      in_id_q    <= req_id_i;
+      in_wdata_q <= req_wdata_i;
+      in_wmask_q <= req_wmask_i;
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // Bank state, refresh timer, read-id FIFO
+  // ---------------------------------------------------------------------------------------------
+  logic                  iss_valid;
+  cmd_e                  iss_cmd;
+  logic [BankW-1:0]      iss_bank;
+  logic [RowW-1:0]       iss_row;
+  logic [ColW-1:0]       iss_cola;
+  logic [SlotW-1:0]      iss_slot;
+  logic                  iss_for_req;   // PRE on behalf of a queued request (a row conflict)
+
+  logic [NumBanks-1:0]   act_ok, pre_ok, col_ok;
+  logic [BankGroups-1:0] rd_ok, wr_ok;
+  logic                  prea_ok, ref_ok, rd_keeps_prea, wr_keeps_prea, busy, in_row_open;
+
+  hbm_bank_state #(
+    .BankGroups    (BankGroups),
+    .BanksPerGroup (BanksPerGroup)
+  ) u_bank_state (
+    .clk_i           (clk_i),
+    .rst_ni          (rst_ni),
+    .now_i           (now_i),
+    .tim_i           (tim_i),
+    .iss_valid_i     (iss_valid),
+    .iss_cmd_i       (iss_cmd),
+    .iss_bank_i      (iss_bank),
+    .iss_row_i       (iss_row),
+    .need_i          (bocc_q),
+    .need_open_i     (page_policy_i),
+    .look_bank_i     (in_bank),
+    .look_row_i      (in_row),
+    .look_hit_o      (in_row_open),
+    .act_ok_o        (act_ok),
+    .pre_ok_o        (pre_ok),
+    .col_ok_o        (col_ok),
+    .rd_ok_o         (rd_ok),
+    .wr_ok_o         (wr_ok),
+    .prea_ok_o       (prea_ok),
+    .ref_ok_o        (ref_ok),
+    .rd_keeps_prea_o (rd_keeps_prea),
+    .wr_keeps_prea_o (wr_keeps_prea),
+    .busy_o          (busy)
+  );
+
+  logic iss_act, iss_pre, iss_prea, iss_rd, iss_wr, iss_ref, iss_col;
+  assign iss_act  = iss_valid && (iss_cmd == CmdAct);
+  assign iss_pre  = iss_valid && (iss_cmd == CmdPre);
+  assign iss_prea = iss_valid && (iss_cmd == CmdPrea);
+  assign iss_rd   = iss_valid && (iss_cmd == CmdRd);
+  assign iss_wr   = iss_valid && (iss_cmd == CmdWr);
+  assign iss_ref  = iss_valid && (iss_cmd == CmdRef);
+  assign iss_col  = iss_rd || iss_wr;
+
+  logic ref_due;
+  hbm_refresh_timer #(
+    .NumChannels (NumChannels)
+  ) u_refresh (
+    .clk_i      (clk_i),
+    .rst_ni     (rst_ni),
+    .chan_idx_i (chan_idx_i),
+    .en_i       (en_i),
+    .now_i      (now_i),
+    .t_refi_i   (tim_i.t_refi),
+    .ref_done_i (iss_ref),
+    .due_o      (ref_due)
+  );
+
+  logic                         rdf_full;
+  logic [IdW-1:0]               rdf_head;
+  logic                         unused_rdf_empty;
+  logic [$clog2(RdFifoDepth):0] unused_rdf_count;
+  sync_fifo #(
+    .Width (IdW),
+    .Depth (RdFifoDepth)
+  ) u_rd_ids (
+    .clk_i   (clk_i),
+    .rst_ni  (rst_ni),
+    .clear_i (1'b0),
+    .push_i  (iss_rd),
+    .data_i  (id_q[iss_slot]),
+    .pop_i   (rvalid_i),
+    .data_o  (rdf_head),
+    .empty_o (unused_rdf_empty),
+    .full_o  (rdf_full),
+    .count_o (unused_rdf_count)
+  );
+
+  // ---------------------------------------------------------------------------------------------
+  // Scheduler
+  // ---------------------------------------------------------------------------------------------
+  logic                dir_q;       // direction of the last column command (1: write)
+  logic [NumBanks-1:0] has_hit;     // some queued request hits the open row of the bank
+  logic                starve;
+  logic [N-1:0]        oldest_oh;
+  logic [N-1:0]        rd_m, wr_m, act_m, pre_m;
+  logic [N-1:0]        col_c, act_c, pre_c, col_pool, row_pool;
+  logic [SlotW-1:0]    col_idx, row_idx;
+  logic [NumBanks-1:0] auto_c;
+  logic [BankW-1:0]    auto_idx;
+  logic                rd_allow, wr_allow;
+
+  assign starve    = oldv_q && ((now_i - acc_q[oldest_q]) >= CycW'(StarveCycles));
+  assign oldest_oh = N'(1) << oldest_q;
+  assign rd_allow  = !rdf_full && (!ref_due || rd_keeps_prea);
+  assign wr_allow  = !ref_due || wr_keeps_prea;
+
+  // Candidates, bank by bank (banks without queued requests are skipped).
+  always_comb begin
+    has_hit = '0;
+    rd_m    = '0;
+    wr_m    = '0;
+    act_m   = '0;
+    pre_m   = '0;
+    for (int unsigned b = 0; b < NumBanks; b++) begin
+      if (bocc_q[b]) begin
+        if ((bmask_q[b] & hit_q) != '0) begin
+          has_hit[b] = 1'b1;
+        end
+        if (col_ok[b]) begin
+          if (rd_ok[b / BanksPerGroup]) begin
+            rd_m |= bmask_q[b] & hit_q;
+          end
+          if (wr_ok[b / BanksPerGroup]) begin
+            wr_m |= bmask_q[b] & hit_q;
+          end
+        end
+        if (act_ok[b]) begin
+          act_m |= bmask_q[b];
+        end
+        if (pre_ok[b] && (!has_hit[b] || starve)) begin
+          pre_m |= bmask_q[b] & ~hit_q;
+        end
+      end
+    end
+  end
+
+  always_comb begin
+    col_c = ~blk_q & ((rd_allow ? (rd_m & ~wr_q) : '0) | (wr_allow ? (wr_m & wr_q) : '0));
+    act_c = ref_due ? '0 : act_m;
+    pre_c = ref_due ? '0 : pre_m;
+    if (starve) begin
+      col_c &= oldest_oh;
+      act_c &= oldest_oh;
+      pre_c &= oldest_oh;
+    end
+    col_pool = col_c & (dir_q ? wr_q : ~wr_q);
+    if (col_pool == '0) begin
+      col_pool = col_c;
+    end
+    row_pool = act_c | pre_c;
+    auto_c   = (page_policy_i && !ref_due) ? (pre_ok & ~has_hit) : '0;
+  end
+
+  // Oldest of the pool that is used (the age order is total: exactly one slot qualifies).
+  always_comb begin
+    col_idx  = '0;
+    row_idx  = '0;
+    auto_idx = '0;
+    if (col_pool != '0) begin
+      for (int unsigned i = 0; i < N; i++) begin
+        if (col_pool[i] && ((older_q[i] & col_pool) == '0)) begin
+          col_idx = SlotW'(i);
+        end
+      end
+    end else if (row_pool != '0) begin
+      for (int unsigned i = 0; i < N; i++) begin
+        if (row_pool[i] && ((older_q[i] & row_pool) == '0)) begin
+          row_idx = SlotW'(i);
+        end
+      end
+    end else if (auto_c != '0) begin
+      for (int i = NumBanks - 1; i >= 0; i--) begin
+        if (auto_c[i]) begin
+          auto_idx = BankW'(i);
+        end
+      end
+    end
+  end
+
+  // The command of this cycle.
+  always_comb begin
+    iss_valid   = 1'b0;
+    iss_cmd     = CmdNop;
+    iss_bank    = '0;
+    iss_row     = '0;
+    iss_cola    = '0;
+    iss_slot    = '0;
+    iss_for_req = 1'b0;
+    if (!en_i) begin
+      iss_valid = 1'b0;
+    end else if (ref_due && prea_ok) begin
+      iss_valid = 1'b1;
+      iss_cmd   = CmdPrea;
+    end else if (ref_due && ref_ok) begin
+      iss_valid = 1'b1;
+      iss_cmd   = CmdRef;
+    end else if (col_pool != '0) begin
+      iss_valid = 1'b1;
+      iss_cmd   = wr_q[col_idx] ? CmdWr : CmdRd;
+      iss_slot  = col_idx;
+      iss_bank  = bank_q[col_idx];
+      iss_row   = row_q[col_idx];
+      iss_cola  = col_q[col_idx];
+    end else if (row_pool != '0) begin
+      iss_valid   = 1'b1;
+      iss_cmd     = act_c[row_idx] ? CmdAct : CmdPre;
+      iss_slot    = row_idx;
+      iss_bank    = bank_q[row_idx];
+      iss_row     = row_q[row_idx];
+      iss_for_req = 1'b1;
+    end else if (auto_c != '0) begin
+      iss_valid = 1'b1;
+      iss_cmd   = CmdPre;
+      iss_bank  = auto_idx;
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // Queue insert and state updates
+  // ---------------------------------------------------------------------------------------------
+  logic             ins_hit;
+  logic [SlotW-1:0] ins_slot;
+  logic [N-1:0]     ins_dep;
+
+  always_comb begin
+    ins_slot = '0;
+    for (int i = N - 1; i >= 0; i--) begin
+      if (!vld_q[i]) begin
+        ins_slot = SlotW'(i);
+      end
+    end
+  end
+
+  // Row-hit state and hazards of the request being queued, including this cycle's command.
+  // Every queued request to the same burst is a predecessor (reads included: a chain to one
+  // burst issues strictly in order).
+  always_comb begin
+    ins_hit = in_row_open;
+    if (iss_act && (iss_bank == in_bank)) begin
+      ins_hit = (iss_row == in_row);
+    end
+    if ((iss_pre && (iss_bank == in_bank)) || iss_prea) begin
+      ins_hit = 1'b0;
+    end
+    ins_dep = '0;
+    if (in_vld_q) begin
+      for (int unsigned j = 0; j < N; j++) begin
+        if (bmask_q[in_bank][j] && (row_q[j] == in_row) && (col_q[j] == in_col)) begin
+          ins_dep[j] = 1'b1;
+        end
+      end
+      if (iss_col) begin
+        ins_dep[iss_slot] = 1'b0;
+      end
+    end
+  end
+
+  always_comb begin
+    vld_d    = vld_q;
+    hit_d    = hit_q;
+    miss_d   = miss_q;
+    conf_d   = conf_q;
+    blk_d    = blk_q;
+    dep_d    = dep_q;
+    older_d  = older_q;
+    bmask_d  = bmask_q;
+    bocc_d   = bocc_q;
+    oldest_d = oldest_q;
+    oldv_d   = oldv_q;
+    if (iss_col) begin
+      vld_d[iss_slot]            = 1'b0;
+      bmask_d[iss_bank][iss_slot] = 1'b0;
+      for (int unsigned i = 0; i < N; i++) begin
+        dep_d[i][iss_slot] = 1'b0;
+      end
+    end
+    if (iss_act) begin
+      for (int unsigned i = 0; i < N; i++) begin
+        if (bmask_q[iss_bank][i] && (row_q[i] == iss_row)) begin
+          hit_d[i] = 1'b1;
+        end
+      end
+      miss_d[iss_slot] = 1'b1;
+    end
+    if (iss_pre) begin
+      hit_d &= ~bmask_q[iss_bank];
+      // Closed page: the row would have been closed anyway, so the request counts as a miss.
+      if (iss_for_req && !page_policy_i) begin
+        conf_d[iss_slot] = 1'b1;
+      end
+    end
+    if (iss_prea) begin
+      hit_d = '0;
+    end
+    if (ins) begin
+      for (int unsigned i = 0; i < N; i++) begin
+        older_d[i][ins_slot] = 1'b0;
+      end
+      vld_d[ins_slot]            = 1'b1;
+      bmask_d[in_bank][ins_slot] = 1'b1;
+      hit_d[ins_slot]            = ins_hit;
+      miss_d[ins_slot]           = 1'b0;
+      conf_d[ins_slot]           = 1'b0;
+      dep_d[ins_slot]            = ins_dep;
+      older_d[ins_slot]          = vld_q;
+    end
+    if (iss_col || ins) begin
+      for (int unsigned i = 0; i < N; i++) begin
+        blk_d[i] = (dep_d[i] != '0);
+      end
+      bocc_d[iss_bank] = (bmask_d[iss_bank] != '0);
+      bocc_d[in_bank]  = (bmask_d[in_bank] != '0);
+    end
+    // The oldest slot changes only when it leaves or when the queue was empty.
+    if ((iss_col && (iss_slot == oldest_q)) || (ins && !oldv_q)) begin
+      oldv_d = (vld_d != '0);
+      for (int unsigned i = 0; i < N; i++) begin
+        if (vld_d[i] && ((older_d[i] & vld_d) == '0)) begin
+          oldest_d = SlotW'(i);
+        end
+      end
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      vld_q    <= '0;
+      hit_q    <= '0;
+      miss_q   <= '0;
+      conf_q   <= '0;
+      blk_q    <= '0;
+      dep_q    <= '{default: '0};
+      older_q  <= '{default: '0};
+      bmask_q  <= '{default: '0};
+      bocc_q   <= '0;
+      oldest_q <= '0;
+      oldv_q   <= 1'b0;
+    end else begin
+      vld_q    <= vld_d;
+      hit_q    <= hit_d;
+      miss_q   <= miss_d;
+      conf_q   <= conf_d;
+      blk_q    <= blk_d;
+      dep_q    <= dep_d;
+      older_q  <= older_d;
+      bmask_q  <= bmask_d;
+      bocc_q   <= bocc_d;
+      oldest_q <= oldest_d;
+      oldv_q   <= oldv_d;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (ins) begin
+      wr_q[ins_slot]    <= in_write_q;
+      bank_q[ins_slot]  <= in_bank;
+      row_q[ins_slot]   <= in_row;
+      col_q[ins_slot]   <= in_col;
+      id_q[ins_slot]    <= in_id_q;
+      acc_q[ins_slot]   <= now_i;
+      wdata_q[ins_slot] <= in_wdata_q;
+      wmask_q[ins_slot] <= in_wmask_q;
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      dir_q <= 1'b0;
+    end else if (iss_col) begin
+      dir_q <= iss_wr;
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // Command bus and responses
+  // ---------------------------------------------------------------------------------------------
+  logic             cmd_valid_q, rsp_valid_q, bresp_valid_q;
+  cmd_e             cmd_q;
+  logic [BankW-1:0] cmd_bank_q;
+  logic [RowW-1:0]  cmd_row_q;
+  logic [ColW-1:0]  cmd_col_q;
+  logic [DataW-1:0] cmd_wdata_q, rsp_data_q;
+  logic [MaskW-1:0] cmd_wmask_q;
+  logic [IdW-1:0]   rsp_id_q, bresp_id_q;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      cmd_valid_q   <= 1'b0;
+      cmd_q         <= CmdNop;
+      rsp_valid_q   <= 1'b0;
+      bresp_valid_q <= 1'b0;
+    end else begin
+      cmd_valid_q   <= iss_valid;
+      cmd_q         <= iss_cmd;
+      rsp_valid_q   <= rvalid_i;
+      bresp_valid_q <= iss_wr;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (iss_valid) begin
+      cmd_bank_q <= iss_bank;
+      cmd_row_q  <= iss_row;
+      cmd_col_q  <= iss_cola;
+    end
+    if (iss_wr) begin
+      cmd_wdata_q <= wdata_q[iss_slot];
+      cmd_wmask_q <= wmask_q[iss_slot];
+      bresp_id_q  <= id_q[iss_slot];
+    end
+    if (rvalid_i) begin
+      rsp_id_q   <= rdf_head;
+      rsp_data_q <= rdata_i;
+    end
+  end
+
+  assign cmd_valid_o   = cmd_valid_q;
+  assign cmd_o         = cmd_q;
+  assign cmd_bg_o      = cmd_bank_q[BankW-1:BaW];
+  assign cmd_bank_o    = cmd_bank_q[BaW-1:0];
+  assign cmd_row_o     = cmd_row_q;
+  assign cmd_col_o     = cmd_col_q;
+  assign cmd_wdata_o   = cmd_wdata_q;
+  assign cmd_wmask_o   = cmd_wmask_q;
+  assign rsp_valid_o   = rsp_valid_q;
+  assign rsp_id_o      = rsp_id_q;
+  assign rsp_data_o    = rsp_data_q;
+  assign bresp_valid_o = bresp_valid_q;
+  assign bresp_id_o    = bresp_id_q;
+
+  // ---------------------------------------------------------------------------------------------
+  // Statistics
+  // ---------------------------------------------------------------------------------------------
+  logic [CntW-1:0] cnt_q [NumStats];
+  logic [OccW-1:0] occ_q;      // requests in the input register and the queue
+  logic [OutW-1:0] rd_out_q;   // reads taken and not yet answered on rsp_valid_o
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      cnt_q    <= '{default: '0};
+      occ_q    <= '0;
+      rd_out_q <= '0;
+    end else begin
+      occ_q    <= occ_q + OccW'(take) - OccW'(iss_col);
+      rd_out_q <= rd_out_q + OutW'(take && !req_write_i) - OutW'(rsp_valid_q);
+      if (iss_col) begin
+        if (iss_wr) begin
+          cnt_q[1] <= cnt_q[1] + CntW'(1);
+        end else begin
+          cnt_q[0] <= cnt_q[0] + CntW'(1);
+        end
+        if (conf_q[iss_slot]) begin
+          cnt_q[4] <= cnt_q[4] + CntW'(1);
+        end else if (miss_q[iss_slot]) begin
+          cnt_q[3] <= cnt_q[3] + CntW'(1);
+        end else begin
+          cnt_q[2] <= cnt_q[2] + CntW'(1);
+        end
+        if (iss_wr != dir_q) begin
+          cnt_q[12] <= cnt_q[12] + CntW'(1);
+        end
+      end
+      if (iss_act) begin
+        cnt_q[5] <= cnt_q[5] + CntW'(1);
+      end
+      if (iss_pre) begin
+        cnt_q[6] <= cnt_q[6] + CntW'(1);
+      end
+      if (iss_prea) begin
+        cnt_q[7] <= cnt_q[7] + CntW'(1);
+      end
+      if (iss_ref) begin
+        cnt_q[8] <= cnt_q[8] + CntW'(1);
+      end
+      if (ref_due || busy) begin
+        cnt_q[9] <= cnt_q[9] + CntW'(1);
+      end
+      cnt_q[10] <= cnt_q[10] + CntW'(occ_q);
+      cnt_q[11] <= cnt_q[11] + CntW'(rd_out_q);
+    end
+  end
+
+  always_comb begin
+    for (int unsigned k = 0; k < NumStats; k++) begin
+      stats_o[k*CntW +: CntW] = cnt_q[k];
+    end
+  end
+
+`ifndef SYNTHESIS
+  logic chk_en_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      chk_en_q <= 1'b0;
+    end else begin
+      chk_en_q <= 1'b1;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (chk_en_q) begin
+      if (iss_col) begin
+        assert (vld_q[iss_slot] && hit_q[iss_slot] && (dep_q[iss_slot] == '0))
+          else $error("hbm_channel_ctrl: column command of slot %0d that is not ready", iss_slot);
+        assert ((older_q[iss_slot] & col_pool) == '0)
+          else $error("hbm_channel_ctrl: column command not the oldest ready one");
+      end
+      if (iss_for_req) begin
+        assert (vld_q[iss_slot] && !hit_q[iss_slot])
+          else $error("hbm_channel_ctrl: row command for slot %0d that hits", iss_slot);
+      end
+      assert (!oldv_q || (vld_q[oldest_q] && ((older_q[oldest_q] & vld_q) == '0)))
+        else $error("hbm_channel_ctrl: oldest slot tracking broken");
+      assert (oldv_q == (vld_q != '0)) else $error("hbm_channel_ctrl: oldest valid broken");
+      assert (!(rvalid_i && rd_out_q == '0)) else $error("hbm_channel_ctrl: read data nobody asked for");
+    end
+  end
+`endif
+
+endmodule

@@ -1,0 +1,313 @@
+// HBM controller (docs/hbm.md): AXI-like burst port(s) -> address mapping -> per-channel request
+// queues with FR-FCFS scheduling (hbm_channel_ctrl), bank state and refresh -> one command bus per
+// channel towards the DRAM device model, read responses with ids, write responses.
+//
+// =================================================================================================
+// Decisions where docs/hbm.md is silent or does not fit (they are part of the contract)
+// =================================================================================================
+// 1. Bandwidth of the ports. One request per cycle cannot feed 8 channels that each move a
+//    burst every tBURST = 2 cycles, and one response per cycle cannot return their data. So:
+//    - the burst port is NumPorts identical request lanes (req_*_i[p]; NumPorts = 1 is exactly
+//      the port of docs/hbm.md). Any lane may address any channel; a channel accepts one request
+//      per cycle, round robin among the lanes that address it. req_ready_o[p] depends on
+//      req_valid_i and req_addr_i of the lanes (never the other way round);
+//    - read and write responses come per channel (rsp_*_o[c], bresp_*_o[c]): in order within a
+//      channel, out of order across channels, always accepted. The ids are the requester's.
+// 2. Timing is a runtime input (timing_i, see hbm_pkg::timing_t for the bit layout) that must
+//    be stable from reset on; it is registered once per cycle, and the controller issues nothing
+//    and accepts nothing in the first cycle after reset. Derived rules follow docs/hbm.md:
+//    tBURST = BL/2; column spacing max(tCCD_x, tBURST); RD->WR >= CL+tBURST+2-CWL (and at least
+//    the column spacing); WR->RD >= CWL+tBURST+tWTR_x; WR->PRE >= CWL+tBURST+tWR; RD->PRE >= tRTP;
+//    ACT->REF >= tRC; PRE/PREA->REF >= tRP; nothing for tRFC after a REF.
+// 3. Address map: runtime amap_i (hbm_pkg::amap_t): the order as a list of five field codes (any
+//    order of ro/ba/bg/ch/co, like the timing set's "address_map" string; named values such as
+//    hbm_pkg::AmapRoBaBgChCo and AmapRoChBaBgCo) and the width of every field, so a timing set's
+//    geometry maps directly. The burst offset (log2 64 = 6 bits) is always
+//    the least significant part; byte addresses must be burst aligned (assertion). Address bits
+//    above the most significant field are ignored (the bridge checks the capacity).
+// 4. Refresh: all-bank only. per_bank_refresh_i is tied off: the command bus of docs/hbm.md has
+//    no per-bank REF, so it must be 0 (assertion). A REF is due every tREFI per channel (channels
+//    staggered by tREFI/NumChannels) and is never postponed: ACT/PRE stop, column commands go on
+//    only while they do not delay the PREA, then PREA (if a bank is open), REF, tRFC.
+// 5. Scheduling: see hbm_channel_ctrl (FR-FCFS with read/write grouping, a same-burst hazard
+//    check so that reordering never changes the data, a starvation guard after StarveCycles).
+// 6. Statistics per channel (stats_o[c], hbm_pkg::stats_t). A request is a row hit if its
+//    column command issued without an ACT or PRE on its behalf, a row miss if an ACT was issued
+//    for it, a row conflict if a PRE of another row was issued for it. rd_lat_sum is the sum over
+//    reads of (cycle its rsp_valid_o is high - cycle it was accepted).
+// 7. Pipeline: a command is on cmd_*_o the cycle after the scheduler chose it; read data from the
+//    device (rvalid_i/rdata_i) reaches rsp_*_o one cycle later. The controller does not predict
+//    read data: it pairs each rvalid_i with the oldest outstanding RD of the channel.
+// 8. Timestamps are CycW = 48-bit cycle counts (never wrap in a simulation) compared with a
+//    free-running counter: an idle channel costs no per-cycle work.
+// =================================================================================================
+module hbm_ctrl import hbm_pkg::*; #(
+  parameter int unsigned NumChannels   = 8,     // 8 for HBM2, 16/32 for HBM3 pseudo channels
+  parameter int unsigned NumPorts      = 1,     // request lanes of the burst port
+  parameter int unsigned BankGroups    = 4,
+  parameter int unsigned BanksPerGroup = 4,
+  parameter int unsigned QueueDepth    = 16,    // per channel, power of two
+  parameter int unsigned RdFifoDepth   = 32,    // RDs in flight per channel, power of two
+  parameter int unsigned StarveCycles  = 1024,
+  parameter int unsigned AddrW         = 40,    // byte address bits
+  localparam int unsigned ChW          = (NumChannels > 1) ? $clog2(NumChannels) : 1,
+  localparam int unsigned PortW        = (NumPorts > 1) ? $clog2(NumPorts) : 1,
+  localparam int unsigned BgW          = $clog2(BankGroups),
+  localparam int unsigned BaW          = $clog2(BanksPerGroup)
+) (
+  input  logic                                 clk_i,
+  input  logic                                 rst_ni,
+  // configuration (stable from reset on)
+  input  timing_t                              timing_i,
+  input  amap_t                                amap_i,
+  input  logic                                 page_policy_i,       // 0 open, 1 closed page
+  input  logic                                 per_bank_refresh_i,  // must be 0 (decision 4)
+  // burst port: request lanes
+  input  logic [NumPorts-1:0]    req_valid_i,
+  output logic [NumPorts-1:0]    req_ready_o,
+  input  logic [NumPorts-1:0]    req_write_i,
+  input  logic [AddrW-1:0]       req_addr_i    [NumPorts],
+  input  logic [IdW-1:0]         req_id_i      [NumPorts],
+  input  logic [DataW-1:0]       req_wdata_i   [NumPorts],
+  input  logic [MaskW-1:0]       req_wmask_i   [NumPorts],
+  // burst port: responses per channel
+  output logic [NumChannels-1:0] rsp_valid_o,
+  output logic [IdW-1:0]         rsp_id_o      [NumChannels],
+  output logic [DataW-1:0]       rsp_data_o    [NumChannels],
+  output logic [NumChannels-1:0] bresp_valid_o,
+  output logic [IdW-1:0]         bresp_id_o    [NumChannels],
+  // command bus per channel (docs/hbm.md)
+  output logic [NumChannels-1:0] cmd_valid_o,
+  output cmd_e                   cmd_o         [NumChannels],
+  output logic [BgW-1:0]         cmd_bg_o      [NumChannels],
+  output logic [BaW-1:0]         cmd_bank_o    [NumChannels],
+  output logic [RowW-1:0]        cmd_row_o     [NumChannels],
+  output logic [ColW-1:0]        cmd_col_o     [NumChannels],
+  output logic [DataW-1:0]       cmd_wdata_o   [NumChannels],
+  output logic [MaskW-1:0]       cmd_wmask_o   [NumChannels],
+  input  logic [NumChannels-1:0] rvalid_i,
+  input  logic [DataW-1:0]       rdata_i       [NumChannels],
+  // statistics
+  output stats_t                 stats_o       [NumChannels]
+);
+  localparam int unsigned BaddrW = AddrW - OffW;
+
+  if ((1 << ChW) != NumChannels || NumChannels < 2) begin : g_chan_check
+    $fatal(1, "hbm_ctrl: NumChannels must be a power of two >= 2");
+  end
+  if (BaddrW <= RowW) begin : g_addr_check
+    $fatal(1, "hbm_ctrl: AddrW too small");
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // Configuration: derived timing, registered (the scheduler then depends on flops only)
+  // ---------------------------------------------------------------------------------------------
+  tderiv_t         tim_d, tim_q;
+  amap_t           amap_q;
+  amap_pos_t       amap_pos_q;
+  logic            page_policy_q;
+  logic            en_q;
+  logic [CycW-1:0] now_q;
+
+  always_comb begin
+    logic [TimW-1:0] tburst, rd2wr;
+    tburst = timing_i.bl >> 1;
+    rd2wr  = ((timing_i.cl + tburst + TimW'(2)) > timing_i.cwl)
+           ? (timing_i.cl + tburst + TimW'(2) - timing_i.cwl) : '0;
+    tim_d.t_rcd   = timing_i.t_rcd;
+    tim_d.t_rp    = timing_i.t_rp;
+    tim_d.t_ras   = timing_i.t_ras;
+    tim_d.t_rc    = timing_i.t_rc;
+    tim_d.t_rrd_s = timing_i.t_rrd_s;
+    tim_d.t_rrd_l = timing_i.t_rrd_l;
+    tim_d.t_faw   = timing_i.t_faw;
+    tim_d.t_rfc   = timing_i.t_rfc;
+    tim_d.t_refi  = timing_i.t_refi;
+    tim_d.ccd_s   = tmax(timing_i.t_ccd_s, tburst);
+    tim_d.ccd_l   = tmax(timing_i.t_ccd_l, tburst);
+    tim_d.rd2wr_s = tmax(rd2wr, tim_d.ccd_s);
+    tim_d.rd2wr_l = tmax(rd2wr, tim_d.ccd_l);
+    tim_d.wr2rd_s = tmax(timing_i.cwl + tburst + timing_i.t_wtr_s, tim_d.ccd_s);
+    tim_d.wr2rd_l = tmax(timing_i.cwl + tburst + timing_i.t_wtr_l, tim_d.ccd_l);
+    tim_d.rd2pre  = timing_i.t_rtp;
+    tim_d.wr2pre  = timing_i.cwl + tburst + timing_i.t_wr;
+  end
+
+  // Configuration registers follow the (stable) inputs; they need no reset because en_q holds
+  // the controller off until they have been loaded once.
+  always_ff @(posedge clk_i) begin
+    tim_q         <= tim_d;
+    amap_q        <= amap_i;
+    amap_pos_q    <= amap_positions(amap_i);
+    page_policy_q <= page_policy_i;
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      en_q  <= 1'b0;
+      now_q <= '0;
+    end else begin
+      en_q  <= 1'b1;
+      now_q <= now_q + CycW'(1);
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // Channel of every lane's address (the channel decodes the rest from its input register)
+  // ---------------------------------------------------------------------------------------------
+  logic [ChW-1:0] lane_ch [NumPorts];
+
+  for (genvar p = 0; p < NumPorts; p++) begin : g_lane
+    logic [BgW-1:0]  unused_bg;
+    logic [BaW-1:0]  unused_ba;
+    logic [RowW-1:0] unused_row;
+    logic [ColW-1:0] unused_col;
+    hbm_addr_map #(
+      .NumChannels   (NumChannels),
+      .BankGroups    (BankGroups),
+      .BanksPerGroup (BanksPerGroup),
+      .BaddrW        (BaddrW)
+    ) u_map (
+      .amap_i  (amap_q),
+      .pos_i   (amap_pos_q),
+      .baddr_i (req_addr_i[p][AddrW-1:OffW]),
+      .ch_o    (lane_ch[p]),
+      .bg_o    (unused_bg),
+      .ba_o    (unused_ba),
+      .row_o   (unused_row),
+      .col_o   (unused_col)
+    );
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // Lanes -> channels: each channel takes one request per cycle, round robin over the lanes
+  // ---------------------------------------------------------------------------------------------
+  logic [NumPorts-1:0]    lane_req [NumChannels];  // lanes that address the channel
+  logic [NumPorts-1:0]    gnt      [NumChannels];  // one-hot: the lane the channel would take
+  logic [PortW-1:0]       sel      [NumChannels];
+  logic [PortW-1:0]       rr_q     [NumChannels];  // lane with the highest priority
+  logic [NumChannels-1:0] ch_valid, ch_ready;
+
+  always_comb begin
+    for (int unsigned c = 0; c < NumChannels; c++) begin
+      lane_req[c] = '0;
+    end
+    for (int unsigned p = 0; p < NumPorts; p++) begin
+      lane_req[lane_ch[p]][p] = req_valid_i[p];
+    end
+    req_ready_o = '0;
+    for (int unsigned c = 0; c < NumChannels; c++) begin
+      logic [NumPorts-1:0] high;
+      high   = lane_req[c] & ~((NumPorts'(1) << rr_q[c]) - NumPorts'(1));
+      gnt[c] = (high != '0) ? (high & (~high + NumPorts'(1)))
+                            : (lane_req[c] & (~lane_req[c] + NumPorts'(1)));
+      sel[c] = '0;
+      for (int unsigned p = 0; p < NumPorts; p++) begin
+        if (gnt[c][p]) begin
+          sel[c] = PortW'(p);
+        end
+      end
+      ch_valid[c] = (lane_req[c] != '0);
+      if (ch_ready[c]) begin
+        req_ready_o = req_ready_o | gnt[c];
+      end
+    end
+  end
+
+  for (genvar c = 0; c < NumChannels; c++) begin : g_rr
+    always_ff @(posedge clk_i or negedge rst_ni) begin
+      if (!rst_ni) begin
+        rr_q[c] <= '0;
+      end else if (ch_valid[c] && ch_ready[c]) begin
+        rr_q[c] <= (32'(sel[c]) == NumPorts - 1) ? '0 : sel[c] + PortW'(1);
+      end
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // Channels
+  // ---------------------------------------------------------------------------------------------
+  for (genvar c = 0; c < NumChannels; c++) begin : g_ch
+    hbm_channel_ctrl #(
+      .NumChannels   (NumChannels),
+      .BankGroups    (BankGroups),
+      .BanksPerGroup (BanksPerGroup),
+      .QueueDepth    (QueueDepth),
+      .RdFifoDepth   (RdFifoDepth),
+      .StarveCycles  (StarveCycles),
+      .BaddrW        (BaddrW)
+    ) u_ch (
+      .clk_i         (clk_i),
+      .rst_ni        (rst_ni),
+      .chan_idx_i    (ChW'(c)),
+      .en_i          (en_q),
+      .now_i         (now_q),
+      .tim_i         (tim_q),
+      .page_policy_i (page_policy_q),
+      .amap_i        (amap_q),
+      .amap_pos_i    (amap_pos_q),
+      .req_valid_i   (ch_valid[c]),
+      .req_ready_o   (ch_ready[c]),
+      .req_write_i   (req_write_i[sel[c]]),
+      .req_baddr_i   (req_addr_i[sel[c]][AddrW-1:OffW]),
+      .req_id_i      (req_id_i[sel[c]]),
+      .req_wdata_i   (req_wdata_i[sel[c]]),
+      .req_wmask_i   (req_wmask_i[sel[c]]),
+      .rsp_valid_o   (rsp_valid_o[c]),
+      .rsp_id_o      (rsp_id_o[c]),
+      .rsp_data_o    (rsp_data_o[c]),
+      .bresp_valid_o (bresp_valid_o[c]),
+      .bresp_id_o    (bresp_id_o[c]),
+      .cmd_valid_o   (cmd_valid_o[c]),
+      .cmd_o         (cmd_o[c]),
+      .cmd_bg_o      (cmd_bg_o[c]),
+      .cmd_bank_o    (cmd_bank_o[c]),
+      .cmd_row_o     (cmd_row_o[c]),
+      .cmd_col_o     (cmd_col_o[c]),
+      .cmd_wdata_o   (cmd_wdata_o[c]),
+      .cmd_wmask_o   (cmd_wmask_o[c]),
+      .rvalid_i      (rvalid_i[c]),
+      .rdata_i       (rdata_i[c]),
+      .stats_o       (stats_o[c])
+    );
+  end
+
+  // per_bank_refresh_i is tied off (decision 4); the assertion below rejects 1.
+  logic unused_per_bank_refresh;
+  assign unused_per_bank_refresh = per_bank_refresh_i;
+
+`ifndef SYNTHESIS
+  logic chk_en_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      chk_en_q <= 1'b0;
+    end else begin
+      chk_en_q <= 1'b1;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (chk_en_q) begin
+      assert (!per_bank_refresh_i)
+        else $error("hbm_ctrl: per-bank refresh is not implemented (per_bank_refresh_i must be 0)");
+      assert (amap_i.ch_bits <= 8'(ChW) && amap_i.bg_bits <= 8'(BgW) &&
+              amap_i.ba_bits <= 8'(BaW) && amap_i.row_bits <= 8'(RowW) &&
+              amap_i.col_bits <= 8'(ColW) && amap_order_ok(amap_i.order))
+        else $error("hbm_ctrl: address map %0h does not fit the controller", amap_i);
+      assert (timing_i.bl >= 16'd2 && !timing_i.bl[0] && timing_i.t_refi > timing_i.t_rfc &&
+              timing_i.cwl >= 16'd1 && timing_i.t_rc >= timing_i.t_ras)
+        else $error("hbm_ctrl: bad timing set");
+    end
+  end
+
+  for (genvar p = 0; p < NumPorts; p++) begin : g_chk_lane
+    always_ff @(posedge clk_i) begin
+      if (chk_en_q && req_valid_i[p]) begin
+        assert (req_addr_i[p][OffW-1:0] == '0)
+          else $error("hbm_ctrl: lane %0d address %0h is not burst aligned", p, req_addr_i[p]);
+      end
+    end
+  end
+`endif
+
+endmodule

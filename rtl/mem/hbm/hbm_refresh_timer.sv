@@ -1,0 +1,63 @@
+// Refresh interval timer of one HBM channel: a REF becomes due every tREFI cycles; due_o stays
+// high while at least one due REF has not been issued (ref_done_i). Channels are staggered by
+// tREFI/NumChannels so that they do not all refresh at the same time: channel c's first REF is
+// due tREFI - c*(tREFI/NumChannels) cycles after the timer starts (en_i), then every tREFI.
+module hbm_refresh_timer import hbm_pkg::*; #(
+  parameter int unsigned NumChannels = 8,
+  localparam int unsigned ChW        = (NumChannels > 1) ? $clog2(NumChannels) : 1
+) (
+  input  logic            clk_i,
+  input  logic            rst_ni,
+  input  logic [ChW-1:0]  chan_idx_i,  // this channel's index (refresh stagger)
+  input  logic            en_i,        // timing valid; the timer starts on the first such cycle
+  input  logic [CycW-1:0] now_i,
+  input  logic [TimW-1:0] t_refi_i,
+  input  logic            ref_done_i,  // a REF issues this cycle
+  output logic            due_o
+);
+  logic            armed_q;
+  logic [CycW-1:0] next_q;
+  logic [3:0]      pend_q;   // due REFs not yet issued (JEDEC allows postponing 8)
+
+  logic [TimW-1:0] stagger, first;
+  logic            tick;
+  assign stagger = TimW'(chan_idx_i) * (t_refi_i >> ChW);
+  assign first   = t_refi_i - stagger;
+  assign tick    = armed_q && (now_i >= next_q);
+  assign due_o   = (pend_q != '0);
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      armed_q <= 1'b0;
+      next_q  <= '0;
+      pend_q  <= '0;
+    end else begin
+      if (en_i && !armed_q) begin
+        armed_q <= 1'b1;
+        next_q  <= now_i + CycW'(first);
+      end else if (tick) begin
+        next_q <= next_q + CycW'(t_refi_i);
+      end
+      pend_q <= pend_q + 4'(tick) - 4'(ref_done_i);
+    end
+  end
+
+`ifndef SYNTHESIS
+  logic chk_en_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      chk_en_q <= 1'b0;
+    end else begin
+      chk_en_q <= 1'b1;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (chk_en_q) begin
+      assert (!(ref_done_i && !due_o)) else $error("hbm_refresh_timer: REF that was not due");
+      assert (pend_q < 4'd8) else $error("hbm_refresh_timer: 8 REFs postponed");
+    end
+  end
+`endif
+
+endmodule
