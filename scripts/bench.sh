@@ -19,7 +19,7 @@ cd "$root"
 build_dir=${TPUEMU_BENCH_BUILD_DIR:-build}
 min_time=${TPUEMU_BENCH_MIN_TIME:-0.2}
 out_dir=${TPUEMU_BENCH_OUT:-$build_dir/bench-results}
-benches=(bench_sim bench_roofline)
+benches=(bench_sim bench_roofline bench_hbm)
 
 log() { printf '\n==> %s\n' "$*" >&2; }
 
@@ -44,9 +44,11 @@ for b in "${benches[@]}"; do
   log "running $b"
   args=(--benchmark_out="$out_dir/$b-$stamp.json" --benchmark_out_format=json)
   [[ $b == bench_sim ]] && args+=(--benchmark_min_time="$min_time")
+  start=$SECONDS
   if ! "$build_dir/bench/$b" "${args[@]}" "$@"; then
     failed+=("$b")
   fi
+  printf '%s: %d s\n' "$b" $((SECONDS - start)) >&2
 done
 
 log "JSON results in $out_dir/*-$stamp.json"
