@@ -41,6 +41,6 @@ module hbm_addr_map import hbm_pkg::*; #(
   // the f_* vectors are zero; the order is folded into pos_i.
   logic unused_high;
   assign unused_high = ^{f_ch[BaddrW-1:ChW], f_bg[BaddrW-1:BgW], f_ba[BaddrW-1:BaW],
-                         f_ro[BaddrW-1:RowW], f_co[BaddrW-1:ColW], amap_i.order};
+                         f_ro[BaddrW-1:RowW], f_co[BaddrW-1:ColW], amap_i.order, amap_i.custom};
 
 endmodule

@@ -42,7 +42,7 @@ module hbm_channel_ctrl import hbm_pkg::*; #(
 ) (
   input  logic              clk_i,
   input  logic              rst_ni,
-  input  logic [ChW-1:0]    chan_idx_i,     // this channel's index (constant)
+  input  logic [ChW-1:0]    ref_slot_i,     // refresh slot (hbm_refresh_timer), constant
   input  logic              en_i,           // configuration valid (first cycle after reset on)
   input  logic [CycW-1:0]   now_i,
   input  tderiv_t           tim_i,
@@ -157,11 +157,14 @@ module hbm_channel_ctrl import hbm_pkg::*; #(
     end
   end
 
+  // Write data is stored only for writes (reads leave the registers alone).
   always_ff @(posedge clk_i) begin
     if (take) begin
       in_write_q <= req_write_i;
       in_baddr_q <= req_baddr_i;
       in_id_q    <= req_id_i;
+    end
+    if (take && req_write_i) begin
       in_wdata_q <= req_wdata_i;
       in_wmask_q <= req_wmask_i;
     end
@@ -226,7 +229,7 @@ module hbm_channel_ctrl import hbm_pkg::*; #(
   ) u_refresh (
     .clk_i      (clk_i),
     .rst_ni     (rst_ni),
-    .chan_idx_i (chan_idx_i),
+    .ref_slot_i (ref_slot_i),
     .en_i       (en_i),
     .now_i      (now_i),
     .t_refi_i   (tim_i.t_refi),
@@ -527,6 +530,8 @@ module hbm_channel_ctrl import hbm_pkg::*; #(
       col_q[ins_slot]   <= in_col;
       id_q[ins_slot]    <= in_id_q;
       acc_q[ins_slot]   <= now_i;
+    end
+    if (ins && in_write_q) begin
       wdata_q[ins_slot] <= in_wdata_q;
       wmask_q[ins_slot] <= in_wmask_q;
     end

@@ -19,16 +19,22 @@
 //    tBURST = BL/2; column spacing max(tCCD_x, tBURST); RD->WR >= CL+tBURST+2-CWL (and at least
 //    the column spacing); WR->RD >= CWL+tBURST+tWTR_x; WR->PRE >= CWL+tBURST+tWR; RD->PRE >= tRTP;
 //    ACT->REF >= tRC; PRE/PREA->REF >= tRP; nothing for tRFC after a REF.
-// 3. Address map: runtime amap_i (hbm_pkg::amap_t): the order as a list of five field codes (any
-//    order of ro/ba/bg/ch/co, like the timing set's "address_map" string; named values such as
-//    hbm_pkg::AmapRoBaBgChCo and AmapRoChBaBgCo) and the width of every field, so a timing set's
-//    geometry maps directly. The burst offset (log2 64 = 6 bits) is always
-//    the least significant part; byte addresses must be burst aligned (assertion). Address bits
-//    above the most significant field are ignored (the bridge checks the capacity).
+// 3. Address map: runtime amap_i (hbm_pkg::amap_t): the order (enum amap_order_e: the contract's
+//    "ro-ba-bg-ch-co" (default) and "ro-ch-ba-bg-co", "ch-ro-ba-bg-co", "ro-ba-bg-co-ch", or
+//    AmapCustom with any order of the five fields given as field codes, so every "address_map"
+//    string of a timing set maps) and the width of every field (from the geometry). The burst
+//    offset (log2 64 = 6 bits) is always the least significant part; byte addresses must be
+//    burst aligned (assertion). Address bits above the most significant field are ignored (the
+//    bridge checks the capacity).
 // 4. Refresh: all-bank only. per_bank_refresh_i is tied off: the command bus of docs/hbm.md has
-//    no per-bank REF, so it must be 0 (assertion). A REF is due every tREFI per channel (channels
-//    staggered by tREFI/NumChannels) and is never postponed: ACT/PRE stop, column commands go on
-//    only while they do not delay the PREA, then PREA (if a bank is open), REF, tRFC.
+//    no per-bank REF, so it must be 0 (assertion). A REF is due every tREFI per channel, the first
+//    one tREFI after reset, and is never postponed: ACT/PRE stop, column commands go on only
+//    while they do not delay the PREA, then PREA (if a bank is open), REF, tRFC. All channels
+//    refresh together by default: a channel in tRFC (260..560 tCK) stops taking requests once
+//    its queue is full, and with a shared request port that blocks the port (head of line), so
+//    one common blackout per tREFI costs far less than NumChannels staggered ones. RefStagger = 1
+//    spreads the channels' REFs evenly over tREFI instead (smoother aggregate bandwidth when
+//    every channel has its own requester).
 // 5. Scheduling: see hbm_channel_ctrl (FR-FCFS with read/write grouping, a same-burst hazard
 //    check so that reordering never changes the data, a starvation guard after StarveCycles).
 // 6. Statistics per channel (stats_o[c], hbm_pkg::stats_t). A request is a row hit if its
@@ -49,6 +55,7 @@ module hbm_ctrl import hbm_pkg::*; #(
   parameter int unsigned QueueDepth    = 16,    // per channel, power of two
   parameter int unsigned RdFifoDepth   = 32,    // RDs in flight per channel, power of two
   parameter int unsigned StarveCycles  = 1024,
+  parameter int unsigned RefStagger    = 0,     // 0: all channels refresh together
   parameter int unsigned AddrW         = 40,    // byte address bits
   localparam int unsigned ChW          = (NumChannels > 1) ? $clog2(NumChannels) : 1,
   localparam int unsigned PortW        = (NumPorts > 1) ? $clog2(NumPorts) : 1,
@@ -239,7 +246,7 @@ module hbm_ctrl import hbm_pkg::*; #(
     ) u_ch (
       .clk_i         (clk_i),
       .rst_ni        (rst_ni),
-      .chan_idx_i    (ChW'(c)),
+      .ref_slot_i    ((RefStagger != 0) ? ChW'(c) : '0),
       .en_i          (en_q),
       .now_i         (now_q),
       .tim_i         (tim_q),
@@ -292,7 +299,7 @@ module hbm_ctrl import hbm_pkg::*; #(
         else $error("hbm_ctrl: per-bank refresh is not implemented (per_bank_refresh_i must be 0)");
       assert (amap_i.ch_bits <= 8'(ChW) && amap_i.bg_bits <= 8'(BgW) &&
               amap_i.ba_bits <= 8'(BaW) && amap_i.row_bits <= 8'(RowW) &&
-              amap_i.col_bits <= 8'(ColW) && amap_order_ok(amap_i.order))
+              amap_i.col_bits <= 8'(ColW) && amap_order_ok(amap_i.order, amap_i.custom))
         else $error("hbm_ctrl: address map %0h does not fit the controller", amap_i);
       assert (timing_i.bl >= 16'd2 && !timing_i.bl[0] && timing_i.t_refi > timing_i.t_rfc &&
               timing_i.cwl >= 16'd1 && timing_i.t_rc >= timing_i.t_ras)

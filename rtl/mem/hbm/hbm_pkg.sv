@@ -3,7 +3,7 @@
 // C++ view of the packed structs: every struct below is declared most significant field first,
 // and the fields are listed in REVERSE order so that the first field of the contract lands in the
 // least significant bits. A harness can therefore fill a struct as a little-endian array of
-// fields (timing_t: 16-bit fields, amap_t: 16-bit order then bytes, stats_t: 64-bit counters).
+// fields (timing_t: 16-bit fields, amap_t: bytes, stats_t: 64-bit counters).
 package hbm_pkg;
 
   // Command bus and burst port widths (docs/hbm.md).
@@ -55,34 +55,36 @@ package hbm_pkg;
     logic [TimW-1:0] cl;       // 0
   } timing_t;
 
-  // Address map (docs/hbm.md "address_map"): any order of the five fields. The order is a list
-  // of five 3-bit field codes, least significant field first: order[3k +: 3] is the code of the
-  // k-th field from the burst offset up (bit 15 unused). Named values for the usual orders below.
+  // Address map (docs/hbm.md "address_map"), most significant field first in the names. Field
+  // codes, used for a custom order: five 3-bit codes, least significant field first.
   localparam logic [2:0] FieldCo = 3'd0;  // column
   localparam logic [2:0] FieldCh = 3'd1;  // channel
   localparam logic [2:0] FieldBg = 3'd2;  // bank group
   localparam logic [2:0] FieldBa = 3'd3;  // bank
   localparam logic [2:0] FieldRo = 3'd4;  // row
-  typedef logic [15:0] amap_order_t;
-  // Named orders for users of the package (the controller itself takes any order).
-  /* verilator lint_off UNUSEDPARAM */
-  localparam amap_order_t AmapRoBaBgChCo = {1'b0, FieldRo, FieldBa, FieldBg, FieldCh, FieldCo};
-  localparam amap_order_t AmapRoChBaBgCo = {1'b0, FieldRo, FieldCh, FieldBa, FieldBg, FieldCo};
-  localparam amap_order_t AmapChRoBaBgCo = {1'b0, FieldCh, FieldRo, FieldBa, FieldBg, FieldCo};
-  localparam amap_order_t AmapRoBaBgCoCh = {1'b0, FieldRo, FieldBa, FieldBg, FieldCo, FieldCh};
-  /* verilator lint_on UNUSEDPARAM */
 
-  // Address-map configuration, LSB first: order (16 bits), then one byte each for col_bits,
-  // ch_bits, bg_bits, ba_bits, row_bits. Widths may be smaller than the structure (unused high
-  // bits of a field are zero) but not larger: ch_bits <= log2(NumChannels), col_bits <= ColW,
-  // bg_bits <= log2(BankGroups), ba_bits <= log2(BanksPerGroup), row_bits <= RowW.
+  typedef enum logic [7:0] {
+    AmapRoBaBgChCo = 8'd0,   // "ro-ba-bg-ch-co" (default)
+    AmapRoChBaBgCo = 8'd1,   // "ro-ch-ba-bg-co"
+    AmapChRoBaBgCo = 8'd2,   // "ch-ro-ba-bg-co": one contiguous region per channel
+    AmapRoBaBgCoCh = 8'd3,   // "ro-ba-bg-co-ch": consecutive bursts on consecutive channels
+    AmapCustom     = 8'hff   // any order: amap_t.custom
+  } amap_order_e;
+
+  // Address-map configuration. Byte k (LSB first): order, col_bits, ch_bits, bg_bits, ba_bits,
+  // row_bits; bits [62:48] the custom order (used only with AmapCustom): custom[3k +: 3] is the
+  // code of the k-th field from the burst offset up. Widths may be smaller than the structure
+  // (unused high bits of a field are zero) but not larger: ch_bits <= log2(NumChannels),
+  // col_bits <= ColW, bg_bits <= log2(BankGroups), ba_bits <= log2(BanksPerGroup),
+  // row_bits <= RowW.
   typedef struct packed {
-    logic [7:0]  row_bits;  // bits [55:48]
-    logic [7:0]  ba_bits;   // [47:40]
-    logic [7:0]  bg_bits;   // [39:32]
-    logic [7:0]  ch_bits;   // [31:24]
-    logic [7:0]  col_bits;  // [23:16]
-    amap_order_t order;     // [15:0]
+    logic [15:0] custom;    // [63:48]
+    logic [7:0]  row_bits;  // [47:40]
+    logic [7:0]  ba_bits;   // [39:32]
+    logic [7:0]  bg_bits;   // [31:24]
+    logic [7:0]  ch_bits;   // [23:16]
+    logic [7:0]  col_bits;  // [15:8]
+    amap_order_e order;     // [7:0]
   } amap_t;
 
   // Where each field starts in the burst address (derived from amap_t once, in hbm_ctrl).
@@ -90,13 +92,26 @@ package hbm_pkg;
     logic [7:0] ro, ba, bg, ch, co;
   } amap_pos_t;
 
+  // The field codes of an order, least significant field first.
+  function automatic logic [14:0] amap_codes(amap_order_e order, logic [14:0] custom);
+    unique case (order)
+      AmapRoChBaBgCo: return {FieldRo, FieldCh, FieldBa, FieldBg, FieldCo};
+      AmapChRoBaBgCo: return {FieldCh, FieldRo, FieldBa, FieldBg, FieldCo};
+      AmapRoBaBgCoCh: return {FieldRo, FieldBa, FieldBg, FieldCo, FieldCh};
+      AmapCustom:     return custom;
+      default:        return {FieldRo, FieldBa, FieldBg, FieldCh, FieldCo};
+    endcase
+  endfunction
+
   function automatic amap_pos_t amap_positions(amap_t m);
-    amap_pos_t  p;
-    logic [7:0] acc;
-    p   = '0;
-    acc = '0;
+    amap_pos_t   p;
+    logic [7:0]  acc;
+    logic [14:0] codes;
+    p     = '0;
+    acc   = '0;
+    codes = amap_codes(m.order, m.custom[14:0]);
     for (int unsigned k = 0; k < 5; k++) begin
-      unique case (m.order[3*k +: 3])
+      unique case (codes[3*k +: 3])
         FieldCo: begin p.co = acc; acc = acc + m.col_bits; end
         FieldCh: begin p.ch = acc; acc = acc + m.ch_bits;  end
         FieldBg: begin p.bg = acc; acc = acc + m.bg_bits;  end
@@ -107,14 +122,15 @@ package hbm_pkg;
     return p;
   endfunction
 
-  // The five codes of an order form a permutation of the fields.
-  function automatic logic amap_order_ok(amap_order_t o);
+  // A known order, or a custom one whose five codes are a permutation of the fields.
+  function automatic logic amap_order_ok(amap_order_e order, logic [15:0] custom);
     logic [7:0] seen;
     seen = '0;
     for (int unsigned k = 0; k < 5; k++) begin
-      seen[o[3*k +: 3]] = 1'b1;
+      seen[custom[3*k +: 3]] = 1'b1;
     end
-    return (seen == 8'b0001_1111) && !o[15];
+    return (order inside {AmapRoBaBgChCo, AmapRoChBaBgCo, AmapChRoBaBgCo, AmapRoBaBgCoCh}) ||
+           (order == AmapCustom && seen == 8'b0001_1111 && !custom[15]);
   endfunction
 
   // Timing sums the channels use, derived once from timing_t in hbm_ctrl (all in tCK).

@@ -1,14 +1,14 @@
 // Refresh interval timer of one HBM channel: a REF becomes due every tREFI cycles; due_o stays
-// high while at least one due REF has not been issued (ref_done_i). Channels are staggered by
-// tREFI/NumChannels so that they do not all refresh at the same time: channel c's first REF is
-// due tREFI - c*(tREFI/NumChannels) cycles after the timer starts (en_i), then every tREFI.
+// high while at least one due REF has not been issued (ref_done_i). The first REF is due
+// tREFI - s*(tREFI/NumChannels) cycles after the timer starts (en_i), s = ref_slot_i, then every
+// tREFI: channels with different slots refresh at different times.
 module hbm_refresh_timer import hbm_pkg::*; #(
   parameter int unsigned NumChannels = 8,
   localparam int unsigned ChW        = (NumChannels > 1) ? $clog2(NumChannels) : 1
 ) (
   input  logic            clk_i,
   input  logic            rst_ni,
-  input  logic [ChW-1:0]  chan_idx_i,  // this channel's index (refresh stagger)
+  input  logic [ChW-1:0]  ref_slot_i,  // refresh slot, constant
   input  logic            en_i,        // timing valid; the timer starts on the first such cycle
   input  logic [CycW-1:0] now_i,
   input  logic [TimW-1:0] t_refi_i,
@@ -21,7 +21,7 @@ module hbm_refresh_timer import hbm_pkg::*; #(
 
   logic [TimW-1:0] stagger, first;
   logic            tick;
-  assign stagger = TimW'(chan_idx_i) * (t_refi_i >> ChW);
+  assign stagger = TimW'(ref_slot_i) * (t_refi_i >> ChW);
   assign first   = t_refi_i - stagger;
   assign tick    = armed_q && (now_i >= next_q);
   assign due_o   = (pend_q != '0);
