@@ -28,6 +28,7 @@
 #include <random>
 #include <string>
 #include <type_traits>
+#include <unistd.h>
 #include <unordered_map>
 #include <vector>
 
@@ -300,6 +301,7 @@ class Harness {
     for (auto& g : gens_) g = nullptr;
   }
   void on_command(CmdHook h) { cmd_hook_ = std::move(h); }
+  void set_per_bank_refresh(bool on) { top_->per_bank_refresh_i = on ? 1 : 0; }
 
   // One clock cycle.
   void step() {
@@ -998,6 +1000,19 @@ TEST(HbmCtrl, ShippedHbm2Sets) {
       check_stats(h);
     }
   }
+}
+
+// per_bank_refresh_i is tied off (docs in hbm_ctrl.sv): asking for it stops the simulation.
+TEST(HbmCtrlDeathTest, PerBankRefreshIsRejected) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        dup2(2, 1);  // Verilator prints the assertion on stdout
+        Hbm8 h;
+        h.set_per_bank_refresh(true);
+        h.run(4);
+      },
+      "per-bank refresh is not implemented");
 }
 
 // 16 channels (hbm3-6400) behind a single request lane, the burst port of docs/hbm.md as the

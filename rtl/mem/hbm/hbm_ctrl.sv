@@ -35,15 +35,24 @@
 //    one common blackout per tREFI costs far less than NumChannels staggered ones. RefStagger = 1
 //    spreads the channels' REFs evenly over tREFI instead (smoother aggregate bandwidth when
 //    every channel has its own requester).
-// 5. Scheduling: see hbm_channel_ctrl (FR-FCFS with read/write grouping, a same-burst hazard
-//    check so that reordering never changes the data, a starvation guard after StarveCycles).
+// 5. Scheduling (hbm_channel_ctrl): FR-FCFS with read/write grouping; requests to the same
+//    burst keep their acceptance order (so a read returns exactly the data written by the writes
+//    accepted before it); a starvation guard serves the oldest request alone once it has waited
+//    StarveCycles. Ids are opaque: they come back unchanged, even if the requester repeats one.
 // 6. Statistics per channel (stats_o[c], hbm_pkg::stats_t). A request is a row hit if its
 //    column command issued without an ACT or PRE on its behalf, a row miss if an ACT was issued
-//    for it, a row conflict if a PRE of another row was issued for it. rd_lat_sum is the sum over
-//    reads of (cycle its rsp_valid_o is high - cycle it was accepted).
-// 7. Pipeline: a command is on cmd_*_o the cycle after the scheduler chose it; read data from the
-//    device (rvalid_i/rdata_i) reaches rsp_*_o one cycle later. The controller does not predict
-//    read data: it pairs each rvalid_i with the oldest outstanding RD of the channel.
+//    for it, a row conflict if a PRE of another row was issued for it (closed page: a miss, the
+//    row would have closed anyway). A request whose row a refresh closed again takes a second
+//    ACT, so acts >= row_misses + row_conflicts. occ_sum adds, every cycle, the requests held by
+//    the channel (input register and queue); rd_lat_sum is the sum over reads of (cycle its
+//    rsp_valid_o is high - cycle it was accepted on the port).
+// 7. Pipeline: a request accepted in cycle t waits in the channel's input register in t+1 and is
+//    queued at the end of it (the queue logic depends on flops only). A command is on cmd_*_o the
+//    cycle after the scheduler chose it; cmd_row_o carries the row of RD/WR too (the device model
+//    checks it, docs/hbm-timing.md 4.7). Read data from the device (rvalid_i/rdata_i) reaches
+//    rsp_*_o one cycle later; the controller does not predict it but pairs each rvalid_i with the
+//    oldest outstanding RD of the channel (RdFifoDepth RDs in flight at most). bresp_valid_o is
+//    high in the cycle the WR is on the command bus.
 // 8. Timestamps are CycW = 48-bit cycle counts (never wrap in a simulation) compared with a
 //    free-running counter: an idle channel costs no per-cycle work.
 // =================================================================================================
