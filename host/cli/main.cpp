@@ -12,6 +12,7 @@
 #include "tpuemu/config.h"
 #include "tpuemu/device.h"
 #include "tpuemu/error.h"
+#include "tpuemu/hbm_trace.h"
 #include "tpuemu/program.h"
 #include "tpuemu/runner.h"
 #include "tpuemu/workload.h"
@@ -118,6 +119,14 @@ int cmd_info(const std::string& preset_name) {
   return 0;
 }
 
+int cmd_hbm(const HbmCommandOptions& a, bool json) {
+  if (!json && isatty(STDERR_FILENO)) std::fprintf(stderr, "tpuemu: replaying through the HBM controller on %s...\n", a.config.c_str());
+  const HbmReplayReport r = run_hbm_command(a);
+  if (json) std::cout << hbm_report_to_json(r).dump(2) << '\n';
+  else std::cout << format_hbm_report(r);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -157,6 +166,19 @@ int main(int argc, char** argv) {
   auto* info_cmd = app.add_subcommand("info", "List the presets, or describe one");
   info_cmd->add_option("--preset", info_preset, "Preset to describe");
 
+  HbmCommandOptions hbm;
+  bool hbm_json = false;
+  auto* hbm_cmd = app.add_subcommand("hbm", "Replay an HBM request trace or pattern through the RTL controller and DRAM model");
+  hbm_cmd->add_option("--trace", hbm.trace_file, "Trace file, one '<hex address> <READ|WRITE> <cycle>' per line");
+  hbm_cmd->add_option("--pattern", hbm.pattern, "Synthetic requests instead: stream or random")->check(CLI::IsMember({"stream", "random"}));
+  hbm_cmd->add_option("--requests", hbm.requests, "Number of pattern requests")->check(CLI::PositiveNumber);
+  hbm_cmd->add_option("--config", hbm.config, "HBM timing set (hbm2-2000, hbm2e-3200, hbm3-6400) or a JSON file");
+  hbm_cmd->add_option("--read-ratio", hbm.read_ratio, "Pattern: fraction of reads")->check(CLI::Range(0.0, 1.0));
+  hbm_cmd->add_option("--seed", hbm.seed, "Pattern: random seed");
+  hbm_cmd->add_option("--page-policy", hbm.page_policy, "Controller page policy: open or closed")->check(CLI::IsMember({"open", "closed"}));
+  hbm_cmd->add_option("--window", hbm.window, "Requests held between their cycle and their answer (>= 256)");
+  hbm_cmd->add_flag("--json", hbm_json, "Print the statistics as JSON");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -172,6 +194,7 @@ int main(int argc, char** argv) {
     if (run_cmd->parsed()) return cmd_run(run);
     if (exec_cmd->parsed()) return cmd_exec(exec);
     if (info_cmd->parsed()) return cmd_info(info_preset);
+    if (hbm_cmd->parsed()) return cmd_hbm(hbm, hbm_json);
   } catch (const std::exception& e) {
     std::string message = e.what();
     for (char& ch : message) {

@@ -1,0 +1,128 @@
+// One HBM stack through the Verilated RTL controller and the DRAM device model (HbmSystem), driven
+// by the replay of `tpuemu hbm` (host/src/run/hbm_trace.cpp, docs/hbm-trace.md):
+//
+//   BM_HbmStream/<set>  sequential 64-byte reads from address 0
+//   BM_HbmRandom/<set>  uniformly random 64-byte reads over the capacity (seed 1)
+//
+// Counters: bw_pct (achieved bandwidth, % of the timing set's peak), lat_tck (mean read latency,
+// accepted -> data, tCK), hit_pct (row-hit rate, %), dram_cycles_per_s (DRAM cycles simulated per
+// wall-clock second: the target is >= 200 k for one HBM2 stack on one core) and
+// dram_cycles_per_cpu_s (per CPU second of the simulating thread). Every read's data is checked
+// by the replay; a wrong result, a timing violation or a stream below 85% of the peak on an
+// 8-channel set fails the binary (docs/benchmarks.md).
+#include <map>
+#include <string>
+
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+
+#include "bench_common.h"
+#include "tpuemu/hbm_config.h"
+#include "tpuemu/hbm_trace.h"
+
+namespace tpuemu::bench {
+namespace {
+
+constexpr double kTargetCyclesPerSecond = 200'000;  // one HBM2 stack, one host core
+
+struct HbmFigure {
+  std::string set, pattern;
+  double bw_pct = 0, hit_pct = 0, lat_tck = 0, lat_ns = 0, cycles_per_s = 0, cycles_per_cpu_s = 0;
+  std::uint64_t cycles = 0;
+};
+std::map<std::string, HbmFigure>& figures() {
+  static std::map<std::string, HbmFigure> f;
+  return f;
+}
+
+void BM_Hbm(benchmark::State& state, std::string set_name, HbmPattern pattern,
+            std::uint64_t requests) {
+  HbmTimingSet set;
+  try {
+    set = load_hbm_timing_set(set_name);
+  } catch (const std::exception& e) {
+    fail(state, e.what());
+    return;
+  }
+  std::uint64_t cycles = 0;
+  double wall = 0, cpu = 0;
+  HbmReplayReport last;
+  for (auto _ : state) {
+    try {
+      auto source = hbm_pattern_source(set, {.pattern = pattern, .requests = requests});
+      last = replay_hbm(set, *source);
+    } catch (const std::exception& e) {
+      fail(state, fmt::format("{} {}: {}", set_name, to_string(pattern), e.what()));
+      return;
+    }
+    cycles += last.cycles;
+    wall += last.wall_seconds;
+    cpu += last.cpu_seconds;
+  }
+  HbmFigure f{set_name, std::string(to_string(pattern))};
+  f.bw_pct = 100 * last.peak_fraction(last.total, true);
+  f.hit_pct = 100 * last.total.row_hit_rate();
+  f.lat_tck = last.read_latency.mean;
+  f.lat_ns = last.read_latency.mean * last.tck_ns;
+  f.cycles_per_s = static_cast<double>(cycles) / wall;
+  f.cycles_per_cpu_s = static_cast<double>(cycles) / cpu;
+  f.cycles = last.cycles;
+  state.counters["bw_pct"] = f.bw_pct;
+  state.counters["hit_pct"] = f.hit_pct;
+  state.counters["lat_tck"] = f.lat_tck;
+  state.counters["dram_cycles_per_s"] = f.cycles_per_s;
+  state.counters["dram_cycles_per_cpu_s"] = f.cycles_per_cpu_s;
+  state.counters["requests"] = static_cast<double>(requests);
+  figures()[set_name + "/" + f.pattern] = f;
+  if (pattern == HbmPattern::Stream && set.geometry.channels == 8 && f.bw_pct < 85) {
+    fail(state, fmt::format("{} stream reads reach only {:.1f}% of the peak (< 85%)", set_name,
+                            f.bw_pct));
+  }
+}
+
+void register_benchmarks() {
+  for (const char* set : {"hbm2-2000", "hbm3-6400"}) {
+    benchmark::RegisterBenchmark(fmt::format("BM_HbmStream/{}", set).c_str(), BM_Hbm,
+                                 std::string(set), HbmPattern::Stream, std::uint64_t{200'000})
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(fmt::format("BM_HbmRandom/{}", set).c_str(), BM_Hbm,
+                                 std::string(set), HbmPattern::Random, std::uint64_t{50'000})
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
+  }
+}
+
+std::string si(double v) {
+  if (v >= 1e6) return fmt::format("{:.2f} M", v / 1e6);
+  if (v >= 1e3) return fmt::format("{:.1f} k", v / 1e3);
+  return fmt::format("{:.0f}", v);
+}
+
+void print_summary() {
+  const auto& f = figures();
+  if (f.empty()) return;
+  fmt::print("\nHBM stack through the RTL controller + DRAM device model (reads, open page)\n");
+  fmt::print("{:<10} {:<7} {:>9} {:>9} {:>15} {:>13} {:>13}\n", "set", "pattern", "% of peak",
+             "row hits", "read latency", "cycles/wall s", "cycles/CPU s");
+  for (const auto& [key, x] : f) {
+    fmt::print("{:<10} {:<7} {:>8.1f}% {:>8.1f}% {:>6.1f} tCK {:>4.0f}ns {:>13} {:>13}\n", x.set,
+               x.pattern, x.bw_pct, x.hit_pct, x.lat_tck, x.lat_ns, si(x.cycles_per_s),
+               si(x.cycles_per_cpu_s));
+  }
+  if (const auto s = f.find("hbm2-2000/stream"); s != f.end()) {
+    const double r = s->second.cycles_per_s / kTargetCyclesPerSecond;
+    fmt::print("target: hbm2-2000 >= {} DRAM cycles per wall-clock s: {} ({:.2f}x the target; "
+               "{:.2f}x per CPU s)\n",
+               si(kTargetCyclesPerSecond), r >= 1 ? "MET" : "NOT MET", r,
+               s->second.cycles_per_cpu_s / kTargetCyclesPerSecond);
+  }
+}
+
+}  // namespace
+}  // namespace tpuemu::bench
+
+int main(int argc, char** argv) {
+  tpuemu::bench::register_benchmarks();
+  return tpuemu::bench::bench_main(argc, argv, [] { tpuemu::bench::print_summary(); });
+}
