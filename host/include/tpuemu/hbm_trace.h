@@ -116,7 +116,10 @@ struct HbmReplayReport {
   double tck_ns = 0;
   std::uint32_t burst_bytes = 64;
   double peak_gbps = 0, peak_gbps_per_channel = 0;
-  std::uint64_t tRCD = 0, tRP = 0, tRC = 0, tBURST = 0;  // for the explanation line
+  // For the explanation of row misses.
+  std::uint64_t tRCD = 0, tRP = 0, tRC = 0, tFAW = 0, tRRD_S = 0, tBURST = 0, banks = 0;
+  // The most ACTs a channel can issue per tCK: min(banks / tRC, 4 / tFAW, 1 / tRRD_S).
+  double act_rate_bound() const;
 
   // Outcome.
   std::uint64_t requests = 0, reads = 0, writes = 0;

@@ -413,6 +413,12 @@ double HbmReplayReport::peak_fraction(const HbmChannelFigures& c, bool whole_sta
   return ratio(gbps(c), whole_stack ? peak_gbps : peak_gbps_per_channel);
 }
 
+double HbmReplayReport::act_rate_bound() const {
+  if (tRC == 0 || tFAW == 0 || tRRD_S == 0) return 0;
+  return std::min({static_cast<double>(banks) / static_cast<double>(tRC),
+                   4.0 / static_cast<double>(tFAW), 1.0 / static_cast<double>(tRRD_S)});
+}
+
 double HbmReplayReport::cycles_per_second() const {
   return ratio(static_cast<double>(cycles), wall_seconds);
 }
@@ -490,7 +496,10 @@ HbmReplayReport replay_hbm(const HbmTimingSet& set, HbmRequestSource& source,
   report.tRCD = set.timings.tRCD;
   report.tRP = set.timings.tRP;
   report.tRC = set.timings.tRC;
+  report.tFAW = set.timings.tFAW;
+  report.tRRD_S = set.timings.tRRD_S;
   report.tBURST = set.tBURST();
+  report.banks = set.banks_per_channel();
 
   std::optional<HbmTraceRequest> next = source.next();
   std::uint64_t entered = 0, answered = 0, last_progress = 0;
@@ -650,10 +659,14 @@ std::string format_hbm_report(const HbmReplayReport& r) {
   line(fmt::format("data        {} reads checked against the writes of the run: all match",
                    r.reads_checked));
   if (served != 0 && ratio(t.row_misses + t.row_conflicts, served) > 0.25) {
+    const double acts = r.act_rate_bound();
     line(fmt::format("why         {:.0f}% of requests found their row closed: each needs an ACT "
-                     "(tRCD {} tCK), a conflict a PRE first (tRP {} tCK), one ACT per bank per "
-                     "tRC {} tCK, against one column command per burst (tBURST {} tCK) for a row hit",
-                     100 * ratio(t.row_misses + t.row_conflicts, served), r.tRCD, r.tRP, r.tRC,
+                     "(and a conflict a PRE first: tRP {} + tRCD {} tCK before its column "
+                     "command), and a channel can ACT at most min({} banks / tRC {}, 4 / tFAW {}, "
+                     "1 / tRRD_S {}) = {:.3f} times per tCK: {:.1f}% of the peak if every burst "
+                     "needs one, against one column command per burst (tBURST {} tCK) for row hits",
+                     100 * ratio(t.row_misses + t.row_conflicts, served), r.tRP, r.tRCD, r.banks,
+                     r.tRC, r.tFAW, r.tRRD_S, acts, 100 * acts * static_cast<double>(r.tBURST),
                      r.tBURST));
   }
   line(fmt::format("simulation  {:.2f} s wall, {:.2f} s CPU: {:.0f} DRAM cycles per wall second "
