@@ -12,7 +12,7 @@
 #include <verilated_fst_c.h>
 #endif
 
-#include "memory_model.h"
+#include "core_memory.h"
 #include "tpuemu/sim/core_sim.h"
 
 namespace tpuemu::sim {
@@ -42,7 +42,7 @@ template <typename Top>
 class VerilatedCoreSim final : public CoreSim {
  public:
   VerilatedCoreSim(std::uint32_t dim, const MemoryModelConfig& mem)
-      : dim_(dim), context_(std::make_unique<VerilatedContext>()), memory_(mem, dim) {
+      : dim_(dim), context_(std::make_unique<VerilatedContext>()), memory_(make_core_memory(mem, dim)) {
     top_ = std::make_unique<Top>(context_.get(), "tpu");
     wbuf_.resize(dim);
     reset();
@@ -100,7 +100,7 @@ class VerilatedCoreSim final : public CoreSim {
 
   std::uint64_t step(std::uint64_t cycles, bool stop_when_idle) override {
     for (std::uint64_t i = 0; i < cycles; ++i) {
-      if (memory_.fault()) return i;
+      if (memory_->fault()) return i;
       tick();
       if (stop_when_idle && !top_->busy_o) return i + 1;
     }
@@ -110,14 +110,15 @@ class VerilatedCoreSim final : public CoreSim {
   std::uint64_t cycle() const override { return cycle_; }
 
   void mem_write(std::uint64_t addr, std::span<const std::uint8_t> data) override {
-    memory_.backdoor_write(addr, data);
+    memory_->backdoor_write(addr, data);
   }
   void mem_read(std::uint64_t addr, std::span<std::uint8_t> data) override {
-    memory_.backdoor_read(addr, data);
+    memory_->backdoor_read(addr, data);
   }
-  std::uint64_t mem_capacity() const override { return memory_.capacity(); }
-  std::optional<std::string> fault() const override { return memory_.fault(); }
-  void clear_fault() override { memory_.clear_fault(); }
+  std::uint64_t mem_capacity() const override { return memory_->capacity(); }
+  std::optional<std::string> fault() const override { return memory_->fault(); }
+  std::optional<hbm::Statistics> hbm_statistics() const override { return memory_->hbm_statistics(); }
+  void clear_fault() override { memory_->clear_fault(); }
 
   void open_trace(const std::filesystem::path& fst_file) override {
 #ifdef TPUEMU_RTL_TRACE
@@ -136,19 +137,21 @@ class VerilatedCoreSim final : public CoreSim {
 
   // One clock cycle: drive the memory responses due now, settle, sample the request, clock edge.
   void tick() {
-    const std::uint8_t* rsp = memory_.read_response(cycle_);
+    const std::uint8_t* rsp = memory_->read_response(cycle_);
     top_->mem_rsp_valid_i = rsp != nullptr;
     if (rsp) bytes_to_signal(rsp, dim_, top_->mem_rsp_rdata_i);
-    top_->mem_wack_valid_i = memory_.write_ack(cycle_);
-    top_->mem_req_ready_i = memory_.ready();
+    top_->mem_wack_valid_i = memory_->write_ack(cycle_);
+    top_->mem_req_ready_i = memory_->ready();
     top_->clk_i = 0;
     top_->eval();
 #ifdef TPUEMU_RTL_TRACE
     if (trace_) trace_->dump(2 * cycle_);
 #endif
-    if (top_->mem_req_valid_o && top_->mem_req_ready_i) {
-      if (top_->mem_req_write_o) signal_to_bytes(top_->mem_req_wdata_o, wbuf_.data(), dim_);
-      memory_.accept(cycle_, top_->mem_req_write_o, top_->mem_req_addr_o, wbuf_);
+    const bool accepted = top_->mem_req_valid_o && top_->mem_req_ready_i;
+    const bool wrote = accepted && top_->mem_req_write_o;
+    if (accepted) {
+      if (wrote) signal_to_bytes(top_->mem_req_wdata_o, wbuf_.data(), dim_);
+      memory_->accept(cycle_, top_->mem_req_write_o, top_->mem_req_addr_o, wbuf_);
     }
     top_->clk_i = 1;
     top_->eval();
@@ -156,13 +159,13 @@ class VerilatedCoreSim final : public CoreSim {
     if (trace_) trace_->dump(2 * cycle_ + 1);
 #endif
     ++cycle_;
-    memory_.advance(cycle_);
+    memory_->end_cycle(cycle_, wrote);
   }
 
   std::uint32_t dim_;
   std::unique_ptr<VerilatedContext> context_;
   std::unique_ptr<Top> top_;
-  MemoryModel memory_;
+  std::unique_ptr<CoreMemory> memory_;
   std::vector<std::uint8_t> wbuf_;
   std::uint64_t cycle_ = 0;
 #ifdef TPUEMU_RTL_TRACE

@@ -86,7 +86,7 @@ void MemoryModel::accept(std::uint64_t cycle, bool write, std::uint64_t addr,
   }
 }
 
-void MemoryModel::advance(std::uint64_t /*next_cycle*/) {
+void MemoryModel::end_cycle(std::uint64_t /*next_cycle*/, bool /*wrote*/) {
   tokens_ = std::min<std::uint64_t>(tokens_ + config_.bytes_per_cycle, 2ull * beat_bytes_);
   ready_ = tokens_ >= beat_bytes_;
   if (ready_ && config_.backpressure_permille != 0) {

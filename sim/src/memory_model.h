@@ -13,30 +13,31 @@
 #include <string>
 #include <vector>
 
+#include "core_memory.h"
 #include "tpuemu/sim/core_sim.h"
 
 namespace tpuemu::sim {
 
-class MemoryModel {
+class MemoryModel final : public CoreMemory {
  public:
   MemoryModel(const MemoryModelConfig& config, std::uint32_t beat_bytes);
 
   // Per cycle, before the clock edge: may the core's request be accepted this cycle?
-  bool ready() const { return ready_; }
+  bool ready() const override { return ready_; }
   // The request presented this cycle was accepted (valid && ready).
-  void accept(std::uint64_t cycle, bool write, std::uint64_t addr, std::span<const std::uint8_t> wdata);
+  void accept(std::uint64_t cycle, bool write, std::uint64_t addr, std::span<const std::uint8_t> wdata) override;
   // Called once per cycle after the edge: refills the bucket and rolls back-pressure dice.
-  void advance(std::uint64_t next_cycle);
+  void end_cycle(std::uint64_t next_cycle, bool wrote) override;
   // Responses due in the cycle being driven; each call yields at most one of each.
-  const std::uint8_t* read_response(std::uint64_t cycle);  // nullptr when none
-  bool write_ack(std::uint64_t cycle);
+  const std::uint8_t* read_response(std::uint64_t cycle) override;
+  bool write_ack(std::uint64_t cycle) override;
 
-  void backdoor_write(std::uint64_t addr, std::span<const std::uint8_t> data);
-  void backdoor_read(std::uint64_t addr, std::span<std::uint8_t> data);
-  std::uint64_t capacity() const { return config_.capacity_bytes; }
+  void backdoor_write(std::uint64_t addr, std::span<const std::uint8_t> data) override;
+  void backdoor_read(std::uint64_t addr, std::span<std::uint8_t> data) override;
+  std::uint64_t capacity() const override { return config_.capacity_bytes; }
   // First out-of-range access by the core, as a one-line message.
-  const std::optional<std::string>& fault() const { return fault_; }
-  void clear_fault() { fault_.reset(); }
+  std::optional<std::string> fault() const override { return fault_; }
+  void clear_fault() override { fault_.reset(); }
 
  private:
   static constexpr std::uint64_t kPageBits = 20;

@@ -366,6 +366,7 @@ class FakeCoreSim : public tpuemu::sim::CoreSim {
   std::uint64_t mem_capacity() const override { return c_.mem.size(); }
   std::optional<std::string> fault() const override { return fault_; }
   void clear_fault() override { fault_.reset(); }
+  std::optional<tpuemu::sim::hbm::Statistics> hbm_statistics() const override { return std::nullopt; }
   std::optional<std::string> fault_;
   void open_trace(const std::filesystem::path&) override {}
 

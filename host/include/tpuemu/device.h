@@ -15,12 +15,14 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "tpuemu/error.h"
+#include "tpuemu/sim/hbm_system.h"
 
 struct fw_hal;
 
@@ -162,6 +164,9 @@ class Transport {
   // Receives the next complete response frame (not validated).
   virtual std::vector<std::uint8_t> receive() = 0;
   virtual std::string name() const = 0;
+  // Statistics of the memory behind the core, when the transport can see it (the in-process rtl
+  // backend with the HBM subsystem); remote transports report nothing yet.
+  virtual std::optional<sim::hbm::Statistics> memory_statistics() const { return std::nullopt; }
 };
 
 // Hands each frame to fw_handle_frame with in-memory buffers (no copy through a socket).
@@ -209,6 +214,8 @@ class Device {
   virtual Counters counters() = 0;
   // Soft reset: clears queues, semaphores, status and counters; memory is kept.
   virtual void reset() = 0;
+  // See Transport::memory_statistics().
+  virtual std::optional<sim::hbm::Statistics> memory_statistics() const { return std::nullopt; }
 };
 
 struct FirmwareDeviceOptions {

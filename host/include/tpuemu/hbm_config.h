@@ -3,6 +3,8 @@
 // bandwidths and capacities, map byte addresses to DRAM coordinates.
 #pragma once
 
+#include "tpuemu/sim/hbm_system.h"
+
 #include <array>
 #include <cstdint>
 #include <filesystem>
@@ -147,5 +149,10 @@ std::vector<std::string> list_hbm_timing_sets();
 nlohmann::json to_json(const HbmTimingSet& set);
 // A few human-readable lines: organisation, capacity, peak bandwidth, key timings in tCK and ns.
 std::string describe(const HbmTimingSet& set);
+
+// The simulator's view of a timing set: DRAM geometry and timings for the device model and the
+// RTL controller's configuration. Throws Error when the address map is not one the controller
+// implements ("ro-ba-bg-ch-co", "ro-ch-ba-bg-co", "ch-ro-ba-bg-co", "ro-ba-bg-co-ch").
+sim::hbm::HbmSetup hbm_setup_from(const HbmTimingSet& set, bool closed_page = false);
 
 }  // namespace tpuemu

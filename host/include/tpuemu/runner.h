@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,12 @@ struct WorkloadReport {
   double wall_seconds = 0;
   double sim_cycles_per_second = 0;
   double clock_ghz = 1;
+
+  // The HBM subsystem's view (presets with hbm.model "hbm"): controller and device statistics in
+  // DRAM cycles (tCK).
+  std::optional<sim::hbm::Statistics> hbm;
+  std::string hbm_timing_set;
+  double hbm_tck_ns = 0;
 };
 
 // Throws Error (bad workload, does not fit, out of HBM) or RunError (deadlock, watchdog).

@@ -168,6 +168,9 @@ class FirmwareDevice final : public Device {
   }
 
   void reset() override { call(FW_CMD_RESET, {}); }
+  std::optional<sim::hbm::Statistics> memory_statistics() const override {
+    return transport_->memory_statistics();
+  }
 
  private:
   void fetch_info() {

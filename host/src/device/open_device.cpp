@@ -6,6 +6,7 @@
 
 #include "tpuemu/config.h"
 #include "tpuemu/device.h"
+#include "tpuemu/hbm_config.h"
 
 #if TPUEMU_DEVICE_HAVE_RTL
 #include "tpuemu/fw/sim_hal.h"
@@ -30,6 +31,10 @@ class RtlTransport final : public InProcessTransport {
       : InProcessTransport(parts.hal->hal(), "rtl"),
         core_(std::move(parts.core)),
         hal_(std::move(parts.hal)) {}
+
+ std::optional<sim::hbm::Statistics> memory_statistics() const override {
+    return core_->hbm_statistics();
+  }
 
  protected:
   void after_frame() override {
@@ -57,6 +62,12 @@ std::unique_ptr<Device> open_rtl(const Preset& preset, const DeviceOptions& opti
   mem.bytes_per_cycle = preset.hbm.bytes_per_cycle;
   mem.backpressure_permille = options.backpressure_permille;
   mem.seed = options.seed;
+  if (preset.hbm.model == "hbm") {
+    const HbmTimingSet set = load_hbm_timing_set(preset.hbm.timing_set);
+    mem.hbm = hbm_setup_from(set, preset.hbm.page_policy == "closed");
+    // DRAM clocks per core clock: core period / tCK
+    mem.dram_cycles_per_core_cycle = 1000.0 / (preset.clock_ghz * set.tck_ps);
+  }
   RtlTransport::Parts parts;
   try {
     parts.core = sim::make_core_sim(preset.name, mem);

@@ -21,6 +21,28 @@ void line(std::string& out, fmt::format_string<T...> format, T&&... args) {
   out += '\n';
 }
 
+nlohmann::json hbm_json(const WorkloadReport& r) {
+  const auto& h = *r.hbm;
+  nlohmann::json channels = nlohmann::json::array();
+  auto channel = [](const sim::hbm::ChannelStatistics& c) {
+    return nlohmann::json{{"reads", c.reads}, {"writes", c.writes}, {"row_hits", c.row_hits},
+                          {"row_misses", c.row_misses}, {"row_conflicts", c.row_conflicts},
+                          {"acts", c.acts}, {"precharges", c.precharges}, {"refreshes", c.refreshes},
+                          {"refresh_cycles", c.refresh_cycles}, {"queue_occupancy_sum", c.queue_occupancy_sum},
+                          {"turnarounds", c.turnarounds}};
+  };
+  for (const auto& c : h.channels) channels.push_back(channel(c));
+  return {{"timing_set", r.hbm_timing_set},
+          {"dram_cycles", h.cycles},
+          {"bytes_per_dram_cycle", h.bytes_per_cycle},
+          {"gbps", h.bytes_per_cycle / r.hbm_tck_ns},
+          {"peak_fraction", h.peak_fraction},
+          {"row_hit_rate", h.row_hit_rate},
+          {"read_latency_tck", {{"mean", h.read_latency_mean}, {"p50", h.read_latency_p50}, {"p99", h.read_latency_p99}}},
+          {"total", channel(h.total)},
+          {"channels", channels}};
+}
+
 }  // namespace
 
 std::string format_report(const WorkloadReport& r) {
@@ -57,6 +79,17 @@ std::string format_report(const WorkloadReport& r) {
        c.mxu_stall_semaphore, pct(c.mxu_stall_semaphore, r.cycles), c.mxu_stall_weights,
        c.mxu_stall_bank_conflict, c.dma_stall_semaphore, c.dma_stall_memory, c.vector_stall_semaphore,
        c.vector_stall_bank_conflict, c.fetch_stall);
+  if (r.hbm) {
+    const auto& h = *r.hbm;
+    const auto& t = h.total;
+    const double gbps = h.bytes_per_cycle / r.hbm_tck_ns;
+    line(s, "HBM device  {}: {} reads + {} writes of 64 B in {} DRAM cycles = {:.1f} GB/s, {:.1f}% of peak",
+         r.hbm_timing_set, t.reads, t.writes, h.cycles, gbps, 100.0 * h.peak_fraction);
+    line(s, "            read latency mean {:.1f} / p50 {} / p99 {} tCK; row hits {} misses {} conflicts {} "
+         "({:.1f}% hits); {} refreshes ({} cycles); {} read/write turnarounds",
+         h.read_latency_mean, h.read_latency_p50, h.read_latency_p99, t.row_hits, t.row_misses, t.row_conflicts,
+         100.0 * h.row_hit_rate, t.refreshes, t.refresh_cycles, t.turnarounds);
+  }
   line(s, "VMEM        peak {} of {} ({:.1f}%); {} bank conflicts", bytes_text(r.vmem_peak_bytes),
        bytes_text(r.vmem_capacity_bytes), pct(r.vmem_peak_bytes, r.vmem_capacity_bytes), c.vmem_bank_conflicts);
   line(s, "ACC         peak {} of {} ({:.1f}%)", bytes_text(r.acc_peak_bytes), bytes_text(r.acc_capacity_bytes),
@@ -107,6 +140,7 @@ nlohmann::json report_to_json(const WorkloadReport& r) {
       {"acc", {{"peak_bytes", r.acc_peak_bytes}, {"capacity_bytes", r.acc_capacity_bytes}}},
       {"counters", counters},
       {"program_instructions", r.program_instructions},
+      {"hbm_device", r.hbm ? hbm_json(r) : nlohmann::json(nullptr)},
       {"simulation", {{"wall_seconds", r.wall_seconds}, {"cycles_per_second", r.sim_cycles_per_second}}},
   };
 }

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "tpuemu/error.h"
+#include "tpuemu/hbm_config.h"
 #include "tpuemu/layout.h"
 #include "tpuemu/reference.h"
 
@@ -156,6 +157,11 @@ WorkloadReport run_workload(const Preset& preset, const Workload& workload, cons
   options.max_cycles = settings.max_cycles;
   r.run = device->run(options);
   r.counters = device->counters();
+  r.hbm = device->memory_statistics();
+  if (r.hbm) {
+    r.hbm_timing_set = preset.hbm.timing_set;
+    r.hbm_tck_ns = load_hbm_timing_set(preset.hbm.timing_set).tck_ns();
+  }
 
   // ---- check
   const HbmTensor& out = outputs.back();

@@ -8,6 +8,8 @@
 #include <span>
 #include <string>
 
+#include "tpuemu/sim/hbm_system.h"
+
 namespace tpuemu::sim {
 
 // The simple HBM stand-in of issue 2: fixed latency, a bandwidth cap, optional random
@@ -18,6 +20,11 @@ struct MemoryModelConfig {
   std::uint32_t bytes_per_cycle = 16;   // at most one beat (DIM bytes) per cycle
   std::uint32_t backpressure_permille = 0;  // chance per cycle that the port refuses a request
   std::uint64_t seed = 1;
+  // Set: the HBM subsystem (RTL controller + DRAM device model) replaces the simple model; the
+  // latency and bandwidth above are then ignored. The DRAM clock runs this many cycles per core
+  // cycle (core period / tCK).
+  std::optional<hbm::HbmSetup> hbm;
+  double dram_cycles_per_core_cycle = 1.0;
 };
 
 class CoreSim {
@@ -42,6 +49,8 @@ class CoreSim {
   // advancing once there is one.
   virtual std::optional<std::string> fault() const = 0;
   virtual void clear_fault() = 0;
+  // Statistics of the HBM subsystem since construction (nothing with the simple model).
+  virtual std::optional<hbm::Statistics> hbm_statistics() const = 0;
   // FST waveform of every following cycle (off unless called).
   virtual void open_trace(const std::filesystem::path& fst_file) = 0;
 };

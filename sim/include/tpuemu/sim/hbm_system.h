@@ -1,0 +1,101 @@
+// One HBM stack as the emulator runs it: the Verilated RTL controller (rtl/mem/hbm) driving the
+// DRAM device model (sim/src/dram), which checks every command against the timing set. Requests
+// are 64-byte bursts with 8-bit ids (the controller's AXI-like burst port, docs/hbm.md); every
+// tick() is one DRAM clock (tCK).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tpuemu/sim/dram_config.h"
+
+namespace tpuemu::sim::hbm {
+
+// The controller's address-map orders (hbm_pkg::amap_order_e), most significant field first.
+enum class AddressOrder : std::uint8_t {
+  RoBaBgChCo = 0,  // "ro-ba-bg-ch-co" (default)
+  RoChBaBgCo = 1,  // "ro-ch-ba-bg-co"
+  ChRoBaBgCo = 2,  // "ch-ro-ba-bg-co"
+  RoBaBgCoCh = 3,  // "ro-ba-bg-co-ch"
+};
+
+struct HbmSetup {
+  dram::Config dram;
+  AddressOrder order = AddressOrder::RoBaBgChCo;
+  bool closed_page = false;
+};
+
+struct Coordinate {
+  std::uint32_t channel = 0, bank_group = 0, bank = 0, row = 0, column = 0;
+};
+// Byte address -> DRAM coordinate under the setup's address map (burst offset dropped).
+Coordinate decode_address(const HbmSetup& setup, std::uint64_t byte_address);
+
+struct Request {
+  bool write = false;
+  std::uint64_t addr = 0;  // burst aligned
+  std::uint8_t id = 0;
+  const std::uint8_t* wdata = nullptr;  // 64 bytes, for writes
+  std::uint64_t wmask = ~std::uint64_t{0};
+};
+
+struct Response {
+  bool write = false;  // a write response (no data)
+  std::uint8_t id = 0;
+  std::array<std::uint8_t, 64> data{};
+};
+
+struct ChannelStatistics {
+  std::uint64_t reads = 0, writes = 0, row_hits = 0, row_misses = 0, row_conflicts = 0;
+  std::uint64_t acts = 0, precharges = 0, refreshes = 0, refresh_cycles = 0;
+  std::uint64_t queue_occupancy_sum = 0, read_latency_sum = 0, turnarounds = 0;
+  std::uint64_t data_bus_busy_cycles = 0;
+};
+
+struct Statistics {
+  std::uint64_t cycles = 0;
+  std::vector<ChannelStatistics> channels;
+  ChannelStatistics total;
+  // read latency from the request entering the controller to its data leaving it, in tCK
+  double read_latency_mean = 0;
+  std::uint64_t read_latency_p50 = 0, read_latency_p99 = 0;
+  double bytes_per_cycle = 0;       // achieved, reads and writes
+  double peak_bytes_per_cycle = 0;  // channels * burst bytes / tBURST
+  double peak_fraction = 0;
+  double row_hit_rate = 0;
+};
+
+class HbmSystem {
+ public:
+  virtual ~HbmSystem() = default;
+  virtual const HbmSetup& setup() const = 0;
+  // Request lanes of the controller: up to this many requests enter per cycle.
+  virtual unsigned lanes() const = 0;
+  // Offers a request for the next tick on a free lane; false when every lane is taken.
+  virtual bool offer(const Request& request) = 0;
+  // One DRAM clock. Requests offered but not accepted stay on their lanes for the next tick.
+  // A timing violation stops the system: fault() says which, and tick() does nothing more.
+  virtual void tick() = 0;
+  // Requests accepted and responses produced by the last tick.
+  virtual unsigned accepted_last_tick() const = 0;
+  virtual const std::vector<Response>& responses() const = 0;
+  virtual bool lanes_busy() const = 0;
+  virtual std::uint64_t cycle() const = 0;
+  virtual const std::optional<std::string>& fault() const = 0;
+  // Checks the refresh deadline at the end of a run (sets fault()).
+  virtual void finish() = 0;
+  virtual Statistics statistics() const = 0;
+  virtual void backdoor_write(std::uint64_t addr, std::span<const std::uint8_t> data) = 0;
+  virtual void backdoor_read(std::uint64_t addr, std::span<std::uint8_t> data) = 0;
+};
+
+// Throws std::invalid_argument for a geometry no Verilated controller in this build supports
+// (8 or 16 channels, 4 bank groups x 4 banks, 64-byte bursts).
+std::unique_ptr<HbmSystem> make_hbm_system(const HbmSetup& setup);
+
+}  // namespace tpuemu::sim::hbm

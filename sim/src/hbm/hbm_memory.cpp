@@ -1,0 +1,114 @@
+// The HBM subsystem behind a core's memory port: beat<->burst bridge, then the RTL controller and
+// the DRAM device model, clocked at the DRAM clock (a fractional number of ticks per core cycle).
+#include <cstdio>
+#include <stdexcept>
+
+#include "core_memory.h"
+#include "hbm/beat_bridge.h"
+#include "memory_model.h"
+
+namespace tpuemu::sim {
+namespace {
+
+class HbmMemory final : public CoreMemory {
+ public:
+  HbmMemory(const MemoryModelConfig& mem, std::uint32_t beat_bytes)
+      : capacity_(mem.capacity_bytes),
+        ratio_(mem.dram_cycles_per_core_cycle),
+        bridge_(beat_bytes),
+        system_(hbm::make_hbm_system(*mem.hbm)) {
+    if (!(ratio_ > 0)) throw std::invalid_argument("hbm: DRAM cycles per core cycle must be positive");
+    const std::uint64_t stack = mem.hbm->dram.capacity_bytes();
+    if (capacity_ > stack) {
+      throw std::invalid_argument("hbm: the core's " + std::to_string(capacity_) +
+                                  " bytes exceed the stack's " + std::to_string(stack));
+    }
+  }
+
+  bool ready() const override { return !fault_ && bridge_.can_accept(); }
+
+  void accept(std::uint64_t cycle, bool write, std::uint64_t addr, std::span<const std::uint8_t> wdata) override {
+    if (addr + wdata.size() > capacity_ || addr >= capacity_) {
+      if (write && !fault_) {
+        fault_ = "memory: core write at 0x" + hex(addr) + " (cycle " + std::to_string(cycle) +
+                 ") is beyond the HBM capacity 0x" + hex(capacity_);
+      }
+      // a read past the end is instruction prefetch beyond END: its data are never used
+      addr %= capacity_;
+    }
+    bridge_.accept(write, addr, wdata);
+  }
+
+  const std::uint8_t* read_response(std::uint64_t) override { return bridge_.pop_read_response(); }
+  bool write_ack(std::uint64_t) override { return bridge_.pop_write_ack(); }
+
+  void end_cycle(std::uint64_t, bool wrote) override {
+    bridge_.end_core_cycle(wrote);
+    credit_ += ratio_;
+    while (credit_ >= 1.0) {
+      credit_ -= 1.0;
+      dram_tick();
+    }
+  }
+
+  void backdoor_write(std::uint64_t addr, std::span<const std::uint8_t> data) override {
+    check(addr, data.size(), "backdoor write");
+    system_->backdoor_write(addr, data);
+  }
+  void backdoor_read(std::uint64_t addr, std::span<std::uint8_t> data) override {
+    check(addr, data.size(), "backdoor read");
+    system_->backdoor_read(addr, data);
+  }
+  std::uint64_t capacity() const override { return capacity_; }
+  std::optional<std::string> fault() const override { return fault_ ? fault_ : system_->fault(); }
+  void clear_fault() override { fault_.reset(); }
+  std::optional<hbm::Statistics> hbm_statistics() const override { return system_->statistics(); }
+
+ private:
+  static std::string hex(std::uint64_t v) {
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(v));
+    return buf;
+  }
+  void check(std::uint64_t addr, std::uint64_t len, const char* what) const {
+    if (addr > capacity_ || len > capacity_ - addr) {
+      throw std::out_of_range(std::string("memory: ") + what + " of " + std::to_string(len) + " bytes at 0x" +
+                              hex(addr) + " is beyond the capacity 0x" + hex(capacity_));
+    }
+  }
+
+  void dram_tick() {
+    // offer what the bridge has, on as many lanes as are free
+    while (const hbm::BurstRequest* r = bridge_.next_request()) {
+      hbm::Request q;
+      q.write = r->write;
+      q.addr = r->addr;
+      q.id = r->id;
+      q.wdata = r->wdata.data();
+      q.wmask = r->wmask;
+      if (!system_->offer(q)) break;
+      bridge_.request_accepted();
+    }
+    system_->tick();
+    for (const hbm::Response& rsp : system_->responses()) {
+      if (rsp.write) bridge_.write_done(rsp.id);
+      else bridge_.read_done(rsp.id, rsp.data);
+    }
+  }
+
+  std::uint64_t capacity_;
+  double ratio_;
+  double credit_ = 0;
+  hbm::BeatBridge bridge_;
+  std::unique_ptr<hbm::HbmSystem> system_;
+  std::optional<std::string> fault_;
+};
+
+}  // namespace
+
+std::unique_ptr<CoreMemory> make_core_memory(const MemoryModelConfig& mem, std::uint32_t beat_bytes) {
+  if (mem.hbm) return std::make_unique<HbmMemory>(mem, beat_bytes);
+  return std::make_unique<MemoryModel>(mem, beat_bytes);
+}
+
+}  // namespace tpuemu::sim

@@ -1,0 +1,273 @@
+// HbmSystem over one Verilated hbm_ctrl (one per channel count, see hbm_system.cpp).
+#pragma once
+
+#include <algorithm>
+#include <deque>
+#include <memory>
+#include <stdexcept>
+
+#include <verilated.h>
+
+#include "dram/device.h"
+#include "tpuemu/sim/hbm_system.h"
+#include "verilator_bits.h"
+
+namespace tpuemu::sim::hbm {
+
+unsigned log2_exact(std::uint32_t v);
+std::uint64_t amap_word(const HbmSetup& setup);
+
+template <typename Top, unsigned Channels, unsigned Lanes>
+class VerilatedHbmSystem final : public HbmSystem {
+ public:
+  explicit VerilatedHbmSystem(const HbmSetup& setup)
+      : setup_(setup), device_(setup.dram), context_(std::make_unique<VerilatedContext>()) {
+    top_ = std::make_unique<Top>(context_.get(), "hbm");
+    const dram::Config& c = setup.dram;
+    const std::uint32_t fields[18] = {c.CL,     c.CWL,    c.tRCD,   c.tRP,    c.tRAS, c.tRC,
+                                      c.tRRD_S, c.tRRD_L, c.tFAW,   c.tCCD_S, c.tCCD_L, c.tWTR_S,
+                                      c.tWTR_L, c.tWR,    c.tRTP,   c.tRFC,   c.tREFI, c.burst_length};
+    for (unsigned k = 0; k < 18; ++k) set_bits(top_->timing_i, 16 * k, 16, fields[k]);
+    top_->amap_i = amap_word(setup);
+    top_->page_policy_i = setup.closed_page ? 1 : 0;
+    top_->per_bank_refresh_i = 0;
+    top_->req_valid_i = 0;
+    top_->rvalid_i = 0;
+    top_->rst_ni = 0;
+    for (int i = 0; i < 2; ++i) {
+      top_->clk_i = 0;
+      top_->eval();
+      top_->clk_i = 1;
+      top_->eval();
+    }
+    top_->rst_ni = 1;
+    top_->clk_i = 0;
+    top_->eval();
+    latency_histogram_.assign(kHistogramBins, 0);
+  }
+
+  ~VerilatedHbmSystem() override { top_->final(); }
+
+  const HbmSetup& setup() const override { return setup_; }
+  unsigned lanes() const override { return Lanes; }
+
+  bool offer(const Request& r) override {
+    for (unsigned p = 0; p < Lanes; ++p) {
+      if (lane_valid_ & (1u << p)) continue;
+      lane_valid_ |= 1u << p;
+      top_->req_addr_i[p] = r.addr;
+      set_bits(top_->req_write_i, p, 1, r.write);
+      top_->req_id_i[p] = r.id;
+      lane_id_[p] = r.id;
+      lane_write_[p] = r.write;
+      if (r.write) {
+        put_bytes(top_->req_wdata_i[p], r.wdata, 64);
+        top_->req_wmask_i[p] = r.wmask;
+      }
+      return true;
+    }
+    return false;
+  }
+
+  bool lanes_busy() const override { return lane_valid_ != 0; }
+
+  void tick() override {
+    responses_.clear();
+    accepted_ = 0;
+    if (fault_) return;
+    try {
+      top_->rvalid_i = 0;
+      for (unsigned ch = 0; ch < Channels; ++ch) {
+        const auto d = device_.read_data(cycle_, ch);
+        if (!d.empty()) {
+          set_bits(top_->rvalid_i, ch, 1, 1);
+          put_bytes(top_->rdata_i[ch], d.data(), 64);
+        }
+      }
+      top_->req_valid_i = lane_valid_;
+      top_->clk_i = 0;
+      top_->eval();
+
+      const std::uint32_t ready = static_cast<std::uint32_t>(top_->req_ready_o) & lane_valid_;
+      for (unsigned p = 0; ready != 0 && p < Lanes; ++p) {
+        if (!((ready >> p) & 1)) continue;
+        if (!lane_write_[p]) accept_cycle_[lane_id_[p]] = cycle_;
+        lane_valid_ &= ~(1u << p);
+        ++accepted_;
+      }
+      if (top_->cmd_valid_o != 0) {
+        for (unsigned ch = 0; ch < Channels; ++ch) {
+          if (get_bits(top_->cmd_valid_o, ch, 1)) command(ch);
+        }
+      }
+      if (top_->rsp_valid_o != 0) {
+        for (unsigned ch = 0; ch < Channels; ++ch) {
+          if (!get_bits(top_->rsp_valid_o, ch, 1)) continue;
+          Response& r = responses_.emplace_back();
+          r.write = false;
+          r.id = static_cast<std::uint8_t>(top_->rsp_id_o[ch]);
+          get_bytes(top_->rsp_data_o[ch], r.data.data(), 64);
+          record_latency(cycle_ - accept_cycle_[r.id]);
+        }
+      }
+      if (top_->bresp_valid_o != 0) {
+        for (unsigned ch = 0; ch < Channels; ++ch) {
+          if (!get_bits(top_->bresp_valid_o, ch, 1)) continue;
+          Response& r = responses_.emplace_back();
+          r.write = true;
+          r.id = static_cast<std::uint8_t>(top_->bresp_id_o[ch]);
+        }
+      }
+      top_->clk_i = 1;
+      top_->eval();
+      top_->clk_i = 0;
+      ++cycle_;
+    } catch (const std::exception& e) {
+      fault_ = std::string("hbm: ") + e.what();
+    }
+  }
+
+  unsigned accepted_last_tick() const override { return accepted_; }
+  const std::vector<Response>& responses() const override { return responses_; }
+  std::uint64_t cycle() const override { return cycle_; }
+  const std::optional<std::string>& fault() const override { return fault_; }
+
+  void finish() override {
+    if (fault_) return;
+    try {
+      device_.finish(cycle_);
+    } catch (const std::exception& e) {
+      fault_ = std::string("hbm: ") + e.what();
+    }
+  }
+
+  Statistics statistics() const override {
+    Statistics s;
+    s.cycles = cycle_;
+    for (unsigned ch = 0; ch < Channels; ++ch) {
+      ChannelStatistics c;
+      const auto& st = top_->stats_o[ch];
+      c.reads = get_bits(st, 0, 64);
+      c.writes = get_bits(st, 64, 64);
+      c.row_hits = get_bits(st, 128, 64);
+      c.row_misses = get_bits(st, 192, 64);
+      c.row_conflicts = get_bits(st, 256, 64);
+      c.acts = get_bits(st, 320, 64);
+      c.precharges = get_bits(st, 384, 64) + get_bits(st, 448, 64);
+      c.refreshes = get_bits(st, 512, 64);
+      c.refresh_cycles = get_bits(st, 576, 64);
+      c.queue_occupancy_sum = get_bits(st, 640, 64);
+      c.read_latency_sum = get_bits(st, 704, 64);
+      c.turnarounds = get_bits(st, 768, 64);
+      c.data_bus_busy_cycles = (c.reads + c.writes) * setup_.dram.tBURST();
+      s.total.reads += c.reads;
+      s.total.writes += c.writes;
+      s.total.row_hits += c.row_hits;
+      s.total.row_misses += c.row_misses;
+      s.total.row_conflicts += c.row_conflicts;
+      s.total.acts += c.acts;
+      s.total.precharges += c.precharges;
+      s.total.refreshes += c.refreshes;
+      s.total.refresh_cycles += c.refresh_cycles;
+      s.total.queue_occupancy_sum += c.queue_occupancy_sum;
+      s.total.read_latency_sum += c.read_latency_sum;
+      s.total.turnarounds += c.turnarounds;
+      s.total.data_bus_busy_cycles += c.data_bus_busy_cycles;
+      s.channels.push_back(c);
+    }
+    const double cycles = static_cast<double>(std::max<std::uint64_t>(cycle_, 1));
+    const double burst = setup_.dram.burst_bytes();
+    s.bytes_per_cycle = static_cast<double>(s.total.reads + s.total.writes) * burst / cycles;
+    s.peak_bytes_per_cycle = Channels * burst / setup_.dram.tBURST();
+    s.peak_fraction = s.bytes_per_cycle / s.peak_bytes_per_cycle;
+    const std::uint64_t requests = s.total.row_hits + s.total.row_misses + s.total.row_conflicts;
+    s.row_hit_rate = requests ? static_cast<double>(s.total.row_hits) / static_cast<double>(requests) : 0;
+    std::uint64_t n = 0, sum = 0;
+    for (std::size_t i = 0; i < latency_histogram_.size(); ++i) {
+      n += latency_histogram_[i];
+      sum += latency_histogram_[i] * i;
+    }
+    s.read_latency_mean = n ? static_cast<double>(sum) / static_cast<double>(n) : 0;
+    s.read_latency_p50 = percentile(n, 0.50);
+    s.read_latency_p99 = percentile(n, 0.99);
+    return s;
+  }
+
+  void backdoor_write(std::uint64_t addr, std::span<const std::uint8_t> data) override {
+    for_each_burst(addr, data.size(), [&](const Coordinate& c, std::uint32_t boff, std::size_t done, std::uint32_t len) {
+      std::array<std::uint8_t, 64> burst{};
+      device_.backdoor_read(c.channel, c.bank_group, c.bank, c.row, c.column, burst);
+      std::memcpy(burst.data() + boff, data.data() + done, len);
+      device_.backdoor_write(c.channel, c.bank_group, c.bank, c.row, c.column, burst);
+    });
+  }
+
+  void backdoor_read(std::uint64_t addr, std::span<std::uint8_t> data) override {
+    for_each_burst(addr, data.size(), [&](const Coordinate& c, std::uint32_t boff, std::size_t done, std::uint32_t len) {
+      std::array<std::uint8_t, 64> burst{};
+      device_.backdoor_read(c.channel, c.bank_group, c.bank, c.row, c.column, burst);
+      std::memcpy(data.data() + done, burst.data() + boff, len);
+    });
+  }
+
+ private:
+  static constexpr std::size_t kHistogramBins = 1 << 14;
+
+  template <typename F>
+  void for_each_burst(std::uint64_t addr, std::size_t size, F&& f) {
+    for (std::size_t done = 0; done < size;) {
+      const std::uint64_t a = addr + done;
+      const std::uint32_t boff = static_cast<std::uint32_t>(a % 64);
+      const std::uint32_t len = static_cast<std::uint32_t>(std::min<std::size_t>(64 - boff, size - done));
+      f(decode_address(setup_, a), boff, done, len);
+      done += len;
+    }
+  }
+
+  void command(unsigned ch) {
+    dram::Command cmd;
+    cmd.op = static_cast<dram::Op>(top_->cmd_o[ch]);
+    cmd.bank_group = static_cast<std::uint32_t>(top_->cmd_bg_o[ch]);
+    cmd.bank = static_cast<std::uint32_t>(top_->cmd_bank_o[ch]);
+    cmd.row = static_cast<std::uint32_t>(top_->cmd_row_o[ch]);
+    cmd.column = static_cast<std::uint32_t>(top_->cmd_col_o[ch]);
+    if (cmd.op == dram::Op::Wr) {
+      get_bytes(top_->cmd_wdata_o[ch], wbuf_.data(), 64);
+      cmd.wdata = wbuf_.data();
+      cmd.wmask = top_->cmd_wmask_o[ch];
+    }
+    device_.command(cycle_, ch, cmd);
+  }
+
+  void record_latency(std::uint64_t latency) {
+    ++latency_histogram_[std::min<std::uint64_t>(latency, kHistogramBins - 1)];
+  }
+
+  std::uint64_t percentile(std::uint64_t n, double q) const {
+    if (n == 0) return 0;
+    const std::uint64_t target = static_cast<std::uint64_t>(q * static_cast<double>(n - 1)) + 1;
+    std::uint64_t seen = 0;
+    for (std::size_t i = 0; i < latency_histogram_.size(); ++i) {
+      seen += latency_histogram_[i];
+      if (seen >= target) return i;
+    }
+    return latency_histogram_.size() - 1;
+  }
+
+  HbmSetup setup_;
+  dram::Device device_;
+  std::unique_ptr<VerilatedContext> context_;
+  std::unique_ptr<Top> top_;
+  std::uint32_t lane_valid_ = 0;
+  std::array<std::uint8_t, Lanes> lane_id_{};
+  std::array<bool, Lanes> lane_write_{};
+  std::array<std::uint64_t, 256> accept_cycle_{};
+  std::array<std::uint8_t, 64> wbuf_{};
+  std::vector<Response> responses_;
+  std::vector<std::uint64_t> latency_histogram_;
+  unsigned accepted_ = 0;
+  std::uint64_t cycle_ = 0;
+  std::optional<std::string> fault_;
+};
+
+}  // namespace tpuemu::sim::hbm
