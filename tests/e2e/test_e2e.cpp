@@ -29,6 +29,16 @@ TEST(EndToEnd, MlpExampleIsBitExact) {
   EXPECT_LE(r.roofline_fraction, 1.0);
   EXPECT_GT(r.counters.bytes_vmem_to_hbm, 0u);  // int8 layers drain through VMEM
   EXPECT_GT(r.counters.bytes_acc_to_hbm, 0u);   // the int32 layer drains from ACC
+  // `default` runs over the HBM subsystem: every beat the core moved is a burst the device saw
+  ASSERT_TRUE(r.hbm.has_value());
+  EXPECT_EQ(r.hbm_timing_set, "hbm2-2000");
+  const auto& t = r.hbm->total;
+  EXPECT_GT(t.reads, 0u);
+  EXPECT_GT(t.writes, 0u);
+  EXPECT_GE((t.reads + t.writes) * 64, r.dma_bytes);  // bursts cover every DMA byte
+  EXPECT_EQ(t.row_hits + t.row_misses + t.row_conflicts, t.reads + t.writes);
+  EXPECT_GT(t.refreshes, 0u);  // the run is longer than tREFI
+  EXPECT_GT(r.hbm->read_latency_p99, r.hbm->read_latency_p50);
 }
 
 TEST(EndToEnd, SmallMlpOnSmallPresetWithBackPressure) {
