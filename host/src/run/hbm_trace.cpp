@@ -17,19 +17,13 @@
 #include <fmt/format.h>
 
 #include "tpuemu/error.h"
-#if __has_include("tpuemu/sim/hbm_system.h")
+#include "tpuemu/hbm_config.h"
 #include "tpuemu/sim/hbm_system.h"
-#define TPUEMU_HBM_TRACE_HAVE_SYSTEM 1
-#else
-#define TPUEMU_HBM_TRACE_HAVE_SYSTEM 0
-#endif
 
 namespace tpuemu {
 namespace {
 
-#if TPUEMU_HBM_TRACE_HAVE_SYSTEM
 namespace hbm = sim::hbm;
-#endif
 
 constexpr std::uint64_t kBurstBytes = 64;
 
@@ -129,56 +123,6 @@ std::uint64_t splitmix64(std::uint64_t& state) {
   return z ^ (z >> 31);
 }
 
-#if TPUEMU_HBM_TRACE_HAVE_SYSTEM
-// The controller's named address-map orders (hbm_system.h).
-hbm::AddressOrder address_order(const HbmTimingSet& set) {
-  const std::string map = set.address_map.to_string();
-  if (map == "ro-ba-bg-ch-co") return hbm::AddressOrder::RoBaBgChCo;
-  if (map == "ro-ch-ba-bg-co") return hbm::AddressOrder::RoChBaBgCo;
-  if (map == "ch-ro-ba-bg-co") return hbm::AddressOrder::ChRoBaBgCo;
-  if (map == "ro-ba-bg-co-ch") return hbm::AddressOrder::RoBaBgCoCh;
-  throw Error(set.name, fmt::format("address map \"{}\" is not one the controller implements "
-                                    "(ro-ba-bg-ch-co, ro-ch-ba-bg-co, ch-ro-ba-bg-co, "
-                                    "ro-ba-bg-co-ch)",
-                                    map));
-}
-
-// HbmTimingSet -> the simulator's setup, field by field.
-hbm::HbmSetup setup_from(const HbmTimingSet& set, bool closed_page) {
-  hbm::HbmSetup s;
-  const HbmGeometry& g = set.geometry;
-  const HbmTimings& t = set.timings;
-  s.dram.channels = g.channels;
-  s.dram.bank_groups = g.bank_groups;
-  s.dram.banks_per_group = g.banks_per_group;
-  s.dram.rows = g.rows;
-  s.dram.columns = g.columns;
-  s.dram.bus_bytes = g.bus_bytes;
-  s.dram.burst_length = g.burst_length;
-  s.dram.CL = t.CL;
-  s.dram.CWL = t.CWL;
-  s.dram.tRCD = t.tRCD;
-  s.dram.tRP = t.tRP;
-  s.dram.tRAS = t.tRAS;
-  s.dram.tRC = t.tRC;
-  s.dram.tRRD_S = t.tRRD_S;
-  s.dram.tRRD_L = t.tRRD_L;
-  s.dram.tFAW = t.tFAW;
-  s.dram.tCCD_S = t.tCCD_S;
-  s.dram.tCCD_L = t.tCCD_L;
-  s.dram.tWTR_S = t.tWTR_S;
-  s.dram.tWTR_L = t.tWTR_L;
-  s.dram.tWR = t.tWR;
-  s.dram.tRTP = t.tRTP;
-  s.dram.tRFC = t.tRFC;
-  s.dram.tREFI = t.tREFI;
-  s.order = address_order(set);
-  s.closed_page = closed_page;
-  return s;
-}
-
-#endif
-
 // Latencies in tCK: exact below the cap, the cap bucket above (p50/p99 then read as >= cap).
 class LatencyHistogram {
  public:
@@ -220,7 +164,6 @@ double thread_cpu_seconds() {
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
-#if TPUEMU_HBM_TRACE_HAVE_SYSTEM
 HbmChannelFigures figures_of(const hbm::ChannelStatistics& c) {
   HbmChannelFigures f;
   f.reads = c.reads;
@@ -237,7 +180,6 @@ HbmChannelFigures figures_of(const hbm::ChannelStatistics& c) {
   f.data_bus_busy_cycles = c.data_bus_busy_cycles;
   return f;
 }
-#endif
 
 double ratio(double a, double b) { return b == 0 ? 0.0 : a / b; }
 double ratio(std::uint64_t a, std::uint64_t b) {
@@ -432,10 +374,6 @@ double HbmReplayReport::cycles_per_cpu_second() const {
 // ---------------------------------------------------------------------------------------------
 HbmReplayReport replay_hbm(const HbmTimingSet& set, HbmRequestSource& source,
                            const HbmReplayOptions& options) {
-#if !TPUEMU_HBM_TRACE_HAVE_SYSTEM
-  (void)set, (void)source, (void)options;
-  throw Error("hbm: this build has no HBM system (sim/include/tpuemu/sim/hbm_system.h)");
-#else
   if (options.max_in_flight == 0 || options.max_in_flight > 256) {
     throw Error(fmt::format("hbm: max_in_flight must be in [1, 256], got {}",
                             options.max_in_flight));
@@ -446,7 +384,7 @@ HbmReplayReport replay_hbm(const HbmTimingSet& set, HbmRequestSource& source,
   }
   std::unique_ptr<hbm::HbmSystem> system;
   try {
-    system = hbm::make_hbm_system(setup_from(set, options.closed_page));
+    system = hbm::make_hbm_system(hbm_setup_from(set, options.closed_page));
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {
@@ -611,7 +549,6 @@ HbmReplayReport replay_hbm(const HbmTimingSet& set, HbmRequestSource& source,
                             report.total.requests(), entered));
   }
   return report;
-#endif
 }
 
 // ---------------------------------------------------------------------------------------------

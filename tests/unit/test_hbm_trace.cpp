@@ -1,0 +1,355 @@
+// HBM traces and patterns (host/src/run/hbm_trace.cpp, docs/hbm-trace.md): the trace parser and
+// its one-line errors, the pattern generators, the report, and replays through the RTL
+// controller + DRAM device model (HbmSystem): exact counts, data checked, stream near the peak,
+// random far below it.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "tpuemu/error.h"
+#include "tpuemu/hbm_config.h"
+#include "tpuemu/hbm_trace.h"
+
+// unit_tests links tpuemu_core and tpuemu_device, not tpuemu_run (host/src/run), where the replay
+// lives: compile it in here. Drop this include once tests/CMakeLists.txt links tpuemu_run into
+// unit_tests (the linker then takes nothing from the library's copy).
+#include "../../host/src/run/hbm_trace.cpp"
+
+namespace tpuemu {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kRoot = fs::path(TPUEMU_TEST_PRESET_DIR).parent_path().parent_path();
+const fs::path kTraces = kRoot / "tests" / "data" / "traces";
+
+const HbmTimingSet& hbm2() {
+  static const HbmTimingSet set = load_hbm_timing_set_file(kRoot / "configs/hbm/hbm2-2000.json");
+  return set;
+}
+
+std::string parse_error(std::string_view text) {
+  try {
+    parse_hbm_trace(text, "t.trace", hbm2());
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parser
+// ---------------------------------------------------------------------------------------------
+TEST(HbmTraceParse, AcceptsTheFormatVariants) {
+  const auto r = parse_hbm_trace(
+      "# header comment\n"
+      "0x40 READ 0\n"
+      "\n"
+      "80 write 1\n"
+      "   0X1f Read 2   # trailing comment\n"
+      "\t0xC0\tWRITE\t5\r\n"
+      "0x3ffffffc0 READ 5\n",  // the last burst of the 16 GiB hbm3-6400 stack
+      "t.trace", load_hbm_timing_set_file(kRoot / "configs/hbm/hbm3-6400.json"));
+  ASSERT_EQ(r.size(), 5u);
+  EXPECT_EQ(r[0], (HbmTraceRequest{0x40, false, 0}));
+  EXPECT_EQ(r[1], (HbmTraceRequest{0x80, true, 1}));
+  EXPECT_EQ(r[2], (HbmTraceRequest{0x1f, false, 2}));
+  EXPECT_EQ(r[3], (HbmTraceRequest{0xc0, true, 5}));
+  EXPECT_EQ(r[4], (HbmTraceRequest{0x3ffffffc0, false, 5}));
+  EXPECT_TRUE(parse_hbm_trace("", "t", hbm2()).empty());
+  EXPECT_TRUE(parse_hbm_trace("# nothing\n\n   \n", "t", hbm2()).empty());
+}
+
+TEST(HbmTraceParse, MalformedLinesGiveFileLineWhatAndTheLine) {
+  EXPECT_EQ(parse_error("0x0 READ 0\n0xg0 READ 1\n"),
+            "t.trace:2: bad hex address '0xg0' in '0xg0 READ 1'");
+  EXPECT_EQ(parse_error("0x READ 1"), "t.trace:1: bad hex address '0x' in '0x READ 1'");
+  EXPECT_EQ(parse_error("0x11112222333344445 READ 1"),
+            "t.trace:1: hex address '0x11112222333344445' does not fit in 64 bits in "
+            "'0x11112222333344445 READ 1'");
+  EXPECT_EQ(parse_error("\n\n0x40 FETCH 3   # x\n"),
+            "t.trace:3: unknown operation 'FETCH' (expected READ or WRITE) in '0x40 FETCH 3   # x'");
+  EXPECT_EQ(parse_error("0x40\n"),
+            "t.trace:1: missing operation (READ or WRITE) after the address in '0x40'");
+  EXPECT_EQ(parse_error("0x40 WRITE\n"), "t.trace:1: missing cycle after the operation in '0x40 WRITE'");
+  EXPECT_EQ(parse_error("0x40 WRITE # 12\n"),
+            "t.trace:1: missing cycle after the operation in '0x40 WRITE # 12'");
+  EXPECT_EQ(parse_error("0x40 READ -5\n"), "t.trace:1: negative cycle -5 in '0x40 READ -5'");
+  EXPECT_EQ(parse_error("0x40 READ 1e3\n"),
+            "t.trace:1: bad cycle '1e3' (expected a decimal count of tCK) in '0x40 READ 1e3'");
+  EXPECT_EQ(parse_error("0x40 READ 99999999999999999999\n"),
+            "t.trace:1: cycle '99999999999999999999' does not fit in 64 bits in "
+            "'0x40 READ 99999999999999999999'");
+  EXPECT_EQ(parse_error("0x40 READ 3 4\n"),
+            "t.trace:1: unexpected '4' after the cycle in '0x40 READ 3 4'");
+  EXPECT_EQ(parse_error("0x0 READ 10\n0x40 READ 12\r\n0x80 WRITE 11\r\n"),
+            "t.trace:3: cycle 11 goes backwards (the previous request is at cycle 12) in "
+            "'0x80 WRITE 11'");
+}
+
+TEST(HbmTraceParse, AddressBeyondTheCapacity) {
+  EXPECT_EQ(parse_error("0xffffffc0 READ 0\n0x100000000 READ 1\n"),
+            "t.trace:2: address 0x100000000 is beyond the capacity 0x100000000 of hbm2-2000");
+  EXPECT_EQ(parse_error("0xffffffff READ 0"), "(no error)");  // the last byte
+}
+
+TEST(HbmTraceParse, FilesAndTheirErrors) {
+  EXPECT_EQ(load_hbm_trace(kTraces / "small.trace", hbm2()).size(), 16u);
+  const auto error_of = [](const fs::path& p) {
+    try {
+      load_hbm_trace(p, hbm2());
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  const std::string dir = kTraces.string();
+  EXPECT_EQ(error_of(kTraces / "bad_op.trace"),
+            dir + "/bad_op.trace:2: unknown operation 'FETCH' (expected READ or WRITE) in "
+                  "'0x40 FETCH 1'");
+  EXPECT_EQ(error_of(kTraces / "backwards.trace"),
+            dir + "/backwards.trace:3: cycle 11 goes backwards (the previous request is at cycle "
+                  "12) in '0x80 WRITE 11'");
+  EXPECT_EQ(error_of(kTraces / "beyond.trace"),
+            dir + "/beyond.trace:3: address 0x100000000 is beyond the capacity 0x100000000 of "
+                  "hbm2-2000");
+  EXPECT_EQ(error_of(kTraces / "no-such.trace"), dir + "/no-such.trace: cannot read the trace file");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Patterns and write data
+// ---------------------------------------------------------------------------------------------
+std::vector<HbmTraceRequest> drain(HbmRequestSource& s) {
+  std::vector<HbmTraceRequest> out;
+  while (auto r = s.next()) out.push_back(*r);
+  return out;
+}
+
+TEST(HbmPatterns, StreamIsSequentialBurstsFromZero) {
+  auto s = hbm_pattern_source(hbm2(), {.pattern = HbmPattern::Stream, .requests = 1000});
+  EXPECT_EQ(s->size(), 1000u);
+  const auto r = drain(*s);
+  ASSERT_EQ(r.size(), 1000u);
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    EXPECT_EQ(r[i], (HbmTraceRequest{64 * i, false, 0})) << i;
+  }
+  EXPECT_EQ(s->describe(), "stream (1000 requests, read ratio 1.00, seed 1)");
+}
+
+TEST(HbmPatterns, RandomIsUniformOverTheCapacityAndSeeded) {
+  const HbmPatternOptions o{.pattern = HbmPattern::Random, .requests = 20000, .read_ratio = 0.7,
+                            .seed = 42};
+  const auto a = drain(*hbm_pattern_source(hbm2(), o));
+  const auto b = drain(*hbm_pattern_source(hbm2(), o));
+  EXPECT_EQ(a, b);
+  auto other = o;
+  other.seed = 43;
+  EXPECT_NE(a, drain(*hbm_pattern_source(hbm2(), other)));
+  std::size_t writes = 0;
+  std::vector<std::size_t> per_channel(8), per_quarter(4);
+  for (const auto& r : a) {
+    EXPECT_EQ(r.address % 64, 0u);
+    ASSERT_LT(r.address, hbm2().capacity_bytes());
+    writes += r.write;
+    ++per_channel[hbm2().decode(r.address).channel];
+    ++per_quarter[r.address / (hbm2().capacity_bytes() / 4)];
+  }
+  EXPECT_NEAR(static_cast<double>(writes) / 20000, 0.3, 0.02);
+  for (auto n : per_channel) EXPECT_NEAR(static_cast<double>(n), 2500, 250);
+  for (auto n : per_quarter) EXPECT_NEAR(static_cast<double>(n), 5000, 400);
+}
+
+TEST(HbmPatterns, BadOptions) {
+  EXPECT_THROW(hbm_pattern_source(hbm2(), {.requests = 0}), Error);
+  EXPECT_THROW(hbm_pattern_source(hbm2(), {.read_ratio = 1.5}), Error);
+  EXPECT_THROW(hbm_pattern_source(hbm2(), {.read_ratio = -0.1}), Error);
+  EXPECT_EQ(parse_hbm_pattern("random"), HbmPattern::Random);
+  try {
+    parse_hbm_pattern("zigzag");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "unknown pattern 'zigzag' (expected stream or random)");
+  }
+}
+
+TEST(HbmPatterns, WriteDataIsDeterministicAndDistinct) {
+  std::uint8_t a[64], b[64], c[64], d[64];
+  hbm_write_data(0x40, 1, a);
+  hbm_write_data(0x40, 1, b);
+  hbm_write_data(0x40, 2, c);
+  hbm_write_data(0x80, 1, d);
+  EXPECT_EQ(0, std::memcmp(a, b, 64));
+  EXPECT_NE(0, std::memcmp(a, c, 64));
+  EXPECT_NE(0, std::memcmp(a, d, 64));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Report (no simulation)
+// ---------------------------------------------------------------------------------------------
+HbmReplayReport made_up_report(std::uint64_t hits, std::uint64_t conflicts) {
+  HbmReplayReport r;
+  r.config = "hbm2-2000";
+  r.source = "made up";
+  r.page_policy = "open";
+  r.tck_ns = 1.0;
+  r.peak_gbps = 256;
+  r.peak_gbps_per_channel = 32;
+  r.tRCD = 14;
+  r.tRP = 14;
+  r.tRC = 48;
+  r.tFAW = 30;
+  r.tRRD_S = 4;
+  r.tBURST = 2;
+  r.banks = 16;
+  r.cycles = 1000;
+  r.channels.resize(8);
+  for (auto& c : r.channels) {
+    c.reads = (hits + conflicts) / 8;
+    c.row_hits = hits / 8;
+    c.row_conflicts = conflicts / 8;
+    c.queue_occupancy_sum = 4000;
+    c.refreshes = 1;
+    c.refresh_cycles = 260;
+    r.total += c;
+  }
+  r.requests = r.reads = r.total.reads;
+  r.read_latency = {r.reads, 40.5, 38, 90};
+  r.read_latency_offer = {r.reads, 42.5, 40, 95};
+  r.reads_checked = r.reads;
+  r.wall_seconds = 0.01;
+  r.cpu_seconds = 0.005;
+  return r;
+}
+
+TEST(HbmReport, TextHasEveryFigureAndExplainsRowMisses) {
+  // 3200 bursts of 64 B in 1000 cycles of 1 ns: 204.8 GB/s = 80% of 256.
+  const auto r = made_up_report(3200, 0);
+  const std::string text = format_hbm_report(r);
+  EXPECT_NE(text.find("bandwidth   204.8 GB/s = 80.0% of the 256.0 GB/s peak"), std::string::npos) << text;
+  EXPECT_NE(text.find("mean 40.5 tCK (40.5 ns), p50 38 tCK (38.0 ns), p99 90 tCK (90.0 ns)"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("hit rate 100.0%: 3200 hits, 0 misses, 0 conflicts"), std::string::npos);
+  EXPECT_NE(text.find("refresh     8 REF, 2080 cycles (26.0% of channel time)"), std::string::npos);
+  EXPECT_NE(text.find("mean occupancy 4.0 requests per channel"), std::string::npos) << text;
+  EXPECT_NE(text.find("100000 DRAM cycles per wall second"), std::string::npos) << text;
+  EXPECT_NE(text.find("\n  total "), std::string::npos);
+  EXPECT_EQ(text.find("why"), std::string::npos);  // all hits: nothing to explain
+
+  const std::string random = format_hbm_report(made_up_report(800, 2400));
+  // The ACT rate bound of hbm2-2000 is tFAW's: 4 / 30 per tCK, one burst per 7.5 tCK.
+  EXPECT_NE(random.find("why         75% of requests found their row closed: each needs an ACT "
+                        "(and a conflict a PRE first: tRP 14 + tRCD 14 tCK before its column "
+                        "command), and a channel can ACT at most min(16 banks / tRC 48, 4 / tFAW "
+                        "30, 1 / tRRD_S 4) = 0.133 times per tCK: 26.7% of the peak if every "
+                        "burst needs one, against one column command per burst (tBURST 2 tCK) for "
+                        "row hits\n"),
+            std::string::npos)
+      << random;
+}
+
+TEST(HbmReport, JsonHasTheSameFigures) {
+  const auto j = hbm_report_to_json(made_up_report(2400, 800));
+  EXPECT_EQ(j["config"], "hbm2-2000");
+  EXPECT_EQ(j["cycles"], 1000);
+  EXPECT_DOUBLE_EQ(j["total"]["gbps"].get<double>(), 204.8);
+  EXPECT_DOUBLE_EQ(j["total"]["peak_fraction"].get<double>(), 0.8);
+  EXPECT_DOUBLE_EQ(j["total"]["row_hit_rate"].get<double>(), 0.75);
+  EXPECT_DOUBLE_EQ(j["channels"][3]["peak_fraction"].get<double>(), 0.8);
+  EXPECT_EQ(j["channels"].size(), 8u);
+  EXPECT_EQ(j["read_latency"]["p99_tck"], 90);
+  EXPECT_DOUBLE_EQ(j["read_latency"]["mean_ns"].get<double>(), 40.5);
+  EXPECT_EQ(j["total"]["refreshes"], 8);
+  EXPECT_DOUBLE_EQ(j["total"]["mean_queue_occupancy"].get<double>(), 4.0);
+  EXPECT_DOUBLE_EQ(j["simulation"]["cycles_per_second"].get<double>(), 100000.0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Replays through the RTL controller and the DRAM device model
+// ---------------------------------------------------------------------------------------------
+TEST(HbmReplay, SmallTraceExactCountsAndData) {
+  auto source = hbm_trace_source(load_hbm_trace(kTraces / "small.trace", hbm2()), "small.trace");
+  const HbmReplayReport r = replay_hbm(hbm2(), *source);
+  EXPECT_EQ(r.requests, 16u);
+  EXPECT_EQ(r.reads, 11u);
+  EXPECT_EQ(r.writes, 5u);
+  EXPECT_EQ(r.total.reads, 11u);
+  EXPECT_EQ(r.total.writes, 5u);
+  EXPECT_EQ(r.reads_checked, 11u);  // and every one returned what was written (or zeros)
+  EXPECT_EQ(r.total.row_hits + r.total.row_misses + r.total.row_conflicts, 16u);
+  EXPECT_EQ(r.read_latency.count, 11u);
+  EXPECT_EQ(r.read_latency_offer.count, 11u);
+  // Per channel: channel = address bits 11..13 (2 KiB pages, ro-ba-bg-ch-co).
+  std::vector<std::uint64_t> expected(8);
+  for (const auto& q : load_hbm_trace(kTraces / "small.trace", hbm2())) {
+    ++expected[hbm2().decode(q.address).channel];
+  }
+  ASSERT_EQ(r.channels.size(), 8u);
+  for (unsigned c = 0; c < 8; ++c) EXPECT_EQ(r.channels[c].requests(), expected[c]) << c;
+  EXPECT_EQ(expected[0], 6u);  // 0x0, 0x40 and 0x7c0, each written and read
+  // The last requests wait for cycle 100; then a few tens of cycles.
+  EXPECT_GT(r.cycles, 100u);
+  EXPECT_LT(r.cycles, 400u);
+  EXPECT_GT(r.read_latency.mean, 14.0);  // at least CL
+}
+
+TEST(HbmReplay, StreamReadsNearThePeakRandomFarBelow) {
+  constexpr std::uint64_t kRequests = 8000;
+  auto stream = hbm_pattern_source(hbm2(), {.pattern = HbmPattern::Stream, .requests = kRequests});
+  const HbmReplayReport s = replay_hbm(hbm2(), *stream);
+  auto random = hbm_pattern_source(hbm2(), {.pattern = HbmPattern::Random, .requests = kRequests});
+  const HbmReplayReport r = replay_hbm(hbm2(), *random);
+  std::printf("[ stream ] %.1f%% of peak, row hits %.1f%%, read latency %.1f tCK; "
+              "[ random ] %.1f%% of peak, row hits %.1f%%, read latency %.1f tCK\n",
+              100 * s.peak_fraction(s.total, true), 100 * s.total.row_hit_rate(),
+              s.read_latency.mean, 100 * r.peak_fraction(r.total, true),
+              100 * r.total.row_hit_rate(), r.read_latency.mean);
+  EXPECT_EQ(s.total.reads, kRequests);
+  EXPECT_EQ(r.total.reads, kRequests);
+  EXPECT_EQ(s.reads_checked, kRequests);
+  EXPECT_GE(s.peak_fraction(s.total, true), 0.85);
+  EXPECT_GE(s.total.row_hit_rate(), 0.9);
+  EXPECT_LT(r.peak_fraction(r.total, true), 0.5 * s.peak_fraction(s.total, true));
+  EXPECT_LT(r.total.row_hit_rate(), 0.2);
+  // Nearly every random burst needs an ACT: the ACT rate bound (tFAW's here) caps the bandwidth.
+  EXPECT_LE(r.peak_fraction(r.total, true),
+            r.act_rate_bound() * static_cast<double>(r.tBURST) + 0.005);
+  EXPECT_GT(r.read_latency.mean, s.read_latency.mean);
+  EXPECT_NE(format_hbm_report(r).find("\nwhy "), std::string::npos);
+}
+
+TEST(HbmReplay, MixedWritesAndReadsClosedPage) {
+  auto source = hbm_pattern_source(
+      hbm2(), {.pattern = HbmPattern::Random, .requests = 3000, .read_ratio = 0.5, .seed = 7});
+  HbmReplayOptions o;
+  o.closed_page = true;
+  const HbmReplayReport r = replay_hbm(hbm2(), *source, o);
+  EXPECT_EQ(r.page_policy, "closed");
+  EXPECT_EQ(r.total.requests(), 3000u);
+  EXPECT_EQ(r.reads + r.writes, 3000u);
+  EXPECT_EQ(r.reads_checked, r.reads);
+  EXPECT_GT(r.total.turnarounds, 0u);
+}
+
+TEST(HbmReplay, CommandErrors) {
+  const auto error_of = [](HbmCommandOptions o) {
+    try {
+      run_hbm_command(o);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_EQ(error_of({}), "hbm: give either --trace FILE or --pattern stream|random");
+  EXPECT_EQ(error_of({.trace_file = "x", .pattern = "stream"}),
+            "hbm: give either --trace FILE or --pattern stream|random");
+  EXPECT_EQ(error_of({.pattern = "stream", .page_policy = "ajar"}),
+            "hbm: --page-policy must be open or closed, got 'ajar'");
+  EXPECT_NE(error_of({.pattern = "stream", .config = "hbm9-1"}).find("hbm9-1"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tpuemu
