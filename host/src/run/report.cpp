@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "tpuemu/runner.h"
@@ -31,7 +33,12 @@ nlohmann::json hbm_json(const WorkloadReport& r) {
                           {"refresh_cycles", c.refresh_cycles}, {"queue_occupancy_sum", c.queue_occupancy_sum},
                           {"turnarounds", c.turnarounds}};
   };
-  for (const auto& c : h.channels) channels.push_back(channel(c));
+  for (const auto& c : h.channels) {
+    nlohmann::json j = channel(c);
+    j["gbps"] = static_cast<double>(c.reads + c.writes) * 64 / static_cast<double>(std::max<std::uint64_t>(h.cycles, 1)) / r.hbm_tck_ns;
+    j["mean_queue_occupancy"] = static_cast<double>(c.queue_occupancy_sum) / static_cast<double>(std::max<std::uint64_t>(h.cycles, 1));
+    channels.push_back(j);
+  }
   return {{"timing_set", r.hbm_timing_set},
           {"dram_cycles", h.cycles},
           {"bytes_per_dram_cycle", h.bytes_per_cycle},
@@ -89,6 +96,16 @@ std::string format_report(const WorkloadReport& r) {
          "({:.1f}% hits); {} refreshes ({} cycles); {} read/write turnarounds",
          h.read_latency_mean, h.read_latency_p50, h.read_latency_p99, t.row_hits, t.row_misses, t.row_conflicts,
          100.0 * h.row_hit_rate, t.refreshes, t.refresh_cycles, t.turnarounds);
+    const double cycles = static_cast<double>(std::max<std::uint64_t>(h.cycles, 1));
+    std::string per_channel;
+    for (std::size_t c = 0; c < h.channels.size(); ++c) {
+      const auto& ch = h.channels[c];
+      per_channel += fmt::format("{}{}:{:.1f}", c ? " " : "", c,
+                                 static_cast<double>(ch.reads + ch.writes) * 64 / cycles / r.hbm_tck_ns);
+    }
+    line(s, "            mean queue occupancy {:.2f} per channel; GB/s per channel {}",
+         static_cast<double>(t.queue_occupancy_sum) / cycles / static_cast<double>(std::max<std::size_t>(h.channels.size(), 1)),
+         per_channel);
   }
   line(s, "VMEM        peak {} of {} ({:.1f}%); {} bank conflicts", bytes_text(r.vmem_peak_bytes),
        bytes_text(r.vmem_capacity_bytes), pct(r.vmem_peak_bytes, r.vmem_capacity_bytes), c.vmem_bank_conflicts);
