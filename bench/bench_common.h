@@ -25,6 +25,7 @@
 #include "tpuemu/layout.h"
 #include "tpuemu/program.h"
 #include "tpuemu/reference.h"
+#include "tpuemu/hbm_config.h"
 #include "tpuemu/sim/core_sim.h"
 
 namespace tpuemu::bench {
@@ -87,13 +88,39 @@ inline double thread_cpu_seconds() {
 // ---------------------------------------------------------------------------------------------
 // Driving a core through its CSRs
 // ---------------------------------------------------------------------------------------------
+// The memory behind the core's port exactly as the preset describes it (the same mapping as the
+// rtl device backend, host/src/device/open_device.cpp): the simple latency/bandwidth model, or the
+// HBM subsystem (RTL controller + DRAM device model) with the preset's timing set and page policy.
+// An unknown model throws rather than silently falling back.
 inline sim::MemoryModelConfig memory_config(const Preset& preset) {
   sim::MemoryModelConfig mem;
   mem.capacity_bytes = preset.hbm.capacity_bytes;
   mem.latency_cycles = preset.hbm.latency_cycles;
   mem.bytes_per_cycle = preset.hbm.bytes_per_cycle;
+  if (preset.hbm.model == "hbm") {
+    const HbmTimingSet set = load_hbm_timing_set(preset.hbm.timing_set);
+    mem.hbm = hbm_setup_from(set, preset.hbm.page_policy == "closed");
+    mem.dram_cycles_per_core_cycle = 1000.0 / (preset.clock_ghz * set.tck_ps);  // core period / tCK
+  } else if (preset.hbm.model != "simple") {
+    throw std::runtime_error("preset '" + preset.name + "': unknown memory model '" +
+                             preset.hbm.model + "'");
+  }
   return mem;
 }
+
+// "simple (latency 100, 16 B/cycle)" or "hbm (hbm2-2000, open page; port 16 B/cycle)".
+inline std::string describe_memory(const Preset& preset) {
+  if (preset.hbm.model == "hbm") {
+    return fmt::format("hbm ({}, {} page; port {} B/cycle)", preset.hbm.timing_set,
+                       preset.hbm.page_policy, preset.hbm.bytes_per_cycle);
+  }
+  return fmt::format("{} (latency {}, {} B/cycle)", preset.hbm.model, preset.hbm.latency_cycles,
+                     preset.hbm.bytes_per_cycle);
+}
+
+// Whether a run's cycle count must repeat exactly. The simple model is stateless between runs;
+// the HBM model carries open rows and the refresh phase over, so repeats may differ slightly.
+inline bool repeats_exactly(const Preset& preset) { return preset.hbm.model == "simple"; }
 
 inline std::uint64_t read_counter(sim::CoreSim& core, unsigned index) {
   const std::uint32_t lo = core.csr_read(csr::kCounter0 + 8 * index);

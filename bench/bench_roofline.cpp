@@ -39,6 +39,7 @@ struct Measurement {
   std::uint64_t sim_cycles = 0;
   double wall_s = 0;
   std::uint32_t vmem_rows_used = 0, vmem_rows = 0;
+  std::string memory;  // describe_memory of the preset
   bool a_resident = false;  // the compiler kept A's row panel in VMEM across N blocks
   std::size_t block_m = 0, m_blocks = 0, n_blocks = 0;
   std::optional<std::string> error;
@@ -80,6 +81,7 @@ Measurement measure(const std::string& preset, std::size_t size, unsigned buffer
     m.vmem_rows_used = w.plan.vmem_rows_used;
     m.vmem_rows = w.preset.vmem_rows;
     m.a_resident = w.plan.a_resident;
+    m.memory = describe_memory(w.preset);
     m.block_m = w.plan.block_m;
     m.m_blocks = w.plan.m_blocks;
     m.n_blocks = w.plan.n_blocks;
@@ -164,6 +166,9 @@ void print_table() {
                fmt::format("{}x{} ({})", m.m_blocks, m.n_blocks, m.block_m), m.wall_s,
                static_cast<double>(m.sim_cycles) / m.wall_s);
   }
+  std::map<std::string, std::string> memories;
+  for (const auto& [k, m] : results()) memories[m.preset] = m.memory;
+  for (const auto& [preset, memory] : memories) fmt::print("memory behind {}: {}\n", preset, memory);
   fmt::print("columns: 'of roof' = roofline / cycles; 'MXU sem' = cycles the MXU head waited on a "
              "semaphore (data not loaded yet);\n         'HBM/min' = HBM bytes moved / minimum; "
              "'vs buf 1' = cycles(buffers 1) / cycles;\n         'A res' = A's row panel "

@@ -42,6 +42,12 @@ std::map<std::string, Figure>& figures() {
   return f;
 }
 
+// The memory model behind each preset's core, for the summary.
+std::map<std::string, std::string>& memories() {
+  static std::map<std::string, std::string> m;
+  return m;
+}
+
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
@@ -110,6 +116,8 @@ void BM_SimMatmul(benchmark::State& state, std::string preset, std::size_t m, st
   }
   const MatmulWorkload& w = p->workload;
   const std::uint64_t run_cycles = p->counters[ctr::kCycles];
+  const bool exact_repeats = repeats_exactly(w.preset);
+  memories()[preset] = describe_memory(w.preset);
 
   std::uint64_t sim_cycles = 0;
   std::optional<std::string> problem;
@@ -122,8 +130,12 @@ void BM_SimMatmul(benchmark::State& state, std::string preset, std::size_t m, st
       problem = w.name() + ": " + r.describe();
       break;
     }
-    // The model is cycle-accurate and deterministic: every repeat must take the same cycles.
-    if (const auto c = read_counter(*p->core, ctr::kCycles); c != run_cycles) {
+    // The model is cycle-accurate: with the stateless simple memory every repeat takes exactly
+    // the verified run's cycles; with HBM (open rows, refresh phase carried over) within 10 %.
+    const auto c = read_counter(*p->core, ctr::kCycles);
+    const bool same = exact_repeats ? c == run_cycles
+                                    : c * 10 <= run_cycles * 11 && c * 11 >= run_cycles * 10;
+    if (!same) {
       problem = fmt::format("{}: run took {} cycles, the verified run {}", w.name(), c, run_cycles);
       break;
     }
@@ -153,6 +165,7 @@ void BM_SimIdle(benchmark::State& state, std::string preset) {
   release_cores();
   const Preset pr = load_preset(preset);
   auto core = sim::make_core_sim(preset, memory_config(pr));
+  memories()[preset] = describe_memory(pr);
   const std::uint64_t chunk = pr.dim >= 128 ? 2'000 : 50'000;
   std::uint64_t cycles = 0;
   const auto start = Clock::now();
@@ -278,6 +291,9 @@ void print_summary() {
     fmt::print("{:<12} {:<7} {:<22} {:>13} {:>13} {:>9} {:>14}\n", fig.preset, fig.kind,
                fig.workload, si(fig.cycles_per_s), si(fig.cycles_per_cpu_s),
                fig.mxu_util >= 0 ? fmt::format("{:.1f}%", 100 * fig.mxu_util) : "", vs_idle);
+  }
+  for (const auto& [preset, memory] : memories()) {
+    fmt::print("memory behind {}: {}\n", preset, memory);
   }
   const auto small = f.find("matmul/small"), def = f.find("matmul/default");
   if (small != f.end() && def != f.end()) {

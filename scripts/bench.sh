@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Runs every tpuemu benchmark (docs/benchmarks.md) with one command:
 #   1. configures the default preset build dir (build/, `cmake --preset default`) if needed,
-#   2. builds the benchmark targets (bench_sim, bench_roofline) and what they need,
+#   2. builds the benchmark targets (bench_sim, bench_roofline, bench_hbm) and what they need,
 #   3. runs them and prints their results, ratios and summary tables.
 # Exits non-zero if a benchmark fails its bit-exact / completion check, or anything else fails.
 #
 # Usage: scripts/bench.sh [extra Google Benchmark flags, e.g. --benchmark_filter=default]
 # Environment:
 #   TPUEMU_BENCH_BUILD_DIR  build dir to use instead of build/ (configured with the default preset)
-#   TPUEMU_BENCH_MIN_TIME   --benchmark_min_time in seconds for bench_sim (default 0.2)
+#   TPUEMU_BENCH_MIN_TIME   --benchmark_min_time in seconds (default 0.2; bench_roofline runs
+#                           each case exactly once whatever this says)
 #   TPUEMU_BENCH_OUT        directory for the JSON results (default <build dir>/bench-results)
 # The first build verilates and compiles the cores (several minutes with tpu-v4-like); later
 # runs take about a minute on 2 cores.
@@ -42,8 +43,8 @@ stamp=$(date -u +%Y%m%dT%H%M%SZ)
 failed=()
 for b in "${benches[@]}"; do
   log "running $b"
-  args=(--benchmark_out="$out_dir/$b-$stamp.json" --benchmark_out_format=json)
-  [[ $b == bench_sim ]] && args+=(--benchmark_min_time="$min_time")
+  args=(--benchmark_out="$out_dir/$b-$stamp.json" --benchmark_out_format=json
+        --benchmark_min_time="$min_time")
   start=$SECONDS
   if ! "$build_dir/bench/$b" "${args[@]}" "$@"; then
     failed+=("$b")
