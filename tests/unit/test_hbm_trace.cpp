@@ -14,11 +14,6 @@
 #include "tpuemu/hbm_config.h"
 #include "tpuemu/hbm_trace.h"
 
-// unit_tests links tpuemu_core and tpuemu_device, not tpuemu_run (host/src/run), where the replay
-// lives: compile it in here. Drop this include once tests/CMakeLists.txt links tpuemu_run into
-// unit_tests (the linker then takes nothing from the library's copy).
-#include "../../host/src/run/hbm_trace.cpp"
-
 namespace tpuemu {
 namespace {
 
