@@ -1,6 +1,8 @@
 // Presets and JSON input: shipped presets, validation, positioned errors, lookup.
 #include <gtest/gtest.h>
 
+#include "test_support.h"
+
 #include <unistd.h>
 
 #include <cstdlib>
@@ -15,46 +17,12 @@
 namespace tpuemu {
 namespace {
 
+using test::error_of;
+using test::TempDir;
+
 namespace fs = std::filesystem;
 
 const fs::path kShippedPresets = TPUEMU_TEST_PRESET_DIR;
-
-std::string error_of(auto&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
-// A fresh directory per test, removed afterwards.
-class TempDir {
- public:
-  TempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::temp_directory_path() /
-            fmt::format("tpuemu_{}_{}_{}", info->test_suite_name(), info->name(), ::getpid());
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  fs::path write(const std::string& name, const std::string& text) const {
-    const auto p = path_ / name;
-    std::ofstream(p, std::ios::binary) << text;
-    return p;
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 // Sets an environment variable for the scope of a test.
 class ScopedEnv {
@@ -126,7 +94,7 @@ TEST(Presets, ShippedPresetsLoadAndValidate) {
 }
 
 TEST(Presets, ToJsonRoundTrips) {
-  TempDir dir;
+  test::TempDir dir;
   const Preset def = load_preset_file(kShippedPresets / "default.json");
   const auto path = dir.write("default.json", to_json(def).dump(2));
   EXPECT_EQ(load_preset_file(path), def);
@@ -136,7 +104,7 @@ TEST(Presets, ToJsonRoundTrips) {
 }
 
 TEST(Presets, ValidFileLoads) {
-  TempDir dir;
+  test::TempDir dir;
   const auto path = dir.write("t.json", valid_preset_json().dump());
   const Preset p = load_preset_file(path);
   EXPECT_EQ(p.dim, 8u);
@@ -154,7 +122,7 @@ struct BadValue {
 };
 
 TEST(Presets, InvalidValuesAreRejectedWithPointer) {
-  TempDir dir;
+  test::TempDir dir;
   const std::vector<BadValue> cases = {
       {"/dim", 12, "must be a power of two"},
       {"/dim", 2, "must be in [4, 256]"},
@@ -204,7 +172,7 @@ TEST(Presets, InvalidValuesAreRejectedWithPointer) {
 }
 
 TEST(Presets, UnknownKeyIsAnErrorAtItsPosition) {
-  TempDir dir;
+  test::TempDir dir;
   const auto path = dir.write("p.json", R"({
   "name": "t", "description": "", "dim": 8, "vmem_rows": 1024, "vmem_banks": 4,
   "acc_rows": 256, "smem_words": 64, "queue_depth": 8, "mem_outstanding": 16,
@@ -224,7 +192,7 @@ TEST(Presets, UnknownKeyIsAnErrorAtItsPosition) {
 }
 
 TEST(Presets, MissingKeyIsAnError) {
-  TempDir dir;
+  test::TempDir dir;
   auto j = valid_preset_json();
   j.erase("acc_rows");
   expect_contains(preset_error(dir, j), "/: missing required key \"acc_rows\"");
@@ -237,7 +205,7 @@ TEST(Presets, MissingKeyIsAnError) {
 // ---- JSON syntax errors ---------------------------------------------------------------------
 
 TEST(Json, MalformedJsonReportsLineAndColumn) {
-  TempDir dir;
+  test::TempDir dir;
   struct Case {
     std::string text;
     std::string position;  // expected "line:column"
@@ -324,7 +292,7 @@ TEST(PresetLookup, UnknownPresetListsAvailable) {
 }
 
 TEST(PresetLookup, SearchOrderAndNameCheck) {
-  TempDir first, second;
+  test::TempDir first, second;
   auto j = valid_preset_json();
   j["name"] = "small";
   j["dim"] = 16;
@@ -348,7 +316,7 @@ TEST(PresetLookup, SearchOrderAndNameCheck) {
 }
 
 TEST(PresetLookup, DefaultDirsHonourTheEnvironment) {
-  TempDir dir;
+  test::TempDir dir;
   auto j = valid_preset_json();
   j["name"] = "envonly";
   dir.write("envonly.json", j.dump());

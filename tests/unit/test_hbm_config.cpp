@@ -3,6 +3,8 @@
 // one-line "file:line:column: /pointer: cause" error; lookup by name; address mapping.
 #include <gtest/gtest.h>
 
+#include "test_support.h"
+
 #include <unistd.h>
 
 #include <fstream>
@@ -17,46 +19,12 @@
 namespace tpuemu {
 namespace {
 
+using test::error_of;
+
 namespace fs = std::filesystem;
 
 // The shipped timing sets: the presets directory's sibling.
 const fs::path kShippedHbm = fs::path(TPUEMU_TEST_PRESET_DIR).parent_path() / "hbm";
-
-std::string error_of(auto&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
-class HbmTempDir {
- public:
-  HbmTempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::temp_directory_path() /
-            fmt::format("tpuemu_{}_{}_{}", info->test_suite_name(), info->name(), ::getpid());
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~HbmTempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  HbmTempDir(const HbmTempDir&) = delete;
-  HbmTempDir& operator=(const HbmTempDir&) = delete;
-
-  fs::path write(const std::string& name, const std::string& text) const {
-    const auto p = path_ / name;
-    std::ofstream(p, std::ios::binary) << text;
-    return p;
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 // A valid file, one timing per line from line 8 on, so positions are easy to state:
 // line 12 column 5 is the key "tRC".
@@ -91,7 +59,7 @@ std::string replaced(std::string text, const std::string& from, const std::strin
 }
 
 // Loads `text` as <tmp>/<name> and returns the error (prefix "<path>:" stripped to "<name>:").
-std::string load_error(const HbmTempDir& dir, const std::string& name, const std::string& text) {
+std::string load_error(const test::TempDir& dir, const std::string& name, const std::string& text) {
   const auto path = dir.write(name, text);
   auto msg = error_of([&] { load_hbm_timing_set_file(path); });
   const auto prefix = path.string();
@@ -181,7 +149,7 @@ TEST(HbmConfig, UnknownNameListsWhatExists) {
 }
 
 TEST(HbmConfig, NameMustMatchTheFile) {
-  HbmTempDir dir;
+  test::TempDir dir;
   dir.write("other.json", kGood);
   const std::vector<fs::path> dirs{dir.path()};
   const auto msg = error_of([&] { load_hbm_timing_set("other", dirs); });
@@ -197,13 +165,13 @@ TEST(HbmConfig, NameMustMatchTheFile) {
 // ---------------------------------------------------------------------------------------------
 
 TEST(HbmConfigErrors, InconsistentTrc) {
-  HbmTempDir dir;
+  test::TempDir dir;
   EXPECT_EQ(load_error(dir, "hbm2-bad.json", replaced(kGood, "\"tRC\": 48", "\"tRC\": 40")),
             "hbm2-bad.json:12:5: /timing/tRC: 40 < tRAS + tRP = 48");
 }
 
 TEST(HbmConfigErrors, MissingField) {
-  HbmTempDir dir;
+  test::TempDir dir;
   EXPECT_EQ(load_error(dir, "m.json", replaced(kGood, "    \"tRC\": 48,\n", "")),
             "m.json:7:3: /timing: missing required key \"tRC\"");
   EXPECT_EQ(load_error(dir, "m2.json", replaced(kGood, "  \"tck_ps\": 1000,\n", "")),
@@ -213,7 +181,7 @@ TEST(HbmConfigErrors, MissingField) {
 }
 
 TEST(HbmConfigErrors, WrongType) {
-  HbmTempDir dir;
+  test::TempDir dir;
   EXPECT_EQ(load_error(dir, "t.json", replaced(kGood, "\"tRAS\": 34", "\"tRAS\": \"34\"")),
             "t.json:11:5: /timing/tRAS: expected an integer, got string \"34\"");
   EXPECT_EQ(load_error(dir, "t2.json", replaced(kGood, "\"tRP\": 14", "\"tRP\": 14.0")),
@@ -225,7 +193,7 @@ TEST(HbmConfigErrors, WrongType) {
 }
 
 TEST(HbmConfigErrors, UnknownKey) {
-  HbmTempDir dir;
+  test::TempDir dir;
   const auto msg = load_error(dir, "u.json", replaced(kGood, "\"tREFI\": 3900", "\"tREFI\": 3900, \"tXYZ\": 1"));
   EXPECT_EQ(msg.rfind("u.json:19:20: /timing/tXYZ: unknown key \"tXYZ\" (known keys: ", 0), 0u)
       << msg;
@@ -236,7 +204,7 @@ TEST(HbmConfigErrors, UnknownKey) {
 }
 
 TEST(HbmConfigErrors, MalformedJson) {
-  HbmTempDir dir;
+  test::TempDir dir;
   const auto msg = load_error(dir, "j.json", replaced(kGood, "\"tRAS\": 34,", "\"tRAS\": 34"));
   EXPECT_TRUE(std::regex_search(msg, std::regex(R"(^j\.json:12:9: syntax error while parsing object)"))) << msg;
   const auto dup = load_error(dir, "j2.json", replaced(kGood, "\"tRAS\": 34,", "\"tRAS\": 34, \"tRAS\": 35,"));
@@ -246,7 +214,7 @@ TEST(HbmConfigErrors, MalformedJson) {
 }
 
 TEST(HbmConfigErrors, OutOfRangeAndOtherConsistencyRules) {
-  HbmTempDir dir;
+  test::TempDir dir;
   struct Case {
     std::string from, to, error;
   };
@@ -305,7 +273,7 @@ TEST(HbmAddressMap, DefaultOrderChannelInterleavesEveryPage) {
 }
 
 TEST(HbmAddressMap, CustomOrderFromTheFile) {
-  HbmTempDir dir;
+  test::TempDir dir;
   const auto path = dir.write("m.json", replaced(kGood, "  \"tck_ps\": 1000,",
                                                  "  \"tck_ps\": 1000, \"address_map\": \"ro-co-ba-bg-ch\","));
   const HbmTimingSet s = load_hbm_timing_set_file(path);
