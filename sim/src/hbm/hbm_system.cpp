@@ -50,7 +50,7 @@ std::unique_ptr<HbmSystem> make_hbm_system(const HbmSetup& setup) {
   }
   switch (c.channels) {
     case 8: return std::make_unique<VerilatedHbmSystem<Vhbm_ctrl_8ch, 8, 4>>(setup);
-    case 16: return std::make_unique<VerilatedHbmSystem<Vhbm_ctrl_16ch, 16, 4>>(setup);
+    case 16: return std::make_unique<VerilatedHbmSystem<Vhbm_ctrl_16ch, 16, 8>>(setup);
     default: break;
   }
   throw std::invalid_argument("hbm: no controller for " + std::to_string(c.channels) +
