@@ -118,6 +118,18 @@ inline std::string describe_memory(const Preset& preset) {
                      preset.hbm.bytes_per_cycle);
 }
 
+// The same preset with the simple memory model in place of HBM (same capacity and port bandwidth,
+// latency 100 cycles unless the preset gives one): the comparison that prices the HBM subsystem.
+inline constexpr std::uint32_t kSimpleStandInLatency = 100;
+inline Preset with_simple_memory(Preset preset) {
+  if (preset.hbm.model != "simple") {
+    preset.hbm.model = "simple";
+    if (preset.hbm.latency_cycles == 0) preset.hbm.latency_cycles = kSimpleStandInLatency;
+    preset.hbm.timing_set.clear();
+  }
+  return preset;
+}
+
 // Whether a run's cycle count must repeat exactly. The simple model is stateless between runs;
 // the HBM model carries open rows and the refresh phase over, so repeats may differ slightly.
 inline bool repeats_exactly(const Preset& preset) { return preset.hbm.model == "simple"; }
@@ -185,10 +197,12 @@ struct MatmulWorkload {
   std::vector<std::uint8_t> a_image, b_image, program_bytes;
   std::vector<std::int32_t> expected;  // m x n row-major
 
+  // simple_memory: with_simple_memory(preset) instead of the preset's own memory model.
   static MatmulWorkload make(const std::string& preset_name, std::size_t m, std::size_t k,
-                             std::size_t n, unsigned buffers) {
+                             std::size_t n, unsigned buffers, bool simple_memory = false) {
     MatmulWorkload w;
     w.preset = load_preset(preset_name);
+    if (simple_memory) w.preset = with_simple_memory(w.preset);
     w.spec = MatmulSpec{m, k, n, /*requantize=*/false, 1, 0, false};
     w.buffers = buffers;
     const std::uint32_t dim = w.preset.dim;
@@ -305,9 +319,10 @@ struct PreparedMatmul {
   std::optional<std::string> error;     // set if the verified run was wrong
 
   static std::unique_ptr<PreparedMatmul> make(const std::string& preset, std::size_t m, std::size_t k,
-                                              std::size_t n, unsigned buffers) {
+                                              std::size_t n, unsigned buffers,
+                                              bool simple_memory = false) {
     auto p = std::make_unique<PreparedMatmul>();
-    p->workload = MatmulWorkload::make(preset, m, k, n, buffers);
+    p->workload = MatmulWorkload::make(preset, m, k, n, buffers, simple_memory);
     p->core = sim::make_core_sim(preset, memory_config(p->workload.preset));
     p->workload.load(*p->core);
     p->first_run = p->workload.run(*p->core);

@@ -5,6 +5,8 @@
 //                              tpu-v4-like), checked bit-exactly once before timing
 //   BM_SimIdle/<preset>        stepping a core with nothing to do: the harness floor
 //   BM_SimFetch/<preset>       a long program of NOPs: instruction fetch and dispatch only
+//   .../mem:simple             for presets on HBM: the same on the simple memory model, pricing
+//                              the HBM subsystem
 //
 // Counters: sim_cycles_per_s (rate over wall time), cycles per run, mxu_util (MXU busy cycles /
 // run cycles), ideal_frac (ideal MXU cycles / run cycles); with the HBM model also cycles_min and
@@ -91,22 +93,27 @@ void release_cores() {
 }
 
 PreparedMatmul& prepared(const std::string& preset, std::size_t m, std::size_t k, std::size_t n,
-                         unsigned buffers) {
+                         unsigned buffers, bool simple_memory) {
   MatmulSlot& slot = matmul_slot();
-  const std::string key = fmt::format("{}/{}/{}/{}/{}", preset, m, k, n, buffers);
+  const std::string key = fmt::format("{}/{}/{}/{}/{}/{}", preset, m, k, n, buffers, simple_memory);
   if (slot.key != key || !slot.prepared) {
     release_cores();
-    slot.prepared = PreparedMatmul::make(preset, m, k, n, buffers);
+    slot.prepared = PreparedMatmul::make(preset, m, k, n, buffers, simple_memory);
     slot.key = key;
   }
   return *slot.prepared;
 }
 
+// Figures of a run on with_simple_memory(preset) are filed under "<preset>/simple-mem".
+std::string label(const std::string& preset, bool simple_memory) {
+  return simple_memory ? preset + "/simple-mem" : preset;
+}
+
 void BM_SimMatmul(benchmark::State& state, std::string preset, std::size_t m, std::size_t k,
-                  std::size_t n, unsigned buffers) {
+                  std::size_t n, unsigned buffers, bool simple_memory) {
   PreparedMatmul* p = nullptr;
   try {
-    p = &prepared(preset, m, k, n, buffers);
+    p = &prepared(preset, m, k, n, buffers, simple_memory);
   } catch (const std::exception& e) {
     fail(state, fmt::format("{} {}x{}x{}: setup failed: {}", preset, m, k, n, e.what()));
     return;
@@ -118,7 +125,7 @@ void BM_SimMatmul(benchmark::State& state, std::string preset, std::size_t m, st
   const MatmulWorkload& w = p->workload;
   const std::uint64_t run_cycles = p->counters[ctr::kCycles];
   const bool exact_repeats = repeats_exactly(w.preset);
-  memories()[preset] = describe_memory(w.preset);
+  memories()[label(preset, simple_memory)] = describe_memory(w.preset);
 
   std::uint64_t sim_cycles = 0, min_cycles = UINT64_MAX, max_cycles = 0;
   std::optional<std::string> problem;
@@ -153,7 +160,9 @@ void BM_SimMatmul(benchmark::State& state, std::string preset, std::size_t m, st
 
   const double mxu_util =
       static_cast<double>(p->counters[ctr::kMxuBusy]) / static_cast<double>(run_cycles);
-  report_speed(state, Figure{preset, "matmul", fmt::format("{}x{}x{} b{}", m, k, n, buffers)},
+  report_speed(state,
+               Figure{label(preset, simple_memory), "matmul",
+                      fmt::format("{}x{}x{} b{}", m, k, n, buffers)},
                sim_cycles, wall, cpu, mxu_util);
   state.counters["cycles"] = static_cast<double>(run_cycles);
   if (!exact_repeats) {
@@ -169,11 +178,11 @@ void BM_SimMatmul(benchmark::State& state, std::string preset, std::size_t m, st
 // Idle core: reset, nothing started, the clock keeps ticking. Every cycle still evaluates the
 // whole Verilated model and the memory model, so this is the floor of the harness.
 // ---------------------------------------------------------------------------------------------
-void BM_SimIdle(benchmark::State& state, std::string preset) {
+void BM_SimIdle(benchmark::State& state, std::string preset, bool simple_memory) {
   release_cores();
-  const Preset pr = load_preset(preset);
+  const Preset pr = simple_memory ? with_simple_memory(load_preset(preset)) : load_preset(preset);
   auto core = sim::make_core_sim(preset, memory_config(pr));
-  memories()[preset] = describe_memory(pr);
+  memories()[label(preset, simple_memory)] = describe_memory(pr);
   const std::uint64_t chunk = pr.dim >= 128 ? 2'000 : 50'000;
   std::uint64_t cycles = 0;
   const auto start = Clock::now();
@@ -185,8 +194,8 @@ void BM_SimIdle(benchmark::State& state, std::string preset) {
     fail(state, preset + ": idle core changed state");
     return;
   }
-  report_speed(state, Figure{preset, "idle", fmt::format("{} cycles/iter", chunk)}, cycles, wall,
-               cpu);
+  report_speed(state, Figure{label(preset, simple_memory), "idle", fmt::format("{} cycles/iter", chunk)},
+               cycles, wall, cpu);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -254,18 +263,29 @@ void register_benchmarks() {
     matmuls.push_back({"tpu-v4-like", 128});  // DIM 128 simulates ~70x slower than DIM 16
     presets.push_back("tpu-v4-like");
   }
+  // A preset on HBM is also run on the simple memory model: the difference is what the HBM
+  // subsystem (RTL controller + DRAM device model) costs per simulated cycle.
+  auto on_hbm = [](const std::string& preset) { return load_preset(preset).hbm.model != "simple"; };
   for (const auto& mc : matmuls) {
-    const std::string name =
-        fmt::format("BM_SimMatmul/{}/{}x{}x{}/buffers:2", mc.preset, mc.size, mc.size, mc.size);
-    benchmark::RegisterBenchmark(name.c_str(), BM_SimMatmul, std::string(mc.preset), mc.size,
-                                 mc.size, mc.size, 2u)
-        ->UseRealTime()
-        ->Unit(benchmark::kMillisecond);
+    for (bool simple : {false, true}) {
+      if (simple && (!on_hbm(mc.preset) || mc.size < 256)) continue;  // not for DIM 128: slow
+      const std::string name = fmt::format("BM_SimMatmul/{}/{}x{}x{}/buffers:2{}", mc.preset,
+                                           mc.size, mc.size, mc.size, simple ? "/mem:simple" : "");
+      benchmark::RegisterBenchmark(name.c_str(), BM_SimMatmul, std::string(mc.preset), mc.size,
+                                   mc.size, mc.size, 2u, simple)
+          ->UseRealTime()
+          ->Unit(benchmark::kMillisecond);
+    }
   }
   for (const auto& preset : presets) {
-    benchmark::RegisterBenchmark(("BM_SimIdle/" + preset).c_str(), BM_SimIdle, preset)
-        ->UseRealTime()
-        ->Unit(benchmark::kMillisecond);
+    for (bool simple : {false, true}) {
+      if (simple && !on_hbm(preset)) continue;
+      benchmark::RegisterBenchmark(
+          fmt::format("BM_SimIdle/{}{}", preset, simple ? "/mem:simple" : "").c_str(), BM_SimIdle,
+          preset, simple)
+          ->UseRealTime()
+          ->Unit(benchmark::kMillisecond);
+    }
   }
   for (const auto& preset : presets) {
     const std::size_t n = preset == "tpu-v4-like" ? 256 : 3072;
@@ -287,7 +307,7 @@ void print_summary() {
   if (f.empty()) return;
   fmt::print("\nSimulation speed: simulated cycles per second, one host thread "
              "(wall clock, and CPU time of the simulating thread)\n");
-  fmt::print("{:<12} {:<7} {:<22} {:>13} {:>13} {:>9} {:>14}\n", "preset", "kind", "workload",
+  fmt::print("{:<18} {:<7} {:<18} {:>13} {:>13} {:>9} {:>14}\n", "preset", "kind", "workload",
              "cycles/wall s", "cycles/CPU s", "mxu util", "of idle floor");
   for (const auto& [key, fig] : f) {
     const auto idle = f.find("idle/" + fig.preset);
@@ -296,12 +316,21 @@ void print_summary() {
         idle != f.end() && fig.kind != "idle"
             ? fmt::format("{:.2f}x", fig.cycles_per_cpu_s / idle->second.cycles_per_cpu_s)
             : "";
-    fmt::print("{:<12} {:<7} {:<22} {:>13} {:>13} {:>9} {:>14}\n", fig.preset, fig.kind,
+    fmt::print("{:<18} {:<7} {:<18} {:>13} {:>13} {:>9} {:>14}\n", fig.preset, fig.kind,
                fig.workload, si(fig.cycles_per_s), si(fig.cycles_per_cpu_s),
                fig.mxu_util >= 0 ? fmt::format("{:.1f}%", 100 * fig.mxu_util) : "", vs_idle);
   }
   for (const auto& [preset, memory] : memories()) {
     fmt::print("memory behind {}: {}\n", preset, memory);
+  }
+  // What the HBM subsystem costs per simulated cycle: the same core on HBM vs. on the simple model.
+  for (const auto& [key, fig] : f) {
+    const auto simple = f.find(key + "/simple-mem");
+    if (simple == f.end()) continue;
+    const double us = 1e6 / fig.cycles_per_cpu_s, us_simple = 1e6 / simple->second.cycles_per_cpu_s;
+    fmt::print("HBM subsystem cost, {} {}: {:.2f} us per cycle vs {:.2f} us on the simple model "
+               "(+{:.2f} us, {:.1f}x slower)\n",
+               fig.preset, fig.kind, us, us_simple, us - us_simple, us / us_simple);
   }
   const auto small = f.find("matmul/small"), def = f.find("matmul/default");
   if (small != f.end() && def != f.end()) {
