@@ -9,8 +9,8 @@
 //                              the HBM subsystem
 //
 // Counters: sim_cycles_per_s (rate over wall time), cycles per run, mxu_util (MXU busy cycles /
-// run cycles), ideal_frac (ideal MXU cycles / run cycles); with the HBM model also cycles_min and
-// cycles_max over the repeats. See docs/benchmarks.md.
+// run cycles), port_util (memory beats / run cycles), ideal_frac (ideal MXU cycles / run cycles);
+// with the HBM model also cycles_min and cycles_max over the repeats. See docs/benchmarks.md.
 #include <chrono>
 #include <map>
 #include <memory>
@@ -170,6 +170,10 @@ void BM_SimMatmul(benchmark::State& state, std::string preset, std::size_t m, st
     state.counters["cycles_max"] = static_cast<double>(max_cycles);
   }
   state.counters["mxu_util"] = mxu_util;
+  // Memory port utilisation: beats moved (reads incl. instruction fetch, writes) per cycle.
+  state.counters["port_util"] =
+      static_cast<double>(p->counters[ctr::kMemReadBeats] + p->counters[ctr::kMemWriteBeats]) /
+      static_cast<double>(run_cycles);
   state.counters["ideal_frac"] =
       static_cast<double>(w.ideal_cycles()) / static_cast<double>(run_cycles);
 }
