@@ -53,6 +53,10 @@ class VerilatedCoreSim final : public CoreSim {
     if (trace_) trace_->close();
 #endif
     top_->final();
+    // Verilator 5.006 unregisters scopes through the thread's current context: make it ours, or
+    // destroying this core while an older one lives deadlocks in the scope registry.
+    Verilated::threadContextp(context_.get());
+    top_.reset();
   }
 
   std::uint32_t dim() const override { return dim_; }

@@ -113,6 +113,14 @@ TEST(CoreRegression, SoftResetWhileDmaWritesAreAcked) {
 }  // namespace tpuemu::test
 namespace tpuemu::test {
 namespace {
+TEST(CoreRegression, TwoCoresAliveDestroyNewerFirst) {
+  auto a = small_core();
+  {
+    auto b = small_core();
+  }
+  const auto run = run_core(*a, assemble("nop.dma\nend\n"));
+  EXPECT_TRUE(run.done);
+}
 TEST(CoreRegression, TwoCoresAliveDestroyInCreationOrder) {
   auto a = small_core();
   auto b = small_core();

@@ -46,7 +46,11 @@ class VerilatedHbmSystem final : public HbmSystem {
     latency_histogram_.assign(kHistogramBins, 0);
   }
 
-  ~VerilatedHbmSystem() override { top_->final(); }
+  ~VerilatedHbmSystem() override {
+    top_->final();
+    Verilated::threadContextp(context_.get());  // see VerilatedCoreSim's destructor
+    top_.reset();
+  }
 
   const HbmSetup& setup() const override { return setup_; }
   unsigned lanes() const override { return Lanes; }
