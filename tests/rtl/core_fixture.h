@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <span>
@@ -67,6 +68,18 @@ inline std::vector<std::int8_t> random_int8(std::size_t n, std::mt19937& rng) {
     v.back() = 127;
   }
   return v;
+}
+
+inline void write_int8(sim::CoreSim& core, std::uint64_t addr, const std::vector<std::int8_t>& v) {
+  core.mem_write(addr, std::span(reinterpret_cast<const std::uint8_t*>(v.data()), v.size()));
+}
+
+inline std::vector<std::int32_t> read_int32(sim::CoreSim& core, std::uint64_t addr, std::size_t n) {
+  std::vector<std::int32_t> out(n);
+  std::vector<std::uint8_t> bytes(4 * n);
+  core.mem_read(addr, bytes);
+  std::memcpy(out.data(), bytes.data(), bytes.size());
+  return out;
 }
 
 inline std::uint64_t counter(sim::CoreSim& core, unsigned index) {

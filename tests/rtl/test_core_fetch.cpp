@@ -74,13 +74,6 @@ LongProgram make_long_program(std::uint32_t seed, int matmuls) {
   return lp;
 }
 
-std::vector<std::int32_t> read_int32(sim::CoreSim& core, std::uint64_t addr, std::size_t n) {
-  const auto bytes = read_mem(core, addr, 4 * n);
-  std::vector<std::int32_t> out(n);
-  std::memcpy(out.data(), bytes.data(), bytes.size());
-  return out;
-}
-
 void load_inputs(sim::CoreSim& core, const LongProgram& lp) {
   core.mem_write(0x0, std::span(reinterpret_cast<const std::uint8_t*>(lp.a.data()), lp.a.size()));
   core.mem_write(0x10000, std::span(reinterpret_cast<const std::uint8_t*>(lp.w.data()), lp.w.size()));

@@ -16,17 +16,6 @@ namespace {
 
 constexpr std::uint32_t kDim = 8;
 
-void write_int8(sim::CoreSim& core, std::uint64_t addr, const std::vector<std::int8_t>& v) {
-  core.mem_write(addr, std::span(reinterpret_cast<const std::uint8_t*>(v.data()), v.size()));
-}
-
-std::vector<std::int32_t> read_int32(sim::CoreSim& core, std::uint64_t addr, std::size_t n) {
-  const auto bytes = read_mem(core, addr, 4 * n);
-  std::vector<std::int32_t> out(n);
-  std::memcpy(out.data(), bytes.data(), bytes.size());
-  return out;
-}
-
 std::uint32_t sem(sim::CoreSim& core, unsigned i) { return core.csr_read(csr::kSem0 + 4 * i); }
 
 void expect_all_semaphores_zero(sim::CoreSim& core, const std::string& what) {

@@ -23,10 +23,6 @@ Instruction op(Operation o, std::optional<Wait> wait = std::nullopt,
   return Instruction{.op = std::move(o), .wait = wait, .signal = signal};
 }
 
-void write_int8(sim::CoreSim& core, std::uint64_t addr, const std::vector<std::int8_t>& v) {
-  core.mem_write(addr, std::span(reinterpret_cast<const std::uint8_t*>(v.data()), v.size()));
-}
-
 // ACC rows [0, kBigRows) hold values built by kPasses accumulating MATMULs (wrapping), rows
 // [kBigRows, kAccRows) hold one ordinary MATMUL (small values, one all-zero row).
 constexpr std::uint32_t kPasses = 16384;
