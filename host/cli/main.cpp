@@ -4,10 +4,12 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "commands.h"
 #include "tpuemu/atomic_file.h"
 #include "tpuemu/config.h"
 #include "tpuemu/device.h"
@@ -21,9 +23,9 @@ namespace {
 
 using namespace tpuemu;
 
-constexpr int kExitError = 1;
-constexpr int kExitUsage = 2;
-constexpr int kExitMismatch = 3;
+using cli::kExitError;
+using cli::kExitMismatch;
+using cli::kExitUsage;
 
 struct RunArgs {
   std::string workload_file;
@@ -179,6 +181,9 @@ int main(int argc, char** argv) {
   hbm_cmd->add_option("--window", hbm.window, "Requests held between their cycle and their answer (>= 256)");
   hbm_cmd->add_flag("--json", hbm_json, "Print the statistics as JSON");
 
+  // Subcommands in their own files (commands.h).
+  std::vector<cli::Subcommand> extra_commands;
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -195,6 +200,9 @@ int main(int argc, char** argv) {
     if (exec_cmd->parsed()) return cmd_exec(exec);
     if (info_cmd->parsed()) return cmd_info(info_preset);
     if (hbm_cmd->parsed()) return cmd_hbm(hbm, hbm_json);
+    for (const auto& extra : extra_commands) {
+      if (extra.command->parsed()) return extra.run();
+    }
   } catch (const std::exception& e) {
     std::string message = e.what();
     for (char& ch : message) {

@@ -1,0 +1,67 @@
+// Offline memory planning: buffers with known lifetimes and sizes get fixed offsets inside a fixed
+// capacity, so that no two buffers live at the same time overlap in address. The input is the CSV
+// of Google's MiniMalloc (id,lower,upper,size[,alignment]; lifetimes half-open [lower, upper));
+// the output is the same rows with an `offset` column. Algorithm and figures: docs/planner.md.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace tpuemu::alloc {
+
+struct PlanBuffer {
+  std::string id;
+  std::int64_t lower = 0;  // first time step alive
+  std::int64_t upper = 0;  // first time step dead (> lower)
+  std::uint64_t size = 0;  // bytes (> 0)
+  std::uint64_t alignment = 1;  // offset must be a multiple of it (power of two)
+};
+
+struct PlanOptions {
+  std::uint64_t capacity = 0;
+  double timeout_seconds = 10;  // of the exact search; the greedy pass always runs
+};
+
+enum class PlanStatus {
+  Solved,      // every buffer placed within the capacity
+  Infeasible,  // proven impossible (peak live bytes above the capacity, or the search exhausted)
+  Timeout,     // no placement found in time; `offsets` is the best placement found (may exceed capacity)
+};
+
+struct PlanResult {
+  PlanStatus status = PlanStatus::Infeasible;
+  std::vector<std::uint64_t> offsets;  // one per input buffer, in input order (empty if none)
+  std::uint64_t peak_live_bytes = 0;   // max over time of the live bytes: a lower bound on any placement
+  std::uint64_t height = 0;            // max offset + size of `offsets`
+  std::uint64_t greedy_height = 0;     // what the greedy pass alone needed
+  bool solved_by_greedy = false;
+  std::uint64_t search_nodes = 0;
+  double seconds = 0;
+  std::string reason;  // one line: why infeasible / what timed out
+};
+
+// Throws Error for invalid buffers (size 0, upper <= lower, alignment not a power of two),
+// naming the buffer id.
+PlanResult plan_buffers(std::span<const PlanBuffer> buffers, const PlanOptions& options);
+
+// Max over time of the total size of live buffers.
+std::uint64_t peak_live_bytes(std::span<const PlanBuffer> buffers);
+
+// nullopt when the placement is valid (within capacity, aligned, no two buffers overlapping in
+// both time and address); otherwise a one-line description naming the two buffer ids.
+std::optional<std::string> check_placement(std::span<const PlanBuffer> buffers,
+                                           std::span<const std::uint64_t> offsets,
+                                           std::uint64_t capacity);
+
+// MiniMalloc CSV. Errors are "file:line:column: cause" (malformed number, negative size,
+// upper <= lower, missing column, duplicate id).
+std::vector<PlanBuffer> read_plan_csv(const std::filesystem::path& path);
+// The input rows plus an `offset` column, written atomically.
+void write_plan_csv(const std::filesystem::path& path, std::span<const PlanBuffer> buffers,
+                    std::span<const std::uint64_t> offsets);
+
+}  // namespace tpuemu::alloc
