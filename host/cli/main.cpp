@@ -183,6 +183,7 @@ int main(int argc, char** argv) {
 
   // Subcommands in their own files (commands.h).
   std::vector<cli::Subcommand> extra_commands;
+  extra_commands.push_back(cli::add_plan_command(app));
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,443 @@
+// The exact search of the offline planner (docs/planner.md), after the ideas of MiniMalloc
+// (M. Moffitt, "MiniMalloc: A Lightweight Memory Allocator for Hardware-Accelerated Machine
+// Learning", ASPLOS 2023), written from the published description.
+//
+// Time is cut into sections between consecutive distinct endpoints. Every section has a floor:
+// nothing unplaced may go below it. A node picks the section s with the lowest floor f among
+// those still crossed by unplaced buffers (leftmost on ties) and branches on what sits at level f
+// in s:
+//   - one child per unplaced buffer b crossing s that can go exactly at f (every section of b is
+//     at floor f and f is a multiple of b's alignment): b is placed at f and the floors of its
+//     sections become f + size;
+//   - a last child "nothing sits at f in s": the floor of s is raised to the lowest offset any
+//     buffer crossing s could still take (the gap [f, raised) is wasted).
+// These children cover every placement (take any solution pushed down as far as it goes: the
+// lowest unplaced buffer crossing s is either at f, or every buffer crossing s is at or above the
+// raised floor), so an exhausted search is a proof of infeasibility. A candidate that would leave
+// a gap in s is not a child of its own: it is reached through the raise.
+//
+// Pruning: a section whose floor plus the bytes of its unplaced buffers exceeds the capacity can't
+// be completed (waste below the floor is charged this way). Placing at the floor never wastes, so
+// the check runs on raises, and a look-ahead strengthens it: in every section, the lowest offset
+// any of its unplaced buffers can still take (the max floor over that buffer's sections, aligned)
+// plus the section's unplaced bytes must fit. Buffers identical to one already tried at a node
+// (same lifetime, size and alignment) are skipped. Candidates are tried longest lifetime first,
+// then largest.
+#include "planner_search.h"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <optional>
+#include <utility>
+
+namespace tpuemu::alloc::detail {
+namespace {
+
+constexpr std::uint64_t kNone = std::numeric_limits<std::uint64_t>::max();
+constexpr int kNothingApplied = -1;
+constexpr int kRaised = -2;
+
+struct Hash {
+  std::uint64_t a = 0, b = 0;
+  Hash& operator^=(const Hash& o) {
+    a ^= o.a;
+    b ^= o.b;
+    return *this;
+  }
+};
+
+// Dead states, shared by a search and its sub-searches (each salts its keys).
+// Dead states, shared by a search, its sub-searches and its restarts. A search salts its keys with
+// a hash of its problem (buffers and starting floors), so only the same problem shares entries.
+struct DeadTable {
+  std::vector<Hash> slots = std::vector<Hash>(std::size_t{1} << 20);
+  std::uint64_t nodes = 0;       // of all the searches sharing it
+  std::uint64_t node_limit = 0;  // of the current restart
+  std::uint64_t restart = 0;     // 0: candidates in heuristic order; then randomised
+};
+
+// The floors a sub-search starts from: the parent's sections and their floors.
+struct Profile {
+  const std::vector<std::int64_t>* times = nullptr;
+  const std::vector<std::uint64_t>* floors = nullptr;
+};
+
+enum class Expand { Open, Complete, Timeout };
+
+class Search {
+ public:
+  Search(std::vector<SearchBuffer> buffers, std::uint64_t capacity,
+         std::chrono::steady_clock::time_point deadline, DeadTable& dead, Profile profile = {})
+      : buffers_(std::move(buffers)), capacity_(capacity), deadline_(deadline), dead_(dead) {
+    setup(profile);
+  }
+
+  // Found (offsets_), Exhausted or Timeout.
+  SearchOutcome run() {
+    if (buffers_.empty()) return SearchOutcome::Found;
+    for (std::size_t k = 0; k < remaining_.size(); ++k) {
+      if (floor_[k] + remaining_[k] > capacity_) return SearchOutcome::Exhausted;
+    }
+    switch (expand()) {
+      case Expand::Complete: return SearchOutcome::Found;
+      case Expand::Timeout: return SearchOutcome::Timeout;
+      case Expand::Open: break;
+    }
+    while (!frames_.empty()) {
+      Frame& fr = frames_.back();
+      undo(fr);
+      if (fr.next < fr.cand_end) {
+        const int b = cands_[fr.next++];
+        place(b, fr.floor);
+        fr.applied = b;
+      } else if (!fr.raise_tried) {
+        fr.raise_tried = true;
+        if (fr.raise_to == kNone || fr.raise_to + remaining_[fr.section] > capacity_) continue;
+        set_floor(static_cast<std::size_t>(fr.section), fr.raise_to);
+        fr.applied = kRaised;
+      } else {
+        remember_dead(fr.hash);
+        cands_.resize(fr.cand_begin);
+        frames_.pop_back();
+        continue;
+      }
+      if (++dead_.nodes >= dead_.node_limit) return SearchOutcome::Timeout;  // restart
+      if ((dead_.nodes & 1023) == 0 && std::chrono::steady_clock::now() > deadline_) {
+        return SearchOutcome::Timeout;
+      }
+      switch (expand()) {  // invalidates fr
+        case Expand::Complete: return SearchOutcome::Found;
+        case Expand::Timeout: return SearchOutcome::Timeout;
+        case Expand::Open: break;
+      }
+    }
+    return SearchOutcome::Exhausted;
+  }
+
+  const std::vector<std::uint64_t>& offsets() const { return offsets_; }
+
+ private:
+  struct Frame {
+    Hash hash;  // of the state the node was expanded in
+    int section = 0;
+    std::uint64_t floor = 0;
+    std::uint64_t raise_to = kNone;
+    std::size_t cand_begin = 0, cand_end = 0, next = 0;
+    int applied = kNothingApplied;
+    bool raise_tried = false;
+  };
+
+  void setup(Profile profile) {
+    const std::size_t n = buffers_.size();
+    if (n == 0) return;
+    std::vector<std::int64_t> times;
+    times.reserve(2 * n);
+    for (const auto& b : buffers_) {
+      times.push_back(b.lower);
+      times.push_back(b.upper);
+    }
+    std::sort(times.begin(), times.end());
+    times.erase(std::unique(times.begin(), times.end()), times.end());
+    const std::size_t sections = times.size() - 1;
+    times_ = times;
+    first_.resize(n);
+    last_.resize(n);
+    placed_.assign(n, false);
+    offsets_.assign(n, 0);
+    crossing_.assign(sections, {});
+    floor_.assign(sections, 0);
+    remaining_.assign(sections, 0);
+    unplaced_.assign(sections, 0);
+    lowest_.assign(sections, kNone);
+    lowest_offset_.assign(n, 0);
+    at_floor_.assign(sections, 0);
+    bridge_.assign(sections, 0);
+    gcd_ = 0;
+    if (profile.times != nullptr) {
+      // A section here is a union of the parent's sections: every buffer crossing it crosses all
+      // of them, so it starts at their highest floor.
+      const auto& pt = *profile.times;
+      for (std::size_t k = 0; k < sections; ++k) {
+        const auto p0 = std::lower_bound(pt.begin(), pt.end(), times[k]) - pt.begin();
+        const auto p1 = std::lower_bound(pt.begin(), pt.end(), times[k + 1]) - pt.begin();
+        for (auto p = p0; p < p1; ++p) floor_[k] = std::max(floor_[k], (*profile.floors)[static_cast<std::size_t>(p)]);
+        gcd_ = std::gcd(gcd_, floor_[k]);
+      }
+    }
+    salt_ = mix(buffers_.size());
+    for (const auto& b : buffers_) {
+      salt_ = mix(salt_ ^ static_cast<std::uint64_t>(b.lower));
+      salt_ = mix(salt_ ^ static_cast<std::uint64_t>(b.upper));
+      salt_ = mix(salt_ ^ b.size);
+      salt_ = mix(salt_ ^ b.alignment);
+    }
+    for (const std::uint64_t f : floor_) salt_ = mix(salt_ ^ f);
+    for (std::size_t k = 0; k < sections; ++k) hash_ ^= key_of_floor(k, floor_[k]);
+    for (std::size_t i = 0; i < n; ++i) hash_ ^= key_of_buffer(i);  // the unplaced set
+    // Candidate order: longest lifetime first, then largest; after a restart the lifetimes are
+    // weighted by a random factor in [0.5, 1.5).
+    std::vector<double> weight(n);
+    std::uint64_t noise = mix(salt_ ^ mix(dead_.restart));
+    for (std::size_t i = 0; i < n; ++i) {
+      weight[i] = static_cast<double>(buffers_[i].upper - buffers_[i].lower);
+      if (dead_.restart != 0) {
+        noise = mix(noise);
+        weight[i] *= 0.5 + static_cast<double>(noise >> 11) * 0x1.0p-53;
+      }
+    }
+    std::vector<int> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](int x, int y) {
+      if (weight[x] != weight[y]) return weight[x] > weight[y];
+      if (buffers_[x].size != buffers_[y].size) return buffers_[x].size > buffers_[y].size;
+      return x < y;
+    });
+    for (const int i : order) {
+      const auto& b = buffers_[i];
+      first_[i] = static_cast<int>(std::lower_bound(times.begin(), times.end(), b.lower) - times.begin());
+      last_[i] = static_cast<int>(std::lower_bound(times.begin(), times.end(), b.upper) - times.begin()) - 1;
+      for (int k = first_[i]; k <= last_[i]; ++k) {
+        crossing_[k].push_back(i);
+        remaining_[k] += b.size;
+        ++unplaced_[k];
+      }
+      gcd_ = std::gcd(gcd_, b.size);
+      if (b.alignment > 1) gcd_ = std::gcd(gcd_, b.alignment);
+    }
+  }
+
+  std::uint64_t lowest_offset(int b) const {
+    std::uint64_t m = 0;
+    for (int k = first_[b]; k <= last_[b]; ++k) m = std::max(m, floor_[k]);
+    return align_up(m, buffers_[b].alignment);
+  }
+
+  void place(int b, std::uint64_t at) {
+    const std::uint64_t size = buffers_[b].size;
+    for (int k = first_[b]; k <= last_[b]; ++k) {
+      set_floor(static_cast<std::size_t>(k), at + size);
+      remaining_[k] -= size;
+      --unplaced_[k];
+    }
+    placed_[b] = true;
+    hash_ ^= key_of_buffer(static_cast<std::size_t>(b));
+    offsets_[b] = at;
+  }
+
+  void undo(Frame& fr) {
+    if (fr.applied >= 0) {
+      const int b = fr.applied;
+      const std::uint64_t size = buffers_[b].size;
+      for (int k = first_[b]; k <= last_[b]; ++k) {
+        set_floor(static_cast<std::size_t>(k), fr.floor);  // all were at the node's floor
+        remaining_[k] += size;
+        ++unplaced_[k];
+      }
+      placed_[b] = false;
+      hash_ ^= key_of_buffer(static_cast<std::size_t>(b));
+    } else if (fr.applied == kRaised) {
+      set_floor(static_cast<std::size_t>(fr.section), fr.floor);
+    }
+    fr.applied = kNothingApplied;
+  }
+
+  bool identical(int a, int b) const {
+    const auto& x = buffers_[a];
+    const auto& y = buffers_[b];
+    return x.lower == y.lower && x.upper == y.upper && x.size == y.size && x.alignment == y.alignment;
+  }
+
+  // Look-ahead over every section: the lowest offset any of its unplaced buffers can take
+  // (lowest_), how many of them can go right at its floor (at_floor_). False when some section
+  // can't hold its unplaced bytes above that lowest offset.
+  bool feasible_bound() {
+    const std::size_t sections = floor_.size();
+    std::fill(lowest_.begin(), lowest_.end(), kNone);
+    std::fill(at_floor_.begin(), at_floor_.end(), 0);
+    std::fill(bridge_.begin(), bridge_.end(), 0);
+    for (std::size_t i = 0; i < buffers_.size(); ++i) {
+      if (placed_[i]) continue;
+      const int b = static_cast<int>(i);
+      const std::uint64_t o = lowest_offset(b);
+      lowest_offset_[i] = o;
+      for (int k = first_[b]; k <= last_[b]; ++k) {
+        lowest_[k] = std::min(lowest_[k], o);
+        if (o == floor_[k]) ++at_floor_[k];
+      }
+      for (int k = first_[b]; k < last_[b]; ++k) ++bridge_[k];
+    }
+    for (std::size_t k = 0; k < sections; ++k) {
+      if (unplaced_[k] != 0 && lowest_[k] + remaining_[k] > capacity_) return false;
+    }
+    return true;
+  }
+
+  // Pushes the node of the current state, or solves it when every buffer is placed or the
+  // unplaced ones fall apart into independent groups.
+  Expand expand() {
+    Frame fr;
+    fr.cand_begin = cands_.size();
+    fr.next = fr.cand_begin;
+    fr.cand_end = fr.cand_begin;
+    bool alive = !known_dead() && feasible_bound();
+    // The section: lowest floor; among those, the fewest buffers that can go at the floor
+    // (fail first), then leftmost.
+    int s = -1;
+    std::uint64_t f = kNone;
+    int best_count = 0;
+    for (std::size_t k = 0; k < floor_.size(); ++k) {
+      if (unplaced_[k] == 0) continue;
+      if (floor_[k] < f || (floor_[k] == f && at_floor_[k] < best_count)) {
+        f = floor_[k];
+        s = static_cast<int>(k);
+        best_count = at_floor_[k];
+      }
+    }
+    if (s < 0) return Expand::Complete;
+    fr.section = s;
+    fr.floor = f;
+    if (alive) {
+      if (const auto outcome = split()) {
+        if (*outcome == SearchOutcome::Found) return Expand::Complete;
+        if (*outcome == SearchOutcome::Timeout) return Expand::Timeout;
+        alive = false;
+      }
+    }
+    if (alive) {
+      for (const int b : crossing_[s]) {
+        if (placed_[b]) continue;
+        const std::uint64_t o = lowest_offset_[b];
+        if (o == f) {
+          bool dup = false;
+          for (std::size_t c = fr.cand_begin; c < cands_.size() && !dup; ++c) dup = identical(cands_[c], b);
+          if (!dup) cands_.push_back(b);
+          fr.raise_to = std::min(fr.raise_to, align_up(f + gcd_, buffers_[b].alignment));
+        } else {
+          fr.raise_to = std::min(fr.raise_to, o);
+        }
+      }
+    } else {
+      fr.raise_tried = true;  // dead node: no children
+    }
+    fr.cand_end = cands_.size();
+    if (fr.cand_end - fr.cand_begin > 1) {
+      // First the candidates that fill the whole run of sections at this floor around s: they
+      // leave no gap at this level in time for others to fill exactly.
+      std::size_t r0 = static_cast<std::size_t>(s), r1 = static_cast<std::size_t>(s);
+      while (r0 > 0 && unplaced_[r0 - 1] != 0 && floor_[r0 - 1] == f) --r0;
+      while (r1 + 1 < floor_.size() && unplaced_[r1 + 1] != 0 && floor_[r1 + 1] == f) ++r1;
+      std::stable_partition(cands_.begin() + static_cast<std::ptrdiff_t>(fr.cand_begin), cands_.end(), [&](int b) {
+        return static_cast<std::size_t>(first_[b]) == r0 && static_cast<std::size_t>(last_[b]) == r1;
+      });
+    }
+    fr.hash = hash_;
+    frames_.push_back(fr);
+    return Expand::Open;
+  }
+
+  // Decomposition: when no unplaced buffer crosses some boundary between two sections that both
+  // still have unplaced buffers, the groups on either side are independent (disjoint sections,
+  // disjoint floors) and are solved one after the other by sub-searches, so a failure in one
+  // never makes the search revisit choices in another. nullopt when the unplaced buffers form
+  // one group (bridge_ from feasible_bound()).
+  std::optional<SearchOutcome> split() {
+    std::vector<std::pair<std::size_t, std::size_t>> groups;  // section ranges [from, to]
+    for (std::size_t k = 0; k < floor_.size(); ++k) {
+      if (unplaced_[k] == 0) continue;
+      if (groups.empty() || bridge_[groups.back().second] == 0) groups.emplace_back(k, k);
+      groups.back().second = k;
+    }
+    if (groups.size() < 2) return std::nullopt;
+    // Smallest group first: the likeliest to fail fast and the cheapest to redo nothing for.
+    std::vector<std::vector<int>> members(groups.size());
+    for (std::size_t i = 0; i < buffers_.size(); ++i) {
+      if (placed_[i]) continue;
+      const auto g = std::upper_bound(groups.begin(), groups.end(), static_cast<std::size_t>(first_[i]),
+                                      [](std::size_t k, const auto& range) { return k < range.first; }) -
+                     groups.begin() - 1;
+      members[static_cast<std::size_t>(g)].push_back(static_cast<int>(i));
+    }
+    std::sort(members.begin(), members.end(), [](const auto& x, const auto& y) { return x.size() < y.size(); });
+    for (const auto& group : members) {
+      std::vector<SearchBuffer> sub;
+      sub.reserve(group.size());
+      for (const int b : group) sub.push_back(buffers_[b]);
+      Search child(std::move(sub), capacity_, deadline_, dead_, Profile{&times_, &floor_});
+      const SearchOutcome outcome = child.run();
+      if (outcome != SearchOutcome::Found) return outcome;
+      for (std::size_t j = 0; j < group.size(); ++j) offsets_[group[j]] = child.offsets()[j];
+    }
+    return SearchOutcome::Found;
+  }
+
+  // Transposition table of dead states. The future of a node depends only on the floors and on
+  // which buffers are still unplaced, and different orders of placement reach the same ones:
+  // a state whose subtree was exhausted is remembered (two 64-bit hashes, updated incrementally;
+  // a lossy direct-mapped table, so memory stays bounded).
+  static std::uint64_t mix(std::uint64_t x) {
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+  }
+  Hash key_of_floor(std::size_t section, std::uint64_t floor) const {
+    const std::uint64_t x = mix(section * 0x100000001b3ULL ^ mix(floor) ^ mix(salt_ << 1));
+    return {x, mix(x ^ 0x5bd1e9955bd1e995ULL)};
+  }
+  Hash key_of_buffer(std::size_t b) const {
+    const std::uint64_t x = mix((0xa0761d6478bd642fULL + b) ^ mix((salt_ << 1) | 1));
+    return {x, mix(x + 0xe7037ed1a0b428dbULL)};
+  }
+  void set_floor(std::size_t k, std::uint64_t value) {
+    hash_ ^= key_of_floor(k, floor_[k]);
+    floor_[k] = value;
+    hash_ ^= key_of_floor(k, value);
+  }
+  bool known_dead() const {
+    const Hash& h = dead_.slots[hash_.a & (dead_.slots.size() - 1)];
+    return h.a == hash_.a && h.b == hash_.b;
+  }
+  void remember_dead(const Hash& h) { dead_.slots[h.a & (dead_.slots.size() - 1)] = h; }
+
+  std::vector<SearchBuffer> buffers_;
+  std::uint64_t capacity_;
+  std::chrono::steady_clock::time_point deadline_;
+  DeadTable& dead_;
+  std::uint64_t salt_ = 0;
+  std::uint64_t gcd_ = 0;
+  std::vector<std::int64_t> times_;
+  std::vector<int> first_, last_;
+  std::vector<bool> placed_;
+  std::vector<std::uint64_t> offsets_;
+  std::vector<std::vector<int>> crossing_;
+  std::vector<std::uint64_t> floor_, remaining_, lowest_, lowest_offset_;
+  std::vector<int> unplaced_, at_floor_, bridge_;
+  Hash hash_;
+  std::vector<Frame> frames_;
+  std::vector<int> cands_;
+};
+
+}  // namespace
+
+SearchResult search_placement(std::span<const SearchBuffer> buffers, std::uint64_t capacity,
+                              std::chrono::steady_clock::time_point deadline) {
+  // Restarts: heavy-tailed search times on feasible instances are cut short by restarting with
+  // a randomised candidate order and a doubled node budget (the dead states stay known, so no
+  // work is lost and a restart that exhausts without hitting its budget is still a proof).
+  DeadTable dead;
+  SearchResult result;
+  std::uint64_t budget = 2000;
+  const std::vector<SearchBuffer> all(buffers.begin(), buffers.end());
+  for (;; ++dead.restart, budget *= 2) {
+    dead.node_limit = dead.nodes + budget;
+    Search search(all, capacity, deadline, dead);
+    result.outcome = search.run();
+    result.nodes = dead.nodes;
+    if (result.outcome == SearchOutcome::Found) result.offsets = search.offsets();
+    if (result.outcome != SearchOutcome::Timeout || std::chrono::steady_clock::now() > deadline) break;
+  }
+  return result;
+}
+
+}  // namespace tpuemu::alloc::detail
