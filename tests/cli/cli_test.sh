@@ -55,4 +55,19 @@ else
 fi
 if ls "$tmp" | grep -q '\.tmp'; then echo "FAIL temporary file left behind"; failures=$((failures + 1)); fi
 
+# tpuemu plan (docs/planner.md): one-line errors with file:line:column, no output on failure
+expect_error plan_bad_number 1 "plan_bad_number.csv:5:5: 'x3' is not a non-negative integer" -- plan "$data/plan_bad_number.csv" --capacity 64 --out "$tmp/plan_out.csv"
+expect_error plan_negative_size 1 "plan_negative_size.csv:3:7: negative size" -- plan "$data/plan_negative_size.csv" --capacity 64 --out "$tmp/plan_out.csv"
+expect_error plan_upper_le_lower 1 "plan_upper_le_lower.csv:3:5: upper 4 <= lower 9" -- plan "$data/plan_upper_le_lower.csv" --capacity 64 --out "$tmp/plan_out.csv"
+expect_error plan_infeasible_peak 1 "infeasible: peak live bytes 48 at time 4 exceed the capacity 40" -- plan "$data/plan_ok.csv" --capacity 40 --out "$tmp/plan_out.csv"
+expect_error plan_infeasible_search 1 "infeasible: exhaustive search found no placement" -- plan "$data/plan_infeasible.csv" --capacity 8 --out "$tmp/plan_out.csv"
+expect_error plan_bad_capacity 2 "capacity" -- plan "$data/plan_ok.csv" --capacity 12XiB
+if [[ -e "$tmp/plan_out.csv" ]]; then echo "FAIL plan: output written on failure"; failures=$((failures + 1)); fi
+if "$tpuemu" plan "$data/plan_ok.csv" --capacity 48 --out "$tmp/plan_out.csv" >"$tmp/out" 2>"$tmp/err" &&
+   head -1 "$tmp/plan_out.csv" | grep -q '^id,lower,upper,size,offset$' && [[ $(grep -c . "$tmp/plan_out.csv") -eq 6 ]]; then
+  echo "ok   plan writes the placement with an offset column"
+else
+  echo "FAIL plan: $(cat "$tmp/err")"; failures=$((failures + 1))
+fi
+
 exit $((failures > 0))

@@ -1,0 +1,207 @@
+// Offline memory planner (docs/planner.md): greedy, exact search, infeasibility, timeout,
+// alignment, placement checking and the MiniMalloc CSV.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "planner_instances.h"
+#include "test_support.h"
+#include "tpuemu/alloc/planner.h"
+
+namespace tpuemu::alloc {
+namespace {
+
+using test::error_of;
+using test::TempDir;
+
+PlanResult solve(const testing::PlanInstance& inst, double timeout = 10) {
+  return plan_buffers(inst.buffers, {.capacity = inst.capacity, .timeout_seconds = timeout});
+}
+
+double overshoot_pct(const PlanResult& r, std::uint64_t capacity) {
+  return 100.0 * (static_cast<double>(r.greedy_height) / static_cast<double>(capacity) - 1.0);
+}
+
+TEST(Planner, GeneratedInstancesAreTightAndTheCutPatternIsValid) {
+  for (const std::uint64_t seed : {1, 2, 3}) {
+    const auto inst = testing::guillotine_instance(150, seed);
+    ASSERT_EQ(inst.buffers.size(), 150u);
+    EXPECT_EQ(peak_live_bytes(inst.buffers), inst.capacity);
+    EXPECT_EQ(check_placement(inst.buffers, inst.known_offsets, inst.capacity), std::nullopt);
+  }
+}
+
+TEST(Planner, GreedyOvershootsTightInstances) {
+  // Decreasing-size best fit alone needs ~30-50% more than the capacity on these (docs/planner.md).
+  double sum = 0;
+  for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+    const auto inst = testing::guillotine_instance(300, seed);
+    const auto r = plan_buffers(inst.buffers, {.capacity = 4 * inst.capacity});  // greedy fits: no search
+    ASSERT_TRUE(r.solved_by_greedy);
+    const double pct = overshoot_pct(r, inst.capacity);
+    EXPECT_GE(pct, 15.0) << "seed " << seed;
+    EXPECT_LE(pct, 60.0) << "seed " << seed;
+    sum += pct;
+  }
+  EXPECT_GE(sum / 8, 20.0);
+  EXPECT_LE(sum / 8, 50.0);
+}
+
+void expect_solved(std::size_t count, std::uint64_t seed) {
+  const auto inst = testing::guillotine_instance(count, seed);
+  const auto r = solve(inst);
+  ASSERT_EQ(r.status, PlanStatus::Solved) << count << " buffers, seed " << seed << ": " << r.reason;
+  EXPECT_FALSE(r.solved_by_greedy);
+  EXPECT_GT(r.greedy_height, inst.capacity);
+  EXPECT_LE(r.height, inst.capacity);
+  EXPECT_EQ(check_placement(inst.buffers, r.offsets, inst.capacity), std::nullopt);
+}
+
+TEST(Planner, SearchSolvesTightInstancesOf150) {
+  for (const std::uint64_t seed : {1, 2, 5, 6}) expect_solved(150, seed);
+}
+
+TEST(Planner, SearchSolvesTightInstancesOf300) {
+  for (const std::uint64_t seed : {2, 4}) expect_solved(300, seed);
+}
+
+TEST(Planner, PeakAboveCapacityIsInfeasibleWithoutSearch) {
+  const std::vector<PlanBuffer> b = {{.id = "a", .lower = 0, .upper = 4, .size = 16},
+                                     {.id = "b", .lower = 2, .upper = 6, .size = 16}};
+  const auto r = plan_buffers(b, {.capacity = 31});
+  EXPECT_EQ(r.status, PlanStatus::Infeasible);
+  EXPECT_EQ(r.search_nodes, 0u);
+  EXPECT_EQ(r.peak_live_bytes, 32u);
+  EXPECT_EQ(r.reason, "peak live bytes 32 at time 2 exceed the capacity 31");
+}
+
+TEST(Planner, ExhaustedSearchIsInfeasible) {
+  // Peak live == capacity == 8, yet no placement: the two size-3 buffers aligned to 4 can only
+  // sit at 0 and 4, leaving two 1-byte holes, and C (size 2) is live with both.
+  const std::vector<PlanBuffer> b = {
+      {.id = "A", .lower = 0, .upper = 4, .size = 3, .alignment = 4},
+      {.id = "B", .lower = 0, .upper = 4, .size = 3, .alignment = 4},
+      {.id = "C", .lower = 1, .upper = 3, .size = 2},
+  };
+  ASSERT_EQ(peak_live_bytes(b), 8u);
+  const auto r = plan_buffers(b, {.capacity = 8});
+  EXPECT_EQ(r.status, PlanStatus::Infeasible);
+  EXPECT_GT(r.search_nodes, 0u);
+  EXPECT_EQ(r.reason, "exhaustive search found no placement");
+  EXPECT_TRUE(r.offsets.empty());
+  // One byte more and it fits.
+  EXPECT_EQ(plan_buffers(b, {.capacity = 9}).status, PlanStatus::Solved);
+}
+
+TEST(Planner, TimeoutReturnsTheBestPlacement) {
+  const auto inst = testing::guillotine_instance(450, 3);
+  const auto r = plan_buffers(inst.buffers, {.capacity = inst.capacity, .timeout_seconds = 0.001});
+  ASSERT_EQ(r.status, PlanStatus::Timeout);
+  EXPECT_GT(r.height, inst.capacity);
+  EXPECT_LE(r.height, r.greedy_height);
+  EXPECT_NE(r.reason.find("no placement within capacity found in 0.001 s; best placement needs "), std::string::npos)
+      << r.reason;
+  EXPECT_EQ(check_placement(inst.buffers, r.offsets, UINT64_MAX / 2), std::nullopt);
+}
+
+TEST(Planner, AlignmentIsRespected) {
+  std::vector<PlanBuffer> b;
+  for (int i = 0; i < 12; ++i) {
+    b.push_back({.id = "b" + std::to_string(i), .lower = i % 4, .upper = i % 4 + 3,
+                 .size = static_cast<std::uint64_t>(10 + 7 * i), .alignment = i % 3 == 0 ? 64u : 16u});
+  }
+  const auto r = plan_buffers(b, {.capacity = 1 << 12});
+  ASSERT_EQ(r.status, PlanStatus::Solved);
+  for (std::size_t i = 0; i < b.size(); ++i) EXPECT_EQ(r.offsets[i] % b[i].alignment, 0u) << b[i].id;
+  EXPECT_EQ(check_placement(b, r.offsets, 1 << 12), std::nullopt);
+  // Tight with alignment: the search must place the aligned buffers on their boundaries.
+  const std::vector<PlanBuffer> t = {
+      {.id = "a", .lower = 0, .upper = 2, .size = 4, .alignment = 4},
+      {.id = "b", .lower = 0, .upper = 1, .size = 2},
+      {.id = "c", .lower = 0, .upper = 1, .size = 2},
+      {.id = "d", .lower = 1, .upper = 2, .size = 4, .alignment = 4},
+  };
+  const auto rt = plan_buffers(t, {.capacity = 8});
+  ASSERT_EQ(rt.status, PlanStatus::Solved);
+  EXPECT_EQ(check_placement(t, rt.offsets, 8), std::nullopt);
+}
+
+TEST(Planner, CheckPlacementNamesTheProblem) {
+  const std::vector<PlanBuffer> b = {{.id = "a", .lower = 0, .upper = 4, .size = 16},
+                                     {.id = "b", .lower = 3, .upper = 6, .size = 16, .alignment = 8}};
+  EXPECT_EQ(check_placement(b, std::vector<std::uint64_t>{0, 16}, 32), std::nullopt);
+  EXPECT_NE(check_placement(b, std::vector<std::uint64_t>{0, 8}, 32).value_or("").find("'a'"), std::string::npos);
+  EXPECT_NE(check_placement(b, std::vector<std::uint64_t>{0, 12}, 32).value_or("").find("not aligned"), std::string::npos);
+  EXPECT_NE(check_placement(b, std::vector<std::uint64_t>{0, 24}, 32).value_or("").find("capacity"), std::string::npos);
+  // Touching lifetimes (half-open) may share addresses.
+  const std::vector<PlanBuffer> c = {{.id = "a", .lower = 0, .upper = 4, .size = 16},
+                                     {.id = "b", .lower = 4, .upper = 6, .size = 16}};
+  EXPECT_EQ(check_placement(c, std::vector<std::uint64_t>{0, 0}, 16), std::nullopt);
+}
+
+TEST(Planner, InvalidBuffersAreErrors) {
+  EXPECT_EQ(error_of([] { plan_buffers(std::vector<PlanBuffer>{{.id = "z", .lower = 0, .upper = 1, .size = 0}}, {.capacity = 8}); }),
+            "buffer 'z': size is zero");
+  EXPECT_EQ(error_of([] { plan_buffers(std::vector<PlanBuffer>{{.id = "u", .lower = 3, .upper = 3, .size = 1}}, {.capacity = 8}); }),
+            "buffer 'u': upper 3 <= lower 3");
+  EXPECT_EQ(error_of([] { plan_buffers(std::vector<PlanBuffer>{{.id = "al", .lower = 0, .upper = 1, .size = 1, .alignment = 3}}, {.capacity = 8}); }),
+            "buffer 'al': alignment 3 is not a power of two");
+}
+
+std::string read_error(const TempDir& dir, const std::string& text) {
+  const auto p = dir.write("plan.csv", text);
+  return error_of([&] { read_plan_csv(p); });
+}
+
+TEST(PlanCsv, ReaderErrorsNameLineAndColumn) {
+  TempDir dir;
+  const std::string f = (dir.path() / "plan.csv").string();
+  EXPECT_EQ(read_error(dir, "id,lower,upper,size\na,0,4,16\nb,x12,6,16\n"), f + ":3:3: 'x12' is not a non-negative integer");
+  EXPECT_EQ(read_error(dir, "id,lower,upper,size\na,0,4,-16\n"), f + ":2:7: negative size -16");
+  EXPECT_EQ(read_error(dir, "id,lower,upper,size\na,9,4,16\n"), f + ":2:5: upper 4 <= lower 9");
+  EXPECT_EQ(read_error(dir, "id,lower,upper\na,0,4\n"), f + ":1: missing column 'size'");
+  EXPECT_EQ(read_error(dir, "id,lower,upper,size\na,0,4\n"), f + ":2: row has 3 fields, header has 4");
+  EXPECT_EQ(read_error(dir, "id,lower,upper,size\na,0,4,16\na,1,5,8\n"), f + ":3:1: duplicate id 'a' (first on line 2)");
+  EXPECT_EQ(read_error(dir, ""), f + ":1: empty file: expected the header id,lower,upper,size");
+  EXPECT_EQ(read_error(dir, "id,lower,upper,size,colour\n"), f + ":1:21: unknown column 'colour'");
+  EXPECT_EQ(read_error(dir, "id,lower,upper,size,alignment\na,0,4,16,3\n"), f + ":2:10: alignment 3 is not a power of two");
+  EXPECT_EQ(read_error(dir, "id,lower,upper,size\na,0,4,0\n"), f + ":2:7: size is zero");
+}
+
+TEST(PlanCsv, ColumnsInAnyOrderAndOffsetIgnored) {
+  TempDir dir;
+  const auto p = dir.write("plan.csv", "size, upper,id,lower,offset\r\n16,4,a,0,99\r\n\r\n8,6,b,2,7\r\n");
+  const auto b = read_plan_csv(p);
+  ASSERT_EQ(b.size(), 2u);
+  EXPECT_EQ(b[1].id, "b");
+  EXPECT_EQ(b[1].lower, 2);
+  EXPECT_EQ(b[1].upper, 6);
+  EXPECT_EQ(b[1].size, 8u);
+  EXPECT_EQ(b[1].alignment, 1u);
+}
+
+TEST(PlanCsv, RoundTrip) {
+  TempDir dir;
+  const auto inst = testing::guillotine_instance(40, 7);
+  std::vector<PlanBuffer> buffers = inst.buffers;
+  buffers[3].alignment = 64;
+  const auto out = dir.path() / "out.csv";
+  write_plan_csv(out, buffers, inst.known_offsets);
+  const auto back = read_plan_csv(out);
+  ASSERT_EQ(back.size(), buffers.size());
+  for (std::size_t i = 0; i < back.size(); ++i) {
+    EXPECT_EQ(back[i].id, buffers[i].id);
+    EXPECT_EQ(back[i].lower, buffers[i].lower);
+    EXPECT_EQ(back[i].upper, buffers[i].upper);
+    EXPECT_EQ(back[i].size, buffers[i].size);
+    EXPECT_EQ(back[i].alignment, buffers[i].alignment);
+  }
+  std::ifstream in(out);
+  std::string header;
+  std::getline(in, header);
+  EXPECT_EQ(header, "id,lower,upper,size,alignment,offset");
+}
+
+}  // namespace
+}  // namespace tpuemu::alloc
