@@ -19,6 +19,7 @@ struct Subcommand {
 };
 
 Subcommand add_replay_command(CLI::App& app);  // cmd_replay.cpp
+Subcommand add_trace_command(CLI::App& app);   // cmd_trace.cpp
 Subcommand add_plan_command(CLI::App& app);    // cmd_plan.cpp
 
 }  // namespace tpuemu::cli

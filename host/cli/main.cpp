@@ -42,6 +42,9 @@ struct RunArgs {
   std::optional<std::uint64_t> seed;
   unsigned backpressure = 0;
   std::string trace_file;
+  std::string allocator = "bfc";
+  std::optional<std::string> vmem_allocator;
+  std::string alloc_trace_file;
 };
 
 int cmd_run(const RunArgs& a) {
@@ -62,10 +65,13 @@ int cmd_run(const RunArgs& a) {
   s.max_cycles = a.max_cycles;
   s.device.backpressure_permille = a.backpressure;
   s.device.trace_fst = a.trace_file;
+  s.allocator = a.allocator;
+  s.vmem_allocator = a.vmem_allocator;
   if (!a.json && isatty(STDERR_FILENO)) std::fprintf(stderr, "tpuemu: running %s on %s (%s)...\n", w.name.c_str(), preset.name.c_str(), s.backend.c_str());
   const WorkloadReport r = run_workload(preset, w, s);
   const nlohmann::json j = report_to_json(r);
   if (!a.report_file.empty()) write_file_atomically(a.report_file, j.dump(2) + "\n");
+  if (!a.alloc_trace_file.empty()) alloc::write_alloc_trace(a.alloc_trace_file, r.allocation_trace);
   if (a.json) std::cout << j.dump(2) << '\n';
   else std::cout << format_report(r);
   return r.bit_exact ? 0 : kExitMismatch;
@@ -154,6 +160,10 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--seed", run.seed, "Seed of the generated inputs");
   run_cmd->add_option("--backpressure", run.backpressure, "Memory model: refuse requests this often (per mille)")
       ->check(CLI::Range(0, 999));
+  run_cmd->add_option("--allocator", run.allocator, "HBM allocation policy: bfc, first-fit, best-fit, buddy, tlsf");
+  run_cmd->add_option("--vmem-allocator", run.vmem_allocator,
+                      "Place VMEM buffers with this policy at run time instead of the offline planner");
+  run_cmd->add_option("--alloc-trace", run.alloc_trace_file, "Write the run's HBM allocations as a trace (tpuemu replay)");
   run_cmd->add_option("--trace", run.trace_file, "FST waveform of the run (needs -DTPUEMU_RTL_TRACE=ON)");
 
   ExecArgs exec;
@@ -184,6 +194,8 @@ int main(int argc, char** argv) {
   // Subcommands in their own files (commands.h).
   std::vector<cli::Subcommand> extra_commands;
   extra_commands.push_back(cli::add_plan_command(app));
+  extra_commands.push_back(cli::add_replay_command(app));
+  extra_commands.push_back(cli::add_trace_command(app));
 
   try {
     app.parse(argc, argv);

@@ -44,6 +44,43 @@ expect_error deadlock 1 "deadlock.*MXU.*s2" -- exec "$data/deadlock.s" --preset 
 expect_error watchdog 1 "(timeout|watchdog)" -- run --matmul 64x64x64 --preset small --max-cycles 500
 expect_error unknown_option 2 "nosuch" -- run --nosuch
 
+# ---- allocation traces: tpuemu replay / trace (docs/alloc-trace.md)
+root="$data/../.."
+expect_error replay_bad_number 1 "alloc_bad_number.csv:3:11: size 'x12' is not a non-negative integer" -- replay "$data/alloc_bad_number.csv" --capacity 1MiB
+expect_error replay_negative_size 1 "alloc_negative.csv:2:11: negative size -4096" -- replay "$data/alloc_negative.csv" --capacity 1MiB
+expect_error replay_unknown_free 1 "alloc_unknown_free.csv:3:8: free of unknown id 'b'" -- replay "$data/alloc_unknown_free.csv" --capacity 1MiB
+expect_error replay_unknown_allocator 1 "unknown allocator 'slab' \\(known: bfc, first-fit, best-fit, buddy, tlsf\\)" -- replay "$root/examples/traces/mlp-serving.csv" --capacity 1MiB --allocator slab
+expect_error replay_bad_capacity 1 "unknown size unit" -- replay "$root/examples/traces/mlp-serving.csv" --capacity 12parsecs
+expect_error replay_no_vmem_capacity 1 "no capacity for memory space 'vmem'" -- replay "$root/examples/traces/mlp-serving.csv" --capacity hbm=1GiB
+expect_error replay_out_of_memory 1 "mlp-serving.csv:[0-9]+: out of hbm memory \\(bfc.*largest free block.*largest live buffers: 'w.layer0'" -- replay "$root/examples/traces/mlp-serving.csv" --capacity 300KiB
+expect_error run_unknown_allocator 1 "unknown allocator 'nosuch'" -- run --matmul 16x16x16 --preset small --allocator nosuch
+expect_error trace_zero_batch 1 "batch size 0" -- trace "$root/examples/mlp.json" --batches 4,0
+
+# every policy replays the shipped traces without failing at a capacity that holds them, and the
+# time series is written whole
+if "$tpuemu" replay "$root/examples/traces/cnn-serving.csv" --capacity 1GiB --allocator all --out "$tmp/series.csv" >"$tmp/out" 2>"$tmp/err" &&
+   grep -q "tlsf" "$tmp/out" && [[ $(grep -c '^hbm,buddy,' "$tmp/series.csv") -gt 300 ]]; then
+  echo "ok   replay --allocator all with a time series"
+else
+  echo "FAIL replay all: $(cat "$tmp/err")"; failures=$((failures + 1))
+fi
+# the shipped traces are exactly what the project generates from its workloads today
+if bash "$root/scripts/gen-traces.sh" "$tpuemu" "$tmp/traces" 2>"$tmp/err" &&
+   cmp -s "$tmp/traces/mlp-serving.csv" "$root/examples/traces/mlp-serving.csv" &&
+   cmp -s "$tmp/traces/cnn-serving.csv" "$root/examples/traces/cnn-serving.csv"; then
+  echo "ok   examples/traces regenerate identically"
+else
+  echo "FAIL examples/traces differ from scripts/gen-traces.sh output (rerun it): $(cat "$tmp/err")"; failures=$((failures + 1))
+fi
+# a run records its HBM allocations as a trace that replays
+if "$tpuemu" run "$data/small_mlp.json" --preset small --allocator tlsf --alloc-trace "$tmp/run-trace.csv" >"$tmp/out" 2>"$tmp/err" &&
+   grep -q "HBM alloc   tlsf" "$tmp/out" &&
+   "$tpuemu" replay "$tmp/run-trace.csv" --capacity 64MiB --allocator all >/dev/null 2>>"$tmp/err"; then
+  echo "ok   run --alloc-trace replays"
+else
+  echo "FAIL run --alloc-trace: $(cat "$tmp/err")"; failures=$((failures + 1))
+fi
+
 # a report is written whole, or not at all
 "$tpuemu" run --matmul 0x1x1 --preset small --report "$tmp/report.json" >/dev/null 2>&1
 if ls "$tmp" | grep -q report; then echo "FAIL partial report left behind"; failures=$((failures + 1)); fi

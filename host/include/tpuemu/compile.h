@@ -10,7 +10,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "tpuemu/alloc/memory_space.h"
 #include "tpuemu/config.h"
 #include "tpuemu/layout.h"
 #include "tpuemu/program.h"
@@ -30,6 +32,10 @@ struct CompileOptions {
   // Keep a whole row panel of A (all of K) resident in VMEM across the N blocks that reuse it,
   // skipping its reloads, when it fits.
   bool reuse_resident = true;
+  // VMEM buffers are packed by the offline planner (tpuemu/alloc/planner.h). With a space, they are
+  // allocated from it like a runtime without a static plan would, and freed when the matmul's
+  // program ends (the layer fence makes the reuse safe); its metrics tell what the policy cost.
+  alloc::MemorySpace* vmem_space = nullptr;
 };
 
 struct MatmulSpec {
@@ -54,7 +60,15 @@ struct MatmulPlan {
   std::size_t m_blocks = 0, n_blocks = 0, steps = 0;
   bool a_resident = false;
   unsigned a_slots = 0, b_slots = 0, out_slots = 0;
-  std::uint32_t vmem_rows_used = 0;  // static VMEM footprint in rows
+  std::uint32_t vmem_rows_used = 0;  // static VMEM footprint in rows (highest row used + 1)
+  // The VMEM buffers of this matmul ("A", "B", "out": all slots of an operand, contiguous), in
+  // rows; they live from the first to the last instruction of the matmul.
+  struct VmemRegion {
+    std::string name;
+    std::uint32_t base_row = 0, rows = 0;
+  };
+  std::vector<VmemRegion> vmem_regions;
+  std::string vmem_placement;  // "planner" or the allocation policy
   std::uint32_t acc_rows_used = 0;
   std::uint64_t bytes_a = 0, bytes_b = 0, bytes_out = 0;  // planned HBM traffic
   std::uint64_t bytes_a_reused = 0;  // A reloads skipped because the panel stayed resident

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tpuemu/alloc/alloc_trace.h"
 #include "tpuemu/compile.h"
 #include "tpuemu/config.h"
 #include "tpuemu/device.h"
@@ -24,6 +25,9 @@ struct RunSettings {
   bool tiled = true;                       // TPU tiled layouts (false: row-major, lanes padded)
   std::uint64_t max_cycles = 4'000'000'000;  // firmware watchdog
   DeviceOptions device;
+  std::string allocator = std::string(alloc::kDefaultAllocator);  // HBM policy (tpuemu run --allocator)
+  // VMEM buffers placed by this policy at run time instead of the compiler's offline plan.
+  std::optional<std::string> vmem_allocator;
 };
 
 struct LayerReport {
@@ -58,6 +62,9 @@ struct WorkloadReport {
   std::uint64_t vmem_peak_bytes = 0, vmem_capacity_bytes = 0;
   std::uint64_t acc_peak_bytes = 0, acc_capacity_bytes = 0;
   std::uint64_t hbm_allocated_bytes = 0, padding_bytes = 0;
+  alloc::SpaceMetrics hbm_allocation;  // the HBM allocator's figures (policy, peaks, fragmentation)
+  std::optional<alloc::SpaceMetrics> vmem_allocation;  // with RunSettings::vmem_allocator
+  alloc::AllocTrace allocation_trace;  // what the runtime allocated and freed (tpuemu run --alloc-trace)
   std::uint64_t program_instructions = 0;
 
   bool bit_exact = false;

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "tpuemu/error.h"
+#include "vmem_placement.h"
 
 namespace tpuemu {
 namespace {
@@ -84,7 +85,7 @@ struct Geometry {
   std::uint32_t a_base, b_base, out_base, a_slot_rows, b_slot_rows, out_slot_rows, vmem_rows_used;
 };
 
-Geometry plan_geometry(const Preset& p, const MatmulSpec& s, const CompileOptions& o) {
+Geometry plan_geometry(const Preset& p, const MatmulSpec& s, const CompileOptions& o, VmemPlacer& vmem) {
   for (unsigned n : {o.buffers.a, o.buffers.b, o.buffers.out}) {
     if (n < 1 || n > 3) throw Error(fmt::format("compile: buffer count {} is not 1, 2 or 3", n));
   }
@@ -128,10 +129,25 @@ Geometry plan_geometry(const Preset& p, const MatmulSpec& s, const CompileOption
     }
     g.b_slot_rows = static_cast<std::uint32_t>(g.nts * g.dim);
     g.out_slot_rows = static_cast<std::uint32_t>(g.nts * g.bm);
-    g.a_base = 0;
-    g.b_base = g.a_base + g.a_slots * g.a_slot_rows;
-    g.out_base = g.b_base + g.b_slots * g.b_slot_rows;
-    g.vmem_rows_used = g.out_base + (s.requantize ? g.out_slots * g.out_slot_rows : 0);
+    static const std::string kNames[] = {"A", "B", "out"};
+    const std::uint32_t rows[] = {g.a_slots * g.a_slot_rows, g.b_slots * g.b_slot_rows,
+                                  s.requantize ? g.out_slots * g.out_slot_rows : 0};
+    std::vector<std::uint32_t> bases;
+    if (!vmem.place(kNames, rows, bases)) {
+      // A runtime policy can fail where the sum fits (rounding, fragmentation): smaller blocks.
+      if (g.bm > 32) {
+        g.bm = std::max<std::size_t>(32, g.bm / 2 / 32 * 32);
+        continue;
+      }
+      throw Error(fmt::format("compile: {}x{}x{}: {}", s.m, s.k, s.n, vmem.failure()));
+    }
+    g.a_base = bases[0];
+    g.b_base = bases[1];
+    g.out_base = bases[2];
+    g.vmem_rows_used = 0;
+    for (std::size_t i = 0; i < 3; ++i) {
+      if (rows[i] > 0) g.vmem_rows_used = std::max(g.vmem_rows_used, bases[i] + rows[i]);
+    }
     break;
   }
   g.m_blocks = ceil_div(g.mp, g.bm);
@@ -175,7 +191,8 @@ MatmulPlan compile_matmul(const Preset& preset, const MatmulSpec& spec, const Hb
   if (spec.m == 0 || spec.k == 0 || spec.n == 0) {
     throw Error(fmt::format("compile: matmul {}x{}x{} has a zero dimension", spec.m, spec.k, spec.n));
   }
-  const Geometry g = plan_geometry(preset, spec, options);
+  VmemPlacer vmem(preset, options.vmem_space);
+  const Geometry g = plan_geometry(preset, spec, options, vmem);
   const std::size_t dim = g.dim;
   if (a.layout.tile_cols != dim || b.layout.tile_cols != dim || c.layout.tile_cols != dim ||
       a.layout.elem_bytes != 1 || b.layout.elem_bytes != 1 ||
@@ -201,6 +218,10 @@ MatmulPlan compile_matmul(const Preset& preset, const MatmulSpec& spec, const Hb
   plan.b_slots = g.b_slots;
   plan.out_slots = g.out_slots;
   plan.vmem_rows_used = g.vmem_rows_used;
+  plan.vmem_placement = vmem.method();
+  plan.vmem_regions.push_back({"A", g.a_base, g.a_slots * g.a_slot_rows});
+  plan.vmem_regions.push_back({"B", g.b_base, g.b_slots * g.b_slot_rows});
+  if (spec.requantize) plan.vmem_regions.push_back({"out", g.out_base, g.out_slots * g.out_slot_rows});
   plan.acc_rows_used = static_cast<std::uint32_t>(g.out_slots * g.nts * g.bm);
 
   std::vector<Step> steps;

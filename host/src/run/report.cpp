@@ -107,12 +107,22 @@ std::string format_report(const WorkloadReport& r) {
          static_cast<double>(t.queue_occupancy_sum) / cycles / static_cast<double>(std::max<std::size_t>(h.channels.size(), 1)),
          per_channel);
   }
-  line(s, "VMEM        peak {} of {} ({:.1f}%); {} bank conflicts", bytes_text(r.vmem_peak_bytes),
-       bytes_text(r.vmem_capacity_bytes), pct(r.vmem_peak_bytes, r.vmem_capacity_bytes), c.vmem_bank_conflicts);
+  line(s, "VMEM        peak {} of {} ({:.1f}%), placed by the {}; {} bank conflicts", bytes_text(r.vmem_peak_bytes),
+       bytes_text(r.vmem_capacity_bytes), pct(r.vmem_peak_bytes, r.vmem_capacity_bytes),
+       r.vmem_allocation ? r.vmem_allocation->policy + " allocator" : std::string("offline planner"), c.vmem_bank_conflicts);
+  if (r.vmem_allocation) {
+    const alloc::SpaceMetrics& v = *r.vmem_allocation;
+    line(s, "VMEM alloc  {}: {} buffers, {} in use for {} live ({:.3f}x), footprint {}, ext. fragmentation max {:.1f}%",
+         v.policy, v.allocations, bytes_text(v.peak_in_use_bytes), bytes_text(v.peak_live_bytes),
+         v.peak_in_use_over_peak_live, bytes_text(v.peak_footprint_bytes), 100 * v.max_external_fragmentation);
+  }
   line(s, "ACC         peak {} of {} ({:.1f}%)", bytes_text(r.acc_peak_bytes), bytes_text(r.acc_capacity_bytes),
        pct(r.acc_peak_bytes, r.acc_capacity_bytes));
-  line(s, "HBM alloc   {} in use, of which {} layout padding; program {} instructions", bytes_text(r.hbm_allocated_bytes),
-       bytes_text(r.padding_bytes), r.program_instructions);
+  const alloc::SpaceMetrics& a = r.hbm_allocation;
+  line(s, "HBM alloc   {}: {} buffers, {} in use for {} live ({:.3f}x), footprint {}, internal waste {} "
+       "(layout padding {}); program {} instructions", a.policy, a.allocations, bytes_text(a.peak_in_use_bytes),
+       bytes_text(a.peak_live_bytes), a.peak_in_use_over_peak_live, bytes_text(a.peak_footprint_bytes),
+       bytes_text(a.peak_internal_waste_bytes), bytes_text(r.padding_bytes), r.program_instructions);
   line(s, "simulation  {:.2f} s wall, {:.0f} simulated cycles/s", r.wall_seconds, r.sim_cycles_per_second);
   return s;
 }
@@ -158,6 +168,8 @@ nlohmann::json report_to_json(const WorkloadReport& r) {
       {"counters", counters},
       {"program_instructions", r.program_instructions},
       {"hbm_device", r.hbm ? hbm_json(r) : nlohmann::json(nullptr)},
+      {"hbm_allocation", alloc::metrics_to_json(r.hbm_allocation)},
+      {"vmem_allocation", r.vmem_allocation ? alloc::metrics_to_json(*r.vmem_allocation) : nlohmann::json(nullptr)},
       {"simulation", {{"wall_seconds", r.wall_seconds}, {"cycles_per_second", r.sim_cycles_per_second}}},
   };
 }

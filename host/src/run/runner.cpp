@@ -13,26 +13,40 @@
 namespace tpuemu {
 namespace {
 
-// Hands out HBM for the workload's tensors and program, in order; the issue-4 allocators replace
-// this bump allocation.
-class HbmArena {
+// Places the workload's tensors and program in HBM with the chosen allocation policy, and records
+// what it did as an allocation trace (docs/alloc-trace.md): everything is allocated before the run
+// and freed when it ends.
+class HbmPlacer {
  public:
-  explicit HbmArena(std::uint64_t capacity) : capacity_(capacity) {}
-  std::uint64_t take(std::uint64_t bytes, const std::string& what) {
-    const std::uint64_t addr = (next_ + kAlign - 1) / kAlign * kAlign;
-    if (addr + bytes > capacity_) {
-      throw Error(fmt::format("out of HBM: {} needs {} bytes at 0x{:x}, but the capacity is {} bytes "
-                              "({} already in use)", what, bytes, addr, capacity_, next_));
-    }
-    next_ = addr + bytes;
-    return addr;
+  HbmPlacer(const Preset& preset, const RunSettings& settings)
+      : space_("HBM", alloc::make_allocator(settings.allocator, {preset.hbm.capacity_bytes, kGranularity}), true),
+        alignment_(preset.dim) {}
+  std::uint64_t take(std::uint64_t bytes, std::uint64_t padding, const std::string& owner) {
+    const alloc::PlacedBuffer placed = space_.allocate({bytes, alignment_, owner, padding}, 0);
+    ids_.push_back(placed.id);
+    trace_.events.push_back({0, true, fmt::format("t{}", placed.id), bytes, alignment_, "hbm", padding, owner});
+    return placed.offset;
   }
-  std::uint64_t used() const { return next_; }
+  std::uint64_t take(const TiledLayout& layout, const std::string& owner) {
+    return take(layout.bytes(), layout.padding_bytes(), owner);
+  }
+  void free_all(std::uint64_t time) {
+    for (const alloc::BufferId id : ids_) {
+      space_.free(id, time);
+      trace_.events.push_back({time, false, fmt::format("t{}", id), 0, 1, "hbm", 0, ""});
+    }
+    ids_.clear();
+  }
+  std::uint64_t in_use() const { return space_.snapshot().in_use_bytes; }
+  alloc::SpaceMetrics metrics() const { return space_.metrics(); }
+  alloc::AllocTrace& trace() { return trace_; }
 
  private:
-  static constexpr std::uint64_t kAlign = 4096;
-  std::uint64_t capacity_;
-  std::uint64_t next_ = 0;
+  static constexpr std::uint64_t kGranularity = 256;
+  alloc::MemorySpace space_;
+  std::uint64_t alignment_;  // DMA addresses are multiples of dim bytes
+  std::vector<alloc::BufferId> ids_;
+  alloc::AllocTrace trace_;
 };
 
 std::vector<std::int8_t> random_int8(std::size_t n, std::mt19937_64& rng) {
@@ -73,7 +87,7 @@ WorkloadReport run_workload(const Preset& preset, const Workload& workload, cons
 
   // ---- data and placement
   std::mt19937_64 rng(workload.seed);
-  HbmArena arena(preset.hbm.capacity_bytes);
+  HbmPlacer arena(preset, settings);
   const std::size_t batch = workload.batch;
   const std::size_t k0 = workload.layers.front().in_features;
 
@@ -87,13 +101,13 @@ WorkloadReport run_workload(const Preset& preset, const Workload& workload, cons
     specs.push_back(s);
     if (i == 0) {
       input.layout = matmul_a_layout(s, dim, settings.tiled);
-      input.addr = arena.take(input.layout.bytes(), "input x");
+      input.addr = arena.take(input.layout, "input x");
       r.padding_bytes += input.layout.padding_bytes();
     }
     HbmTensor w{matmul_b_layout(s, dim, settings.tiled), 0};
-    w.addr = arena.take(w.layout.bytes(), fmt::format("layer {} weights", i));
+    w.addr = arena.take(w.layout, fmt::format("layer {} weights", i));
     HbmTensor out{matmul_c_layout(s, dim, settings.tiled), 0};
-    out.addr = arena.take(out.layout.bytes(), fmt::format("layer {} output", i));
+    out.addr = arena.take(out.layout, fmt::format("layer {} output", i));
     weights.push_back(w);
     outputs.push_back(out);
   }
@@ -113,11 +127,17 @@ WorkloadReport run_workload(const Preset& preset, const Workload& workload, cons
   // ---- compile every layer into one program; a DMA fence orders each layer's output writes
   // before the next layer's reads
   Program program;
+  std::optional<alloc::MemorySpace> vmem_space;
+  CompileOptions compile_options = settings.compile;
+  if (settings.vmem_allocator) {
+    vmem_space.emplace("VMEM", alloc::make_allocator(*settings.vmem_allocator, {preset.vmem_bytes(), 256}));
+    compile_options.vmem_space = &*vmem_space;
+  }
   for (std::size_t i = 0; i < specs.size(); ++i) {
     const HbmTensor& a = i == 0 ? input : outputs[i - 1];
     LayerReport lr;
     lr.spec = specs[i];
-    lr.plan = compile_matmul(preset, specs[i], a, weights[i], outputs[i], settings.compile, program);
+    lr.plan = compile_matmul(preset, specs[i], a, weights[i], outputs[i], compile_options, program);
     if (i + 1 < specs.size()) program.push_back(Instruction{isa::DmaNop{}, std::nullopt, std::nullopt});
     lr.ideal_cycles = ideal_mxu_cycles(specs[i], dim);
     lr.min_hbm_bytes = minimum_hbm_bytes(specs[i]);
@@ -133,13 +153,14 @@ WorkloadReport run_workload(const Preset& preset, const Workload& workload, cons
     r.layers.push_back(lr);
   }
   program.push_back(Instruction{isa::End{}, std::nullopt, std::nullopt});
+  if (vmem_space) r.vmem_allocation = vmem_space->metrics();
   if (const auto problems = check_program(program, preset); !problems.empty()) {
     throw Error(fmt::format("compile: generated program is invalid: {}", problems.front()));
   }
   const auto program_bytes = program.to_bytes();
-  const std::uint64_t program_addr = arena.take(program_bytes.size(), "program");
+  const std::uint64_t program_addr = arena.take(program_bytes.size(), 0, "program");
   r.program_instructions = program.size();
-  r.hbm_allocated_bytes = arena.used();
+  r.hbm_allocated_bytes = arena.in_use();
   r.vmem_capacity_bytes = preset.vmem_bytes();
   r.acc_capacity_bytes = preset.acc_bytes();
 
@@ -158,6 +179,10 @@ WorkloadReport run_workload(const Preset& preset, const Workload& workload, cons
   r.run = device->run(options);
   r.counters = device->counters();
   r.hbm = device->memory_statistics();
+  arena.free_all(r.run.cycles);
+  r.hbm_allocation = arena.metrics();
+  r.allocation_trace = std::move(arena.trace());
+  r.allocation_trace.source = workload.name;
   if (r.hbm) {
     r.hbm_timing_set = preset.hbm.timing_set;
     r.hbm_tck_ns = load_hbm_timing_set(preset.hbm.timing_set).tck_ns();

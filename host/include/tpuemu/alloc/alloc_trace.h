@@ -1,0 +1,90 @@
+// Allocation traces: a CSV of alloc/free events (format: docs/alloc-trace.md), and their replay
+// through any allocation policy, measured with the metrics of memory_space.h. The runtime writes
+// them (tpuemu run --alloc-trace, tpuemu trace), `tpuemu replay` reads them.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tpuemu/alloc/memory_space.h"
+#include "tpuemu/alloc/planner.h"
+
+namespace tpuemu::alloc {
+
+struct TraceEvent {
+  std::uint64_t time = 0;
+  bool alloc = true;           // false: free
+  std::string id;
+  std::uint64_t size = 0;      // alloc only
+  std::uint64_t alignment = 1; // alloc only
+  std::string space = "hbm";
+  std::uint64_t padding = 0;   // bytes of `size` that are layout padding
+  std::string owner;           // who allocated it (defaults to the id)
+  std::size_t line = 0;        // in the file it came from (0: built in memory)
+};
+
+struct AllocTrace {
+  std::string source;  // file name for messages
+  std::vector<TraceEvent> events;
+  // Spaces in order of first appearance.
+  std::vector<std::string> spaces() const;
+};
+
+// Reads and checks a trace. Errors are one line "file:line:column: cause": malformed number,
+// negative size, unknown event, missing column, time going backwards, free of an unknown id,
+// alloc of an id that is still live.
+AllocTrace read_alloc_trace(const std::filesystem::path& path);
+AllocTrace parse_alloc_trace(const std::string& text, const std::string& source);
+std::string format_alloc_trace(const AllocTrace& trace);
+void write_alloc_trace(const std::filesystem::path& path, const AllocTrace& trace);
+
+struct ReplayOptions {
+  std::map<std::string, std::uint64_t> capacity;  // per space; "" = every other space
+  std::vector<std::string> policies;              // allocator names
+  std::uint64_t granularity = 256;
+  bool keep_samples = false;
+};
+
+struct ReplayRun {
+  SpaceMetrics metrics;
+  std::vector<SpaceSnapshot> samples;   // with keep_samples
+  std::optional<std::string> first_failure;  // the OutOfMemory message of the first failed allocation
+};
+
+struct ReplayResult {
+  std::string source;
+  std::vector<ReplayRun> runs;  // space-major, then policy in the order asked
+};
+
+// Replays every space of the trace through every policy. A failed allocation is recorded (the
+// buffer is skipped, its free ignored) and the replay goes on, so that policies can be compared
+// at a capacity some of them cannot hold. Throws Error for a space without a capacity.
+ReplayResult replay_alloc_trace(const AllocTrace& trace, const ReplayOptions& options);
+
+// The smallest capacity (a multiple of `step`) at which `policy` replays every allocation of
+// `space` without a failure, found by bisection between the peak live bytes and the sum of all
+// allocations. Policies are not strictly monotonic in capacity, so this is the smallest capacity
+// the bisection met that works, not a proof that no smaller one does.
+std::uint64_t min_replay_capacity(const AllocTrace& trace, const std::string& space, const std::string& policy,
+                                  std::uint64_t granularity = 256, std::uint64_t step = 4096);
+
+// The buffers of one space with the lifetimes the trace gives them, for the offline planner:
+// [index of the alloc event, index of the free event) in trace order; buffers never freed live to
+// the end. Offsets the planner finds are what an allocator knowing the future could do.
+std::vector<PlanBuffer> plan_buffers_from_trace(const AllocTrace& trace, const std::string& space);
+
+// Metrics side by side, one column per policy, one block per space.
+std::string format_replay(const ReplayResult& result);
+nlohmann::json replay_to_json(const ReplayResult& result);
+nlohmann::json metrics_to_json(const SpaceMetrics& metrics);
+nlohmann::json snapshot_to_json(const SpaceSnapshot& snapshot);
+// The time series: one row per event per (space, policy).
+std::string replay_samples_csv(const ReplayResult& result);
+
+}  // namespace tpuemu::alloc

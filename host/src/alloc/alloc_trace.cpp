@@ -1,0 +1,312 @@
+#include "tpuemu/alloc/alloc_trace.h"
+
+#include <algorithm>
+#include <bit>
+#include <fstream>
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "csv_reader.h"
+#include "tpuemu/atomic_file.h"
+#include "tpuemu/error.h"
+
+namespace tpuemu::alloc {
+
+std::vector<std::string> AllocTrace::spaces() const {
+  std::vector<std::string> names;
+  for (const TraceEvent& e : events) {
+    if (std::find(names.begin(), names.end(), e.space) == names.end()) names.push_back(e.space);
+  }
+  return names;
+}
+
+AllocTrace parse_alloc_trace(const std::string& text, const std::string& source) {
+  CsvReader csv(text, source);
+  csv.require_columns({"time", "event", "id"});
+  AllocTrace trace;
+  trace.source = source;
+  std::unordered_map<std::string, std::size_t> live;  // id -> line of its alloc
+  std::uint64_t last_time = 0;
+  while (csv.next_row()) {
+    TraceEvent e;
+    e.line = csv.line();
+    e.time = csv.unsigned_field("time");
+    if (e.time < last_time) {
+      throw csv.error_at("time", fmt::format("time {} goes backwards (previous event at {})", e.time, last_time));
+    }
+    last_time = e.time;
+    const std::string event = csv.field("event");
+    if (event == "alloc") e.alloc = true;
+    else if (event == "free") e.alloc = false;
+    else throw csv.error_at("event", fmt::format("unknown event '{}' (alloc or free)", event));
+    e.id = csv.field("id");
+    if (e.id.empty()) throw csv.error_at("id", "empty id");
+    e.space = csv.field_or("space", "hbm");
+    if (e.space.empty()) e.space = "hbm";
+    const std::string key = e.space + '\n' + e.id;
+    if (e.alloc) {
+      if (!csv.has_value("size")) throw csv.error_at("size", fmt::format("alloc of '{}' without a size", e.id));
+      e.size = csv.unsigned_field("size");
+      if (e.size == 0) throw csv.error_at("size", fmt::format("alloc of '{}' with size 0", e.id));
+      e.alignment = csv.has_value("alignment") ? csv.unsigned_field("alignment") : 1;
+      if (!std::has_single_bit(e.alignment)) {
+        throw csv.error_at("alignment", fmt::format("alignment {} is not a power of two", e.alignment));
+      }
+      e.padding = csv.has_value("padding") ? csv.unsigned_field("padding") : 0;
+      if (e.padding > e.size) {
+        throw csv.error_at("padding", fmt::format("padding {} is larger than the size {}", e.padding, e.size));
+      }
+      e.owner = csv.field_or("owner", "");
+      if (e.owner.empty()) e.owner = e.id;
+      if (const auto it = live.find(key); it != live.end()) {
+        throw csv.error_at("id", fmt::format("alloc of '{}', which is still live (allocated on line {})", e.id,
+                                             it->second));
+      }
+      live.emplace(key, e.line);
+    } else {
+      if (live.erase(key) == 0) {
+        throw csv.error_at("id", fmt::format("free of unknown id '{}' in space {}", e.id, e.space));
+      }
+    }
+    trace.events.push_back(std::move(e));
+  }
+  return trace;
+}
+
+AllocTrace read_alloc_trace(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path.string(), "cannot open the trace file");
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_alloc_trace(text.str(), path.string());
+}
+
+std::string format_alloc_trace(const AllocTrace& trace) {
+  std::string out = "time,event,id,size,alignment,space,padding,owner\n";
+  for (const TraceEvent& e : trace.events) {
+    std::string owner = e.owner;
+    std::replace(owner.begin(), owner.end(), ',', ';');
+    if (e.alloc) {
+      out += fmt::format("{},alloc,{},{},{},{},{},{}\n", e.time, e.id, e.size, e.alignment, e.space, e.padding, owner);
+    } else {
+      out += fmt::format("{},free,{},,,{},,\n", e.time, e.id, e.space);
+    }
+  }
+  return out;
+}
+
+void write_alloc_trace(const std::filesystem::path& path, const AllocTrace& trace) {
+  write_file_atomically(path, format_alloc_trace(trace));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Replay
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+std::uint64_t capacity_of(const ReplayOptions& options, const std::string& space) {
+  if (const auto it = options.capacity.find(space); it != options.capacity.end()) return it->second;
+  if (const auto it = options.capacity.find(""); it != options.capacity.end()) return it->second;
+  throw Error(fmt::format("replay: no capacity for memory space '{}' (--capacity {}=BYTES)", space, space));
+}
+
+ReplayRun replay_one(const AllocTrace& trace, const std::string& space, const std::string& policy,
+                     const ReplayOptions& options) {
+  MemorySpace memory(space, make_allocator(policy, {capacity_of(options, space), options.granularity}),
+                     options.keep_samples);
+  std::unordered_map<std::string, BufferId> live;
+  ReplayRun run;
+  for (const TraceEvent& e : trace.events) {
+    if (e.space != space) continue;
+    if (e.alloc) {
+      std::optional<OutOfMemory> failure;
+      const auto placed = memory.try_allocate({e.size, e.alignment, e.owner, e.padding}, e.time, &failure);
+      if (placed) {
+        live.emplace(e.id, placed->id);
+      } else if (!run.first_failure) {
+        run.first_failure = fmt::format("{}:{}: {}", trace.source, e.line, failure->what());
+      }
+    } else if (const auto it = live.find(e.id); it != live.end()) {
+      memory.free(it->second, e.time);
+      live.erase(it);
+    }
+  }
+  run.metrics = memory.metrics();
+  run.samples = memory.samples();
+  return run;
+}
+
+bool replays_without_failure(const AllocTrace& trace, const std::string& space, const std::string& policy,
+                             std::uint64_t capacity, std::uint64_t granularity) {
+  ReplayOptions options;
+  options.capacity[space] = capacity;
+  options.policies = {policy};
+  options.granularity = granularity;
+  return replay_one(trace, space, policy, options).metrics.failed_allocations == 0;
+}
+
+std::string percent(double fraction) { return fmt::format("{:.1f}%", 100.0 * fraction); }
+
+}  // namespace
+
+ReplayResult replay_alloc_trace(const AllocTrace& trace, const ReplayOptions& options) {
+  ReplayResult result;
+  result.source = trace.source;
+  const auto spaces = trace.spaces();
+  for (const std::string& space : spaces) capacity_of(options, space);  // fail before any work
+  for (const std::string& space : spaces) {
+    for (const std::string& policy : options.policies) {
+      result.runs.push_back(replay_one(trace, space, policy, options));
+    }
+  }
+  return result;
+}
+
+std::uint64_t min_replay_capacity(const AllocTrace& trace, const std::string& space, const std::string& policy,
+                                  std::uint64_t granularity, std::uint64_t step) {
+  std::uint64_t total = 0;
+  for (const TraceEvent& e : trace.events) {
+    if (e.space == space && e.alloc) total += e.size + e.alignment;
+  }
+  ReplayOptions probe;
+  probe.capacity[space] = total * 4 + granularity;  // room for any rounding
+  probe.policies = {policy};
+  probe.granularity = granularity;
+  const std::uint64_t peak = replay_one(trace, space, policy, probe).metrics.peak_live_bytes;
+  auto round_up = [&](std::uint64_t v) { return (v + step - 1) / step * step; };
+  std::uint64_t low = std::max<std::uint64_t>(round_up(peak), step), high = round_up(total * 4 + granularity);
+  if (replays_without_failure(trace, space, policy, low, granularity)) return low;
+  while (high - low > step) {  // low fails, high works
+    const std::uint64_t mid = round_up(low + (high - low) / 2);
+    if (mid == high) break;
+    if (replays_without_failure(trace, space, policy, mid, granularity)) high = mid;
+    else low = mid;
+  }
+  return high;
+}
+
+std::vector<PlanBuffer> plan_buffers_from_trace(const AllocTrace& trace, const std::string& space) {
+  std::vector<PlanBuffer> buffers;
+  std::unordered_map<std::string, std::size_t> live;
+  std::int64_t index = 0;
+  for (const TraceEvent& e : trace.events) {
+    ++index;
+    if (e.space != space) continue;
+    if (e.alloc) {
+      live[e.id] = buffers.size();
+      buffers.push_back({e.id, index, 0, e.size, e.alignment});
+    } else if (const auto it = live.find(e.id); it != live.end()) {
+      buffers[it->second].upper = index;
+      live.erase(it);
+    }
+  }
+  for (PlanBuffer& b : buffers) {
+    if (b.upper == 0) b.upper = index + 1;
+  }
+  return buffers;
+}
+
+std::string format_replay(const ReplayResult& result) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < result.runs.size()) {
+    std::size_t j = i;
+    while (j < result.runs.size() && result.runs[j].metrics.space == result.runs[i].metrics.space) ++j;
+    const SpaceMetrics& first = result.runs[i].metrics;
+    out += fmt::format("{} space '{}', capacity {} ({} bytes)\n", result.source, first.space,
+                       format_bytes(first.capacity), first.capacity);
+    auto row = [&](std::string_view label, auto value_of) {
+      out += fmt::format("  {:<34}", label);
+      for (std::size_t k = i; k < j; ++k) out += fmt::format("{:>14}", value_of(result.runs[k].metrics));
+      out += '\n';
+    };
+    row("policy", [](const SpaceMetrics& m) { return m.policy; });
+    row("allocations", [](const SpaceMetrics& m) { return std::to_string(m.allocations); });
+    row("failed allocations", [](const SpaceMetrics& m) { return std::to_string(m.failed_allocations); });
+    row("peak live", [](const SpaceMetrics& m) { return format_bytes(m.peak_live_bytes); });
+    row("peak in use (reserved)", [](const SpaceMetrics& m) { return format_bytes(m.peak_in_use_bytes); });
+    row("peak footprint (highest address)", [](const SpaceMetrics& m) { return format_bytes(m.peak_footprint_bytes); });
+    row("peak in use / peak live", [](const SpaceMetrics& m) { return fmt::format("{:.3f}", m.peak_in_use_over_peak_live); });
+    row("peak footprint / peak live", [](const SpaceMetrics& m) { return fmt::format("{:.3f}", m.peak_footprint_over_peak_live); });
+    row("peak internal waste", [](const SpaceMetrics& m) { return format_bytes(m.peak_internal_waste_bytes); });
+    row("ext. fragmentation mean", [](const SpaceMetrics& m) { return percent(m.mean_external_fragmentation); });
+    row("ext. fragmentation max", [](const SpaceMetrics& m) { return percent(m.max_external_fragmentation); });
+    row("sum gap^2 / free^2 mean", [](const SpaceMetrics& m) { return fmt::format("{:.3f}", m.mean_gap_square_ratio); });
+    row("free blocks max", [](const SpaceMetrics& m) { return std::to_string(m.max_free_blocks); });
+    row("at end: in use", [](const SpaceMetrics& m) { return format_bytes(m.now.in_use_bytes); });
+    row("at end: free blocks", [](const SpaceMetrics& m) { return std::to_string(m.now.free_blocks); });
+    row("at end: largest free block", [](const SpaceMetrics& m) { return format_bytes(m.now.largest_free_block); });
+    for (std::size_t k = i; k < j; ++k) {
+      if (result.runs[k].first_failure) {
+        out += fmt::format("  {} first failure: {}\n", result.runs[k].metrics.policy, *result.runs[k].first_failure);
+      }
+    }
+    i = j;
+  }
+  return out;
+}
+
+nlohmann::json snapshot_to_json(const SpaceSnapshot& s) {
+  return {{"time", s.time},
+          {"live_bytes", s.live_bytes},
+          {"in_use_bytes", s.in_use_bytes},
+          {"footprint_bytes", s.footprint_bytes},
+          {"free_bytes", s.free_bytes},
+          {"free_blocks", s.free_blocks},
+          {"largest_free_block", s.largest_free_block},
+          {"external_fragmentation", s.external_fragmentation},
+          {"gap_square_ratio", s.gap_square_ratio},
+          {"internal_waste_bytes", s.internal_waste_bytes}};
+}
+
+nlohmann::json metrics_to_json(const SpaceMetrics& m) {
+  return {{"space", m.space},
+          {"policy", m.policy},
+          {"capacity", m.capacity},
+          {"allocations", m.allocations},
+          {"frees", m.frees},
+          {"failed_allocations", m.failed_allocations},
+          {"peak_live_bytes", m.peak_live_bytes},
+          {"peak_in_use_bytes", m.peak_in_use_bytes},
+          {"peak_footprint_bytes", m.peak_footprint_bytes},
+          {"peak_internal_waste_bytes", m.peak_internal_waste_bytes},
+          {"peak_in_use_over_peak_live", m.peak_in_use_over_peak_live},
+          {"peak_footprint_over_peak_live", m.peak_footprint_over_peak_live},
+          {"mean_external_fragmentation", m.mean_external_fragmentation},
+          {"max_external_fragmentation", m.max_external_fragmentation},
+          {"mean_gap_square_ratio", m.mean_gap_square_ratio},
+          {"max_free_blocks", m.max_free_blocks},
+          {"at_end", snapshot_to_json(m.now)}};
+}
+
+nlohmann::json replay_to_json(const ReplayResult& result) {
+  nlohmann::json runs = nlohmann::json::array();
+  for (const ReplayRun& run : result.runs) {
+    nlohmann::json j = metrics_to_json(run.metrics);
+    if (run.first_failure) j["first_failure"] = *run.first_failure;
+    runs.push_back(std::move(j));
+  }
+  return {{"trace", result.source}, {"runs", runs}};
+}
+
+std::string replay_samples_csv(const ReplayResult& result) {
+  std::string out =
+      "space,policy,event,time,live_bytes,in_use_bytes,footprint_bytes,free_bytes,free_blocks,"
+      "largest_free_block,external_fragmentation,gap_square_ratio,internal_waste_bytes\n";
+  for (const ReplayRun& run : result.runs) {
+    std::size_t event = 0;
+    for (const SpaceSnapshot& s : run.samples) {
+      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{:.6f},{:.6f},{}\n", run.metrics.space, run.metrics.policy,
+                         event++, s.time, s.live_bytes, s.in_use_bytes, s.footprint_bytes, s.free_bytes,
+                         s.free_blocks, s.largest_free_block, s.external_fragmentation, s.gap_square_ratio,
+                         s.internal_waste_bytes);
+    }
+  }
+  return out;
+}
+
+}  // namespace tpuemu::alloc

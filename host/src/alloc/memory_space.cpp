@@ -1,0 +1,268 @@
+#include "tpuemu/alloc/memory_space.h"
+
+#include <algorithm>
+#include <bit>
+#include <cctype>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace tpuemu::alloc {
+
+// ---------------------------------------------------------------------------------------------
+// FreeExtents
+// ---------------------------------------------------------------------------------------------
+
+FreeExtents::FreeExtents(std::uint64_t capacity) : capacity_(capacity), free_bytes_(0) {
+  if (capacity > 0) add(0, capacity);
+}
+
+void FreeExtents::add(std::uint64_t offset, std::uint64_t size) {
+  extents_.emplace(offset, size);
+  ++size_counts_[size];
+  free_bytes_ += size;
+  sum_of_squares_ += static_cast<SquareSum>(size) * size;
+}
+
+void FreeExtents::remove(std::map<std::uint64_t, std::uint64_t>::iterator it) {
+  const std::uint64_t size = it->second;
+  auto count = size_counts_.find(size);
+  if (--count->second == 0) size_counts_.erase(count);
+  free_bytes_ -= size;
+  sum_of_squares_ -= static_cast<SquareSum>(size) * size;
+  extents_.erase(it);
+}
+
+void FreeExtents::reserve(std::uint64_t offset, std::uint64_t size) {
+  auto it = extents_.upper_bound(offset);
+  const bool inside = it != extents_.begin() && size > 0 && offset + size <= capacity_ &&
+                      offset + size <= std::prev(it)->first + std::prev(it)->second;
+  if (!inside) {
+    throw Error(fmt::format("block [0x{:x}, 0x{:x}) is not free: it overlaps a live block or lies "
+                            "outside the capacity 0x{:x}", offset, offset + size, capacity_));
+  }
+  --it;
+  const std::uint64_t start = it->first, end = it->first + it->second;
+  remove(it);
+  if (start < offset) add(start, offset - start);
+  if (offset + size < end) add(offset + size, end - offset - size);
+}
+
+void FreeExtents::release(std::uint64_t offset, std::uint64_t size) {
+  std::uint64_t start = offset, end = offset + size;
+  auto next = extents_.lower_bound(offset);
+  if (next != extents_.end() && next->first < end) {
+    throw Error(fmt::format("block [0x{:x}, 0x{:x}) released twice", offset, end));
+  }
+  if (next != extents_.end() && next->first == end) {
+    end += next->second;
+    remove(next);
+  }
+  auto prev = extents_.lower_bound(offset);
+  if (prev != extents_.begin()) {
+    --prev;
+    if (prev->first + prev->second > start) {
+      throw Error(fmt::format("block [0x{:x}, 0x{:x}) released twice", offset, offset + size));
+    }
+    if (prev->first + prev->second == start) {
+      start = prev->first;
+      remove(prev);
+    }
+  }
+  add(start, end - start);
+}
+
+std::uint64_t FreeExtents::largest() const {
+  return size_counts_.empty() ? 0 : size_counts_.rbegin()->first;
+}
+
+std::uint64_t FreeExtents::footprint() const {
+  if (extents_.empty()) return capacity_;
+  const auto& [offset, size] = *extents_.rbegin();
+  return offset + size == capacity_ ? offset : capacity_;
+}
+
+double FreeExtents::gap_square_ratio() const {
+  if (free_bytes_ == 0) return 0;
+  const long double total = static_cast<long double>(free_bytes_);
+  return static_cast<double>(static_cast<long double>(sum_of_squares_) / (total * total));
+}
+
+// ---------------------------------------------------------------------------------------------
+// MemorySpace
+// ---------------------------------------------------------------------------------------------
+
+OutOfMemory::OutOfMemory(std::string message, std::uint64_t requested, bool fits_without_fragmentation)
+    : Error(message), requested_(requested), fits_without_fragmentation_(fits_without_fragmentation) {}
+
+MemorySpace::MemorySpace(std::string space, std::unique_ptr<Allocator> policy, bool keep_samples)
+    : space_(std::move(space)),
+      policy_(std::move(policy)),
+      extents_(policy_->capacity()),
+      keep_samples_(keep_samples) {
+  totals_.space = space_;
+  totals_.policy = std::string(policy_->name());
+  totals_.capacity = policy_->capacity();
+}
+
+SpaceSnapshot MemorySpace::snapshot(std::uint64_t time) const {
+  SpaceSnapshot s;
+  s.time = time;
+  s.live_bytes = live_bytes_;
+  s.in_use_bytes = in_use_bytes_;
+  s.footprint_bytes = extents_.footprint();
+  s.free_bytes = extents_.free_bytes();
+  s.free_blocks = extents_.count();
+  s.largest_free_block = extents_.largest();
+  s.external_fragmentation =
+      s.free_bytes == 0 ? 0.0 : 1.0 - static_cast<double>(s.largest_free_block) / static_cast<double>(s.free_bytes);
+  s.gap_square_ratio = extents_.gap_square_ratio();
+  s.internal_waste_bytes = in_use_bytes_ - live_bytes_ + padding_bytes_;
+  return s;
+}
+
+void MemorySpace::record(std::uint64_t time) {
+  const SpaceSnapshot s = snapshot(time);
+  totals_.peak_live_bytes = std::max(totals_.peak_live_bytes, s.live_bytes);
+  totals_.peak_in_use_bytes = std::max(totals_.peak_in_use_bytes, s.in_use_bytes);
+  totals_.peak_footprint_bytes = std::max(totals_.peak_footprint_bytes, s.footprint_bytes);
+  totals_.peak_internal_waste_bytes = std::max(totals_.peak_internal_waste_bytes, s.internal_waste_bytes);
+  totals_.max_free_blocks = std::max(totals_.max_free_blocks, s.free_blocks);
+  totals_.max_external_fragmentation = std::max(totals_.max_external_fragmentation, s.external_fragmentation);
+  sum_external_fragmentation_ += s.external_fragmentation;
+  sum_gap_square_ratio_ += s.gap_square_ratio;
+  ++events_;
+  if (keep_samples_) samples_.push_back(s);
+}
+
+SpaceMetrics MemorySpace::metrics() const {
+  SpaceMetrics m = totals_;
+  const auto ratio = [](std::uint64_t a, std::uint64_t b) {
+    return b == 0 ? 0.0 : static_cast<double>(a) / static_cast<double>(b);
+  };
+  m.peak_in_use_over_peak_live = ratio(m.peak_in_use_bytes, m.peak_live_bytes);
+  m.peak_footprint_over_peak_live = ratio(m.peak_footprint_bytes, m.peak_live_bytes);
+  if (events_ > 0) {
+    m.mean_external_fragmentation = sum_external_fragmentation_ / static_cast<double>(events_);
+    m.mean_gap_square_ratio = sum_gap_square_ratio_ / static_cast<double>(events_);
+  }
+  m.now = snapshot(samples_.empty() ? 0 : samples_.back().time);
+  return m;
+}
+
+OutOfMemory MemorySpace::out_of_memory(const BufferRequest& request, std::uint64_t time) const {
+  const SpaceSnapshot s = snapshot(time);
+  const bool would_fit = request.size <= s.free_bytes;
+  std::vector<const LiveBuffer*> largest;
+  for (const auto& [id, buffer] : live_) largest.push_back(&buffer);
+  const std::size_t shown = std::min<std::size_t>(3, largest.size());
+  std::partial_sort(largest.begin(), largest.begin() + static_cast<std::ptrdiff_t>(shown), largest.end(),
+                    [](const LiveBuffer* a, const LiveBuffer* b) { return a->block.size > b->block.size; });
+  std::string owners;
+  for (std::size_t i = 0; i < shown; ++i) {
+    owners += fmt::format("{}'{}' {} at 0x{:x}", i ? ", " : "", largest[i]->request.owner,
+                          format_bytes(largest[i]->block.size), largest[i]->block.offset);
+  }
+  std::string message = fmt::format(
+      "out of {} memory ({}, capacity {}): '{}' needs {} (alignment {}) at time {}; free {} in {} "
+      "block(s), largest free block {}, external fragmentation {:.1f}% -> {}; largest live buffers: {}",
+      space_, policy_->name(), format_bytes(capacity()), request.owner, format_bytes(request.size),
+      request.alignment, time, format_bytes(s.free_bytes), s.free_blocks, format_bytes(s.largest_free_block),
+      100.0 * s.external_fragmentation,
+      would_fit ? "it would fit without fragmentation" : "it would not fit even without fragmentation",
+      owners.empty() ? "none" : owners);
+  return OutOfMemory(std::move(message), request.size, would_fit);
+}
+
+std::optional<PlacedBuffer> MemorySpace::try_allocate(const BufferRequest& request, std::uint64_t time,
+                                                      std::optional<OutOfMemory>* failure) {
+  if (request.size == 0) throw Error(fmt::format("{}: '{}' asks for 0 bytes", space_, request.owner));
+  if (!std::has_single_bit(request.alignment)) {
+    throw Error(fmt::format("{}: '{}' asks for alignment {}, which is not a power of two", space_,
+                            request.owner, request.alignment));
+  }
+  if (request.padding > request.size) {
+    throw Error(fmt::format("{}: '{}' has {} bytes of padding in {} bytes", space_, request.owner,
+                            request.padding, request.size));
+  }
+  const std::optional<Allocation> block = policy_->allocate(request.size, request.alignment);
+  if (!block) {
+    ++totals_.failed_allocations;
+    if (failure) failure->emplace(out_of_memory(request, time));
+    return std::nullopt;
+  }
+  if (block->size < request.size || block->offset % request.alignment != 0) {
+    throw Error(fmt::format("{} policy {} returned [0x{:x}, +{}) for {} bytes aligned to {}", space_,
+                            policy_->name(), block->offset, block->size, request.size, request.alignment));
+  }
+  extents_.reserve(block->offset, block->size);
+  const BufferId id = next_id_++;
+  live_.emplace(id, LiveBuffer{*block, request});
+  live_bytes_ += request.size;
+  in_use_bytes_ += block->size;
+  padding_bytes_ += request.padding;
+  ++totals_.allocations;
+  record(time);
+  return PlacedBuffer{id, block->offset, block->size};
+}
+
+PlacedBuffer MemorySpace::allocate(const BufferRequest& request, std::uint64_t time) {
+  std::optional<OutOfMemory> failure;
+  if (auto placed = try_allocate(request, time, &failure)) return *placed;
+  throw *failure;
+}
+
+void MemorySpace::free(BufferId id, std::uint64_t time) {
+  const auto it = live_.find(id);
+  if (it == live_.end()) throw Error(fmt::format("{}: free of buffer {}, which is not live", space_, id));
+  const LiveBuffer& buffer = it->second;
+  policy_->deallocate(buffer.block);
+  extents_.release(buffer.block.offset, buffer.block.size);
+  live_bytes_ -= buffer.request.size;
+  in_use_bytes_ -= buffer.block.size;
+  padding_bytes_ -= buffer.request.padding;
+  live_.erase(it);
+  ++totals_.frees;
+  record(time);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sizes
+// ---------------------------------------------------------------------------------------------
+
+std::string format_bytes(std::uint64_t bytes) {
+  constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  if (bytes < 1024) return fmt::format("{} B", bytes);
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024 && unit < 4) {
+    value /= 1024;
+    ++unit;
+  }
+  return fmt::format("{:.{}f} {}", value, value < 10 ? 2 : value < 100 ? 1 : 0, kUnits[unit]);
+}
+
+std::uint64_t parse_bytes(const std::string& text) {
+  std::size_t i = 0;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+  if (i == 0) throw Error(fmt::format("'{}' is not a size in bytes (e.g. 4096, 64KiB, 16MiB, 1GiB)", text));
+  std::string unit = text.substr(i);
+  unit.erase(std::remove(unit.begin(), unit.end(), ' '), unit.end());
+  for (char& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  unsigned shift = 0;
+  if (unit.empty() || unit == "b") shift = 0;
+  else if (unit == "k" || unit == "kb" || unit == "kib") shift = 10;
+  else if (unit == "m" || unit == "mb" || unit == "mib") shift = 20;
+  else if (unit == "g" || unit == "gb" || unit == "gib") shift = 30;
+  else if (unit == "t" || unit == "tb" || unit == "tib") shift = 40;
+  else throw Error(fmt::format("'{}': unknown size unit '{}' (B, KiB, MiB, GiB, TiB)", text, text.substr(i)));
+  std::uint64_t value = 0;
+  for (std::size_t j = 0; j < i; ++j) {
+    if (value > (~std::uint64_t{0} >> shift) / 10) throw Error(fmt::format("'{}' is too large", text));
+    value = value * 10 + static_cast<std::uint64_t>(text[j] - '0');
+  }
+  if (value > (~std::uint64_t{0} >> shift)) throw Error(fmt::format("'{}' is too large", text));
+  return value << shift;
+}
+
+}  // namespace tpuemu::alloc

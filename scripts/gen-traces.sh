@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Regenerates the allocation traces shipped in examples/traces from the project's own workloads
+# (docs/alloc-trace.md). The test suite runs this into a temporary directory and checks that the
+# shipped files are exactly what the current code produces.
+#
+# Usage: scripts/gen-traces.sh TPUEMU_BINARY [OUT_DIR (default examples/traces)]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+tpuemu=$1
+out=${2:-$root/examples/traces}
+mkdir -p "$out"
+# An MLP served to requests of batch 1..64, three in flight, interleaved layer by layer.
+"$tpuemu" trace "$root/examples/mlp.json" --preset default --batches 1,8,32,4,64,16 --requests 24 --in-flight 3 \
+  --out "$out/mlp-serving.csv"
+# An 8-layer CNN (im2col convolutions) served to requests of batch 1..32, three in flight.
+"$tpuemu" trace "$root/examples/cnn.json" --preset default --batches 1,8,32,4,16 --requests 20 --in-flight 3 \
+  --out "$out/cnn-serving.csv"

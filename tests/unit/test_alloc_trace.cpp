@@ -1,0 +1,181 @@
+// Allocation traces: the CSV reader's errors, round trips, replay through every policy, and the
+// serving traces the project generates from its workloads.
+#include <algorithm>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "test_support.h"
+#include "tpuemu/alloc/alloc_trace.h"
+#include "tpuemu/config.h"
+#include "tpuemu/serving_trace.h"
+
+namespace tpuemu::alloc {
+namespace {
+
+std::string parse_error(const std::string& text) {
+  return test::error_of([&] { parse_alloc_trace(text, "t.csv"); });
+}
+
+TEST(AllocTraceCsv, ReportsEveryMalformedRowWithLineAndColumn) {
+  const std::string header = "time,event,id,size\n";
+  EXPECT_EQ(parse_error(""), "t.csv:1: empty file (expected a header row naming the columns)");
+  EXPECT_EQ(parse_error("time,event,size\n"), "t.csv:1: missing column 'id' in the header");
+  EXPECT_EQ(parse_error(header + "0,alloc,a,64\n1,alloc,b,-5\n"), "t.csv:3:11: negative size -5");
+  EXPECT_EQ(parse_error(header + "0,alloc,a,6x4\n"), "t.csv:2:11: size '6x4' is not a non-negative integer");
+  EXPECT_EQ(parse_error(header + "0,alloc,a\n"), "t.csv:2:10: row has 3 fields, the header has 4");
+  EXPECT_EQ(parse_error(header + "0,alloc,a,1,9\n"), "t.csv:2:13: row has 5 fields, the header has 4");
+  EXPECT_EQ(parse_error(header + "0,grab,a,64\n"), "t.csv:2:3: unknown event 'grab' (alloc or free)");
+  EXPECT_EQ(parse_error(header + "0,free,ghost,\n"), "t.csv:2:8: free of unknown id 'ghost' in space hbm");
+  EXPECT_EQ(parse_error(header + "0,alloc,a,64\n0,alloc,a,64\n"),
+            "t.csv:3:9: alloc of 'a', which is still live (allocated on line 2)");
+  EXPECT_EQ(parse_error(header + "5,alloc,a,64\n4,free,a,\n"), "t.csv:3:1: time 4 goes backwards (previous event at 5)");
+  EXPECT_EQ(parse_error(header + "0,alloc,a,0\n"), "t.csv:2:11: alloc of 'a' with size 0");
+  EXPECT_EQ(parse_error("time,event,id,size,alignment\n0,alloc,a,64,24\n"), "t.csv:2:14: alignment 24 is not a power of two");
+}
+
+TEST(AllocTraceCsv, RoundTripsAndKeepsSpacesApart) {
+  const std::string text =
+      "# a comment\n"
+      "time,event,id,size,alignment,space,padding,owner\n"
+      "0,alloc,a,100,64,hbm,4,input x\n"
+      "0,alloc,a,32,16,vmem,0,\n"
+      "\n"
+      "3,free,a,,,vmem,,\n"
+      "7,free,a,,,hbm,,\n";
+  const AllocTrace t = parse_alloc_trace(text, "t.csv");
+  ASSERT_EQ(t.events.size(), 4u);
+  EXPECT_EQ(t.events[0].owner, "input x");
+  EXPECT_EQ(t.events[0].padding, 4u);
+  EXPECT_EQ(t.events[1].owner, "a");  // defaults to the id
+  EXPECT_EQ(t.events[1].line, 4u);
+  EXPECT_EQ(t.spaces(), (std::vector<std::string>{"hbm", "vmem"}));
+  const AllocTrace again = parse_alloc_trace(format_alloc_trace(t), "again.csv");
+  ASSERT_EQ(again.events.size(), t.events.size());
+  for (std::size_t i = 0; i < t.events.size(); ++i) {
+    EXPECT_EQ(again.events[i].time, t.events[i].time);
+    EXPECT_EQ(again.events[i].alloc, t.events[i].alloc);
+    EXPECT_EQ(again.events[i].size, t.events[i].size);
+    EXPECT_EQ(again.events[i].space, t.events[i].space);
+    EXPECT_EQ(again.events[i].owner, t.events[i].owner);
+  }
+}
+
+TEST(AllocTraceReplay, ComparesPoliciesAndRecordsFailuresWithoutStopping) {
+  // Fragmentation by design: 16 blocks of 1 KiB, every other one freed, then a 2 KiB request.
+  std::string text = "time,event,id,size\n";
+  for (int i = 0; i < 16; ++i) text += fmt::format("{},alloc,b{},1024\n", i, i);
+  for (int i = 0; i < 16; i += 2) text += fmt::format("20,free,b{},\n", i);
+  text += "30,alloc,big,2048\n31,alloc,small,1024\n";
+  const AllocTrace trace = parse_alloc_trace(text, "frag.csv");
+  ReplayOptions options;
+  options.capacity[""] = 16 * 1024;
+  options.policies = allocator_names();
+  options.keep_samples = true;
+  const ReplayResult r = replay_alloc_trace(trace, options);
+  ASSERT_EQ(r.runs.size(), allocator_names().size());
+  for (const ReplayRun& run : r.runs) {
+    SCOPED_TRACE(run.metrics.policy);
+    EXPECT_EQ(run.metrics.failed_allocations, 1u);
+    EXPECT_EQ(run.metrics.allocations, 17u);  // the later small request still fits
+    ASSERT_TRUE(run.first_failure.has_value());
+    EXPECT_NE(run.first_failure->find("frag.csv:26: out of hbm memory"), std::string::npos) << *run.first_failure;
+    EXPECT_NE(run.first_failure->find("it would fit without fragmentation"), std::string::npos);
+    EXPECT_EQ(run.samples.size(), 16u + 8u + 1u);
+    EXPECT_NEAR(run.metrics.max_external_fragmentation, 7.0 / 8.0, 1e-9);
+  }
+  const std::string table = format_replay(r);
+  EXPECT_NE(table.find("failed allocations"), std::string::npos);
+  const std::string csv = replay_samples_csv(r);
+  EXPECT_EQ(static_cast<std::size_t>(std::count(csv.begin(), csv.end(), '\n')), 1 + 25 * allocator_names().size());
+  EXPECT_EQ(replay_to_json(r)["runs"].size(), allocator_names().size());
+}
+
+TEST(AllocTraceReplay, NeedsACapacityForEverySpace) {
+  const AllocTrace trace = parse_alloc_trace("time,event,id,size,space\n0,alloc,a,64,vmem\n", "t.csv");
+  ReplayOptions options;
+  options.capacity["hbm"] = 1 << 20;
+  options.policies = {"bfc"};
+  EXPECT_EQ(test::error_of([&] { replay_alloc_trace(trace, options); }),
+            "replay: no capacity for memory space 'vmem' (--capacity vmem=BYTES)");
+}
+
+// ---- serving traces generated from the workloads
+
+Preset small_preset() { return load_preset(std::string(TPUEMU_TEST_PRESET_DIR) + "/small.json"); }
+
+Workload small_mlp() {
+  Workload w;
+  w.name = "mlp";
+  w.batch = 1;
+  w.layers = {{64, 48}, {48, 32}, {32, 16, 1, 0, false, true}};
+  return w;
+}
+
+void expect_well_formed(const AllocTrace& trace) {
+  // Reading it back checks ids, frees and time order; everything allocated per request is freed.
+  const AllocTrace parsed = parse_alloc_trace(format_alloc_trace(trace), "gen.csv");
+  std::set<std::string> live;
+  for (const TraceEvent& e : parsed.events) {
+    if (e.alloc) live.insert(e.space + "/" + e.id);
+    else live.erase(e.space + "/" + e.id);
+  }
+  for (const std::string& id : live) EXPECT_EQ(id.rfind("hbm/w.", 0), 0u) << id << " is never freed";
+}
+
+TEST(ServingTrace, MlpRequestsOfVaryingBatchAllocateAndFreeTheirTensors) {
+  ServingOptions options;
+  options.batches = {1, 8, 32};
+  options.requests = 6;
+  const AllocTrace trace = serving_trace(small_preset(), small_mlp(), options);
+  expect_well_formed(trace);
+  // Inputs scale with the batch: 32-row tiles, so batch 1 and 8 share a size and 32 does too.
+  std::vector<std::uint64_t> input_sizes;
+  for (const TraceEvent& e : trace.events) {
+    if (e.alloc && e.id.ends_with(".x")) input_sizes.push_back(e.size);
+  }
+  ASSERT_EQ(input_sizes.size(), 6u);
+  EXPECT_EQ(input_sizes[0], input_sizes[3]);
+  EXPECT_EQ(input_sizes[2], 32u * 64u);
+  EXPECT_GT(std::count_if(trace.events.begin(), trace.events.end(), [](const TraceEvent& e) { return e.space == "vmem"; }), 0);
+  // Deterministic: the same options give the same bytes.
+  EXPECT_EQ(format_alloc_trace(trace), format_alloc_trace(serving_trace(small_preset(), small_mlp(), options)));
+  // Interleaving two requests makes their lifetimes overlap.
+  ReplayOptions replay;
+  replay.capacity[""] = 64 << 20;
+  replay.policies = {"bfc"};
+  const ReplayResult r = replay_alloc_trace(trace, replay);
+  EXPECT_EQ(r.runs[0].metrics.failed_allocations, 0u);
+  EXPECT_GT(r.runs[0].metrics.peak_internal_waste_bytes, 0u);  // tile padding of batch 1
+}
+
+TEST(ServingTrace, CnnLowersConvolutionsToIm2colMatmuls) {
+  CnnModel cnn;
+  cnn.height = cnn.width = 8;
+  cnn.channels = 3;
+  cnn.convs = {{3, 1, 16}, {3, 2, 32}, {1, 1, 32}};
+  cnn.classes = 10;
+  ServingOptions options;
+  options.batches = {2, 4};
+  options.in_flight = 1;
+  const AllocTrace trace = serving_trace(small_preset(), cnn, options);
+  expect_well_formed(trace);
+  std::uint64_t patches0 = 0;
+  bool patches_for_1x1 = false;
+  for (const TraceEvent& e : trace.events) {
+    if (e.alloc && e.id == "r0.conv0.patches") patches0 = e.size;
+    if (e.id.find("conv2.patches") != std::string::npos) patches_for_1x1 = true;
+  }
+  // batch 2 x 8 x 8 pixels = 128 rows of 3*3*3 = 27 int8, padded to 32-row x 8-column tiles.
+  EXPECT_EQ(patches0, 128u * 32u);
+  EXPECT_FALSE(patches_for_1x1);
+  EXPECT_NE(test::error_of([&] {
+              ServingOptions bad = options;
+              bad.batches = {0};
+              serving_trace(small_preset(), cnn, bad);
+            }).find("batch size 0"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace tpuemu::alloc
