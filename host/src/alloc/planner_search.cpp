@@ -50,8 +50,12 @@ struct Hash {
 // Dead states, shared by a search and its sub-searches (each salts its keys).
 // Dead states, shared by a search, its sub-searches and its restarts. A search salts its keys with
 // a hash of its problem (buffers and starting floors), so only the same problem shares entries.
+struct DeadEntry {
+  Hash hash;
+  std::int32_t lo = 0, hi = -1;  // the sections the failure depends on (Span)
+};
 struct DeadTable {
-  std::vector<Hash> slots = std::vector<Hash>(std::size_t{1} << 20);
+  std::vector<DeadEntry> slots = std::vector<DeadEntry>(std::size_t{1} << 20);
   std::uint64_t nodes = 0;       // of all the searches sharing it
   std::uint64_t node_limit = 0;  // of the current restart
   std::uint64_t restart = 0;     // 0: candidates in heuristic order; then randomised
@@ -63,7 +67,23 @@ struct Profile {
   const std::vector<std::uint64_t>* floors = nullptr;
 };
 
-enum class Expand { Open, Complete, Timeout };
+enum class Expand { Open, Complete, Timeout, Dead };
+
+// A range of sections [lo, hi] (empty when lo > hi): the part of a state a failure depends on.
+struct Span {
+  int lo = std::numeric_limits<int>::max(), hi = -1;
+  bool empty() const { return lo > hi; }
+  void add(int k) {
+    lo = std::min(lo, k);
+    hi = std::max(hi, k);
+  }
+  void add(const Span& o) {
+    if (o.empty()) return;
+    lo = std::min(lo, o.lo);
+    hi = std::max(hi, o.hi);
+  }
+  bool meets(int a, int b) const { return !empty() && lo <= b && a <= hi; }
+};
 
 class Search {
  public:
@@ -82,6 +102,7 @@ class Search {
     switch (expand()) {
       case Expand::Complete: return SearchOutcome::Found;
       case Expand::Timeout: return SearchOutcome::Timeout;
+      case Expand::Dead: return SearchOutcome::Exhausted;
       case Expand::Open: break;
     }
     while (!frames_.empty()) {
@@ -97,9 +118,9 @@ class Search {
         set_floor(static_cast<std::size_t>(fr.section), fr.raise_to);
         fr.applied = kRaised;
       } else {
-        remember_dead(fr.hash);
-        cands_.resize(fr.cand_begin);
-        frames_.pop_back();
+        Span why = fr.conflict;
+        why.add(fr.why_node);
+        pop_failed(why);
         continue;
       }
       if (++dead_.nodes >= dead_.node_limit) return SearchOutcome::Timeout;  // restart
@@ -109,6 +130,7 @@ class Search {
       switch (expand()) {  // invalidates fr
         case Expand::Complete: return SearchOutcome::Found;
         case Expand::Timeout: return SearchOutcome::Timeout;
+        case Expand::Dead: child_failed(fail_); break;
         case Expand::Open: break;
       }
     }
@@ -126,7 +148,85 @@ class Search {
     std::size_t cand_begin = 0, cand_end = 0, next = 0;
     int applied = kNothingApplied;
     bool raise_tried = false;
+    Span conflict;  // union of the failed children's explanations
+    Span why_node;  // what the choice of children depends on (section, non-candidates, raise)
   };
+
+  // Conflict-directed backjumping. A failure explained by span E means: every state with the
+  // same floors on the sections of E and the same unplaced buffers crossing them has no
+  // placement. The child of the top frame failed with E: when the child's change (the placed
+  // buffer's sections, or the raised section) misses E, the frame's own state fails for the same
+  // reason and is popped without trying its other children; otherwise E joins its conflict.
+  void child_failed(Span why) {
+    while (!frames_.empty()) {
+      Frame& fr = frames_.back();
+      int a = fr.section, b = fr.section;
+      if (fr.applied >= 0) {
+        a = first_[fr.applied];
+        b = last_[fr.applied];
+      }
+      if (why.meets(a, b)) {
+        fr.conflict.add(why);
+        return;
+      }
+      undo(fr);
+      remember_dead(fr.hash, why);
+      cands_.resize(fr.cand_begin);
+      frames_.pop_back();
+    }
+  }
+  // The top frame has no children left: it fails with `why`.
+  void pop_failed(Span why) {
+    Frame& fr = frames_.back();
+    undo(fr);
+    remember_dead(fr.hash, why);
+    cands_.resize(fr.cand_begin);
+    frames_.pop_back();
+    child_failed(why);
+  }
+
+  // Why section k can't hold its unplaced bytes above `threshold` (= capacity - its unplaced
+  // bytes): k itself, and for each unplaced buffer crossing k whose lowest offset exceeds the
+  // threshold, the nearest of its sections whose floor alone (aligned) exceeds it. Buffers whose
+  // lowest offset doesn't exceed it are skipped (the raise case: they are bounded by floor + gcd).
+  Span explain(int k, std::uint64_t threshold) const {
+    Span why;
+    why.add(k);
+    for (const int u : crossing_[k]) {
+      if (placed_[u]) continue;
+      const std::uint64_t al = buffers_[u].alignment;
+      if (lowest_offset_[u] <= threshold) continue;
+      // Any section of u already in the span whose floor is high enough will do.
+      bool inside = false;
+      for (int w = std::max(first_[u], why.lo); w <= std::min(last_[u], why.hi) && !inside; ++w) {
+        inside = align_up(floor_[w], al) > threshold;
+      }
+      if (inside) continue;
+      for (int d = 0;; ++d) {
+        const int l = k - d, r = k + d;
+        if (l < first_[u] && r > last_[u]) break;
+        if (l >= first_[u] && align_up(floor_[l], al) > threshold) {
+          why.add(l);
+          break;
+        }
+        if (r <= last_[u] && align_up(floor_[r], al) > threshold) {
+          why.add(r);
+          break;
+        }
+      }
+    }
+    return why;
+  }
+  Span cover(int k) const {
+    Span why;
+    why.add(k);
+    for (const int u : crossing_[k]) {
+      if (placed_[u]) continue;
+      why.add(first_[u]);
+      why.add(last_[u]);
+    }
+    return why;
+  }
 
   void setup(Profile profile) {
     const std::size_t n = buffers_.size();
@@ -267,10 +367,15 @@ class Search {
       }
       for (int k = first_[b]; k < last_[b]; ++k) ++bridge_[k];
     }
+    bool ok = true;
     for (std::size_t k = 0; k < sections; ++k) {
-      if (unplaced_[k] != 0 && lowest_[k] + remaining_[k] > capacity_) return false;
+      if (unplaced_[k] != 0 && lowest_[k] + remaining_[k] > capacity_) {
+        const Span why = explain(static_cast<int>(k), capacity_ - remaining_[k]);
+        if (ok || why.hi - why.lo < fail_.hi - fail_.lo) fail_ = why;
+        ok = false;
+      }
     }
-    return true;
+    return ok;
   }
 
   // Pushes the node of the current state, or solves it when every buffer is placed or the
@@ -280,7 +385,7 @@ class Search {
     fr.cand_begin = cands_.size();
     fr.next = fr.cand_begin;
     fr.cand_end = fr.cand_begin;
-    bool alive = !known_dead() && feasible_bound();
+    bool alive = !known_dead() && feasible_bound();  // else fail_ is set
     // The section: lowest floor; among those, the fewest buffers that can go at the floor
     // (fail first), then leftmost.
     int s = -1;
@@ -295,16 +400,16 @@ class Search {
       }
     }
     if (s < 0) return Expand::Complete;
+    if (!alive) return Expand::Dead;
     fr.section = s;
     fr.floor = f;
-    if (alive) {
-      if (const auto outcome = split()) {
-        if (*outcome == SearchOutcome::Found) return Expand::Complete;
-        if (*outcome == SearchOutcome::Timeout) return Expand::Timeout;
-        alive = false;
-      }
+    if (const auto outcome = split()) {  // sets fail_ when Exhausted
+      if (*outcome == SearchOutcome::Found) return Expand::Complete;
+      if (*outcome == SearchOutcome::Timeout) return Expand::Timeout;
+      remember_dead(hash_, fail_);
+      return Expand::Dead;
     }
-    if (alive) {
+    {
       for (const int b : crossing_[s]) {
         if (placed_[b]) continue;
         const std::uint64_t o = lowest_offset_[b];
@@ -317,10 +422,16 @@ class Search {
           fr.raise_to = std::min(fr.raise_to, o);
         }
       }
-    } else {
-      fr.raise_tried = true;  // dead node: no children
     }
     fr.cand_end = cands_.size();
+    // What the children depend on: when the raise is hopeless, s and a witness that each
+    // non-candidate can't go at or below capacity - remaining (>= f); otherwise every lowest
+    // offset in s (cover).
+    if (fr.raise_to == kNone || fr.raise_to + remaining_[s] > capacity_) {
+      fr.why_node = explain(s, capacity_ - remaining_[s]);
+    } else {
+      fr.why_node = cover(s);
+    }
     if (fr.cand_end - fr.cand_begin > 1) {
       // First the candidates that fill the whole run of sections at this floor around s: they
       // leave no gap at this level in time for others to fill exactly.
@@ -351,6 +462,7 @@ class Search {
     if (groups.size() < 2) return std::nullopt;
     // Smallest group first: the likeliest to fail fast and the cheapest to redo nothing for.
     std::vector<std::vector<int>> members(groups.size());
+    std::vector<std::size_t> group_order(groups.size());
     for (std::size_t i = 0; i < buffers_.size(); ++i) {
       if (placed_[i]) continue;
       const auto g = std::upper_bound(groups.begin(), groups.end(), static_cast<std::size_t>(first_[i]),
@@ -358,13 +470,21 @@ class Search {
                      groups.begin() - 1;
       members[static_cast<std::size_t>(g)].push_back(static_cast<int>(i));
     }
-    std::sort(members.begin(), members.end(), [](const auto& x, const auto& y) { return x.size() < y.size(); });
-    for (const auto& group : members) {
+    std::iota(group_order.begin(), group_order.end(), std::size_t{0});
+    std::sort(group_order.begin(), group_order.end(),
+              [&](std::size_t x, std::size_t y) { return members[x].size() < members[y].size(); });
+    for (const std::size_t g : group_order) {
+      const auto& group = members[g];
       std::vector<SearchBuffer> sub;
       sub.reserve(group.size());
       for (const int b : group) sub.push_back(buffers_[b]);
       Search child(std::move(sub), capacity_, deadline_, dead_, Profile{&times_, &floor_});
       const SearchOutcome outcome = child.run();
+      if (outcome == SearchOutcome::Exhausted) {
+        fail_ = Span{};
+        fail_.add(static_cast<int>(groups[g].first));
+        fail_.add(static_cast<int>(groups[g].second));
+      }
       if (outcome != SearchOutcome::Found) return outcome;
       for (std::size_t j = 0; j < group.size(); ++j) offsets_[group[j]] = child.offsets()[j];
     }
@@ -394,11 +514,15 @@ class Search {
     floor_[k] = value;
     hash_ ^= key_of_floor(k, value);
   }
-  bool known_dead() const {
-    const Hash& h = dead_.slots[hash_.a & (dead_.slots.size() - 1)];
-    return h.a == hash_.a && h.b == hash_.b;
+  bool known_dead() {
+    const DeadEntry& e = dead_.slots[hash_.a & (dead_.slots.size() - 1)];
+    if (e.hash.a != hash_.a || e.hash.b != hash_.b) return false;
+    fail_ = Span{e.lo, e.hi};
+    return true;
   }
-  void remember_dead(const Hash& h) { dead_.slots[h.a & (dead_.slots.size() - 1)] = h; }
+  void remember_dead(const Hash& h, const Span& why) {
+    dead_.slots[h.a & (dead_.slots.size() - 1)] = {h, why.lo, why.hi};
+  }
 
   std::vector<SearchBuffer> buffers_;
   std::uint64_t capacity_;
@@ -415,6 +539,7 @@ class Search {
   std::vector<int> unplaced_, at_floor_, bridge_;
   Hash hash_;
   std::vector<Frame> frames_;
+  Span fail_;  // why the last dead state failed
   std::vector<int> cands_;
 };
 
