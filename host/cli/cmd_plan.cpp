@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "tpuemu/alloc/memory_space.h"
 #include "tpuemu/alloc/planner.h"
 #include "tpuemu/error.h"
 
@@ -15,26 +16,6 @@ namespace tpuemu::cli {
 namespace {
 
 // "65536", "64KiB", "16MiB", "1GiB" (also KB/MB/GB = powers of 1000, and a trailing "B").
-std::optional<std::uint64_t> parse_bytes(const std::string& text) {
-  std::size_t digits = 0;
-  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
-  if (digits == 0 || digits > 19) return std::nullopt;
-  const std::uint64_t value = std::stoull(text.substr(0, digits));
-  const std::string suffix = text.substr(digits);
-  std::uint64_t scale = 0;
-  if (suffix.empty() || suffix == "B") scale = 1;
-  else if (suffix == "KiB" || suffix == "K") scale = 1ULL << 10;
-  else if (suffix == "MiB" || suffix == "M") scale = 1ULL << 20;
-  else if (suffix == "GiB" || suffix == "G") scale = 1ULL << 30;
-  else if (suffix == "TiB" || suffix == "T") scale = 1ULL << 40;
-  else if (suffix == "KB") scale = 1000;
-  else if (suffix == "MB") scale = 1000'000;
-  else if (suffix == "GB") scale = 1000'000'000;
-  else return std::nullopt;
-  if (value > UINT64_MAX / scale) return std::nullopt;
-  return value * scale;
-}
-
 struct PlanArgs {
   std::string input;
   std::string capacity;
@@ -53,7 +34,7 @@ std::string default_output(const std::string& input) {
 double pct(std::uint64_t x, std::uint64_t of) { return of == 0 ? 0.0 : 100.0 * static_cast<double>(x) / static_cast<double>(of); }
 
 int run_plan(const PlanArgs& a) {
-  const std::uint64_t capacity = *parse_bytes(a.capacity);  // validated by the option
+  const std::uint64_t capacity = alloc::parse_bytes(a.capacity);  // validated by the option
   const auto buffers = alloc::read_plan_csv(a.input);
   alloc::PlanOptions options;
   options.capacity = capacity;
@@ -111,9 +92,11 @@ Subcommand add_plan_command(CLI::App& app) {
       ->required()
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {
-            const auto v = parse_bytes(text);
-            if (!v || *v == 0) return fmt::format("'{}' is not a byte count (e.g. 65536, 64KiB, 16MiB)", text);
-            return {};
+            try {
+              if (alloc::parse_bytes(text) > 0) return {};
+            } catch (const Error&) {
+            }
+            return fmt::format("'{}' is not a byte count (e.g. 65536, 64KiB, 16MiB)", text);
           },
           "BYTES"));
   cmd->add_option("--timeout", args->timeout, "Seconds of exact search before giving up (exit 4)")

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "tpuemu/alloc/planner.h"
 
 namespace tpuemu::alloc::testing {
@@ -78,7 +80,7 @@ inline PlanInstance guillotine_instance(std::size_t count, std::uint64_t seed, G
   inst.capacity = M * shape.unit;
   for (std::size_t i = 0; i < rects.size(); ++i) {
     const auto& r = rects[i];
-    inst.buffers.push_back({.id = "b" + std::to_string(i), .lower = r.t0, .upper = r.t1,
+    inst.buffers.push_back({.id = fmt::format("b{}", i), .lower = r.t0, .upper = r.t1,
                             .size = (r.m1 - r.m0) * shape.unit});
     inst.known_offsets.push_back(r.m0 * shape.unit);
   }

@@ -213,6 +213,7 @@ TEST(Bytes, ParseAndFormat) {
   EXPECT_EQ(parse_bytes("64KiB"), 64u << 10);
   EXPECT_EQ(parse_bytes("16 MiB"), 16u << 20);
   EXPECT_EQ(parse_bytes("2g"), 2ull << 30);
+  EXPECT_EQ(parse_bytes("3KB"), 3000u);  // SI units are powers of 1000
   EXPECT_NE(test::error_of([] { parse_bytes("12parsecs"); }).find("unknown size unit"), std::string::npos);
   EXPECT_NE(test::error_of([] { parse_bytes("-5"); }).find("not a size"), std::string::npos);
   EXPECT_NE(test::error_of([] { parse_bytes("99999999999999999999"); }).find("too large"), std::string::npos);

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <fstream>
-#include <sstream>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -14,6 +12,9 @@
 #include "tpuemu/error.h"
 
 namespace tpuemu::alloc {
+namespace {
+AllocTrace read_events(CsvReader csv);
+}  // namespace
 
 std::vector<std::string> AllocTrace::spaces() const {
   std::vector<std::string> names;
@@ -24,10 +25,15 @@ std::vector<std::string> AllocTrace::spaces() const {
 }
 
 AllocTrace parse_alloc_trace(const std::string& text, const std::string& source) {
-  CsvReader csv(text, source);
+  return read_events(CsvReader(text, source));
+}
+
+namespace {
+
+AllocTrace read_events(CsvReader csv) {
   csv.require_columns({"time", "event", "id"});
   AllocTrace trace;
-  trace.source = source;
+  trace.source = csv.source();
   std::unordered_map<std::string, std::size_t> live;  // id -> line of its alloc
   std::uint64_t last_time = 0;
   while (csv.next_row()) {
@@ -76,12 +82,10 @@ AllocTrace parse_alloc_trace(const std::string& text, const std::string& source)
   return trace;
 }
 
+}  // namespace
+
 AllocTrace read_alloc_trace(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path.string(), "cannot open the trace file");
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_alloc_trace(text.str(), path.string());
+  return read_events(CsvReader::from_file(path));
 }
 
 std::string format_alloc_trace(const AllocTrace& trace) {

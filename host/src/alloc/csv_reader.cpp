@@ -1,6 +1,9 @@
 #include "csv_reader.h"
 
+#include <algorithm>
 #include <charconv>
+#include <fstream>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -53,6 +56,7 @@ CsvReader::CsvReader(std::string text, std::string source) : text_(std::move(tex
   if (header.empty()) throw Error::at(source_, line_ ? line_ : 1, "empty file (expected a header row naming the columns)");
   header_line_ = line_;
   split(header, fields_, field_columns_);
+  header_columns_ = field_columns_;
   for (std::size_t i = 0; i < fields_.size(); ++i) {
     if (!columns_.emplace(fields_[i], i).second) {
       throw Error::at(source_, line_, field_columns_[i], fmt::format("column '{}' appears twice", fields_[i]));
@@ -64,6 +68,22 @@ void CsvReader::require_columns(std::initializer_list<std::string_view> names) c
   for (std::string_view name : names) {
     if (!has_column(name)) {
       throw Error::at(source_, header_line_, fmt::format("missing column '{}' in the header", name));
+    }
+  }
+}
+
+CsvReader CsvReader::from_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path.string(), "cannot open the file");
+  std::stringstream text;
+  text << in.rdbuf();
+  return CsvReader(text.str(), path.string());
+}
+
+void CsvReader::allow_only_columns(std::initializer_list<std::string_view> names) const {
+  for (const auto& [name, index] : columns_) {
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      throw Error::at(source_, header_line_, header_columns_[index], fmt::format("unknown column '{}'", name));
     }
   }
 }

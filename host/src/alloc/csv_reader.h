@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -19,15 +20,20 @@ class CsvReader {
  public:
   // Throws Error "file:1: empty file (expected a header ...)" when there is no header.
   CsvReader(std::string text, std::string source);
+  // Throws Error "path: cannot open" when the file can't be read.
+  static CsvReader from_file(const std::filesystem::path& path);
 
   // Throws Error "file:line: missing column 'x' in the header" for the first one absent.
   void require_columns(std::initializer_list<std::string_view> names) const;
   bool has_column(std::string_view name) const;
+  // Throws Error "file:line:column: unknown column 'x'" for a header column not in `names`.
+  void allow_only_columns(std::initializer_list<std::string_view> names) const;
 
   // Advances to the next record; false at the end. Throws Error when its field count differs
   // from the header's.
   bool next_row();
   std::size_t line() const { return line_; }
+  const std::string& source() const { return source_; }
 
   // The field of `column` in the current row (the column must exist).
   std::string field(std::string_view column) const;
@@ -49,6 +55,7 @@ class CsvReader {
   std::size_t header_line_ = 0;
   std::vector<std::string> fields_;
   std::vector<std::size_t> field_columns_;  // 1-based character column of each field
+  std::vector<std::size_t> header_columns_;
 };
 
 }  // namespace tpuemu::alloc

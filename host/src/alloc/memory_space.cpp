@@ -249,20 +249,26 @@ std::uint64_t parse_bytes(const std::string& text) {
   std::string unit = text.substr(i);
   unit.erase(std::remove(unit.begin(), unit.end(), ' '), unit.end());
   for (char& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  unsigned shift = 0;
-  if (unit.empty() || unit == "b") shift = 0;
-  else if (unit == "k" || unit == "kb" || unit == "kib") shift = 10;
-  else if (unit == "m" || unit == "mb" || unit == "mib") shift = 20;
-  else if (unit == "g" || unit == "gb" || unit == "gib") shift = 30;
-  else if (unit == "t" || unit == "tb" || unit == "tib") shift = 40;
-  else throw Error(fmt::format("'{}': unknown size unit '{}' (B, KiB, MiB, GiB, TiB)", text, text.substr(i)));
+  // Binary units (K, KiB, ...) are powers of 1024; the SI ones (KB, MB, ...) powers of 1000.
+  struct Unit {
+    const char* name;
+    std::uint64_t scale;
+  };
+  static constexpr Unit kUnits[] = {{"", 1}, {"b", 1}, {"k", 1ull << 10}, {"kib", 1ull << 10}, {"m", 1ull << 20},
+                                    {"mib", 1ull << 20}, {"g", 1ull << 30}, {"gib", 1ull << 30}, {"t", 1ull << 40},
+                                    {"tib", 1ull << 40}, {"kb", 1000}, {"mb", 1000'000}, {"gb", 1000'000'000},
+                                    {"tb", 1000'000'000'000}};
+  const auto unit_it = std::find_if(std::begin(kUnits), std::end(kUnits), [&](const Unit& u) { return unit == u.name; });
+  if (unit_it == std::end(kUnits)) {
+    throw Error(fmt::format("'{}': unknown size unit '{}' (B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)", text, text.substr(i)));
+  }
   std::uint64_t value = 0;
   for (std::size_t j = 0; j < i; ++j) {
-    if (value > (~std::uint64_t{0} >> shift) / 10) throw Error(fmt::format("'{}' is too large", text));
+    if (value > (~std::uint64_t{0} - 9) / 10) throw Error(fmt::format("'{}' is too large", text));
     value = value * 10 + static_cast<std::uint64_t>(text[j] - '0');
   }
-  if (value > (~std::uint64_t{0} >> shift)) throw Error(fmt::format("'{}' is too large", text));
-  return value << shift;
+  if (value > ~std::uint64_t{0} / unit_it->scale) throw Error(fmt::format("'{}' is too large", text));
+  return value * unit_it->scale;
 }
 
 }  // namespace tpuemu::alloc
