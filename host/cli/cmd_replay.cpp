@@ -1,4 +1,5 @@
 // tpuemu replay: an allocation trace through one or every allocation policy, metrics side by side.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -34,8 +35,12 @@ int run_replay(const ReplayArgs& a) {
   if (a.allocator == "all") {
     options.policies = alloc::allocator_names();
   } else {
-    alloc::make_allocator(a.allocator, {1u << 20, a.granularity});  // unknown names fail before reading
-    options.policies = {a.allocator};
+    for (std::size_t start = 0; start <= a.allocator.size();) {
+      const std::size_t comma = std::min(a.allocator.find(',', start), a.allocator.size());
+      options.policies.push_back(a.allocator.substr(start, comma - start));
+      alloc::make_allocator(options.policies.back(), {1u << 20, a.granularity});  // unknown names fail before reading
+      start = comma + 1;
+    }
   }
   options.granularity = a.granularity;
   options.keep_samples = !a.out_file.empty();
@@ -71,7 +76,7 @@ Subcommand add_replay_command(CLI::App& app) {
   cmd->add_option("--capacity", args->capacities,
                   "Bytes per memory space: N for every space, or SPACE=N (repeatable); suffixes KiB, MiB, GiB")
       ->required();
-  cmd->add_option("--allocator", args->allocator, "Policy: bfc, first-fit, best-fit, buddy, tlsf, or all");
+  cmd->add_option("--allocator", args->allocator, "Policies, comma-separated (bfc, first-fit, best-fit, buddy, tlsf), or all");
   cmd->add_option("--granularity", args->granularity, "Smallest block a policy hands out (power of two)");
   cmd->add_option("--out", args->out_file, "Write the time series (one row per event and policy) as CSV");
   cmd->add_flag("--json", args->json, "Print the metrics as JSON");

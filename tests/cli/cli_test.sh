@@ -64,6 +64,12 @@ if "$tpuemu" replay "$root/examples/traces/cnn-serving.csv" --capacity 1GiB --al
 else
   echo "FAIL replay all: $(cat "$tmp/err")"; failures=$((failures + 1))
 fi
+if "$tpuemu" replay "$root/examples/traces/mlp-serving.csv" --capacity 1GiB --allocator tlsf,buddy >"$tmp/out" 2>"$tmp/err" &&
+   grep -qE "policy +tlsf +buddy$" "$tmp/out"; then
+  echo "ok   replay --allocator with a list"
+else
+  echo "FAIL replay list: $(cat "$tmp/err")"; failures=$((failures + 1))
+fi
 # the shipped traces are exactly what the project generates from its workloads today
 if bash "$root/scripts/gen-traces.sh" "$tpuemu" "$tmp/traces" 2>"$tmp/err" &&
    cmp -s "$tmp/traces/mlp-serving.csv" "$root/examples/traces/mlp-serving.csv" &&

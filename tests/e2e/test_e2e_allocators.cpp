@@ -26,6 +26,8 @@ TEST_P(EveryHbmPolicy, PlacesTheMlpAndStaysBitExact) {
   EXPECT_EQ(m.now.in_use_bytes, 0u);
   // The trace of the run holds the same events.
   EXPECT_EQ(r.allocation_trace.events.size(), m.allocations + m.frees);
+  EXPECT_EQ(r.hbm_allocation_samples.size(), m.allocations + m.frees);  // the time series of the report
+  EXPECT_EQ(r.hbm_allocation_samples.back().in_use_bytes, 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, EveryHbmPolicy, ::testing::ValuesIn(alloc::allocator_names()),

@@ -63,6 +63,7 @@ struct WorkloadReport {
   std::uint64_t acc_peak_bytes = 0, acc_capacity_bytes = 0;
   std::uint64_t hbm_allocated_bytes = 0, padding_bytes = 0;
   alloc::SpaceMetrics hbm_allocation;  // the HBM allocator's figures (policy, peaks, fragmentation)
+  std::vector<alloc::SpaceSnapshot> hbm_allocation_samples;  // after every allocation and free
   std::optional<alloc::SpaceMetrics> vmem_allocation;  // with RunSettings::vmem_allocator
   alloc::AllocTrace allocation_trace;  // what the runtime allocated and freed (tpuemu run --alloc-trace)
   std::uint64_t program_instructions = 0;

@@ -23,6 +23,14 @@ void line(std::string& out, fmt::format_string<T...> format, T&&... args) {
   out += '\n';
 }
 
+nlohmann::json hbm_allocation_json(const WorkloadReport& r) {
+  nlohmann::json j = alloc::metrics_to_json(r.hbm_allocation);
+  nlohmann::json samples = nlohmann::json::array();
+  for (const alloc::SpaceSnapshot& s : r.hbm_allocation_samples) samples.push_back(alloc::snapshot_to_json(s));
+  j["samples"] = std::move(samples);
+  return j;
+}
+
 nlohmann::json hbm_json(const WorkloadReport& r) {
   const auto& h = *r.hbm;
   nlohmann::json channels = nlohmann::json::array();
@@ -168,7 +176,7 @@ nlohmann::json report_to_json(const WorkloadReport& r) {
       {"counters", counters},
       {"program_instructions", r.program_instructions},
       {"hbm_device", r.hbm ? hbm_json(r) : nlohmann::json(nullptr)},
-      {"hbm_allocation", alloc::metrics_to_json(r.hbm_allocation)},
+      {"hbm_allocation", hbm_allocation_json(r)},
       {"vmem_allocation", r.vmem_allocation ? alloc::metrics_to_json(*r.vmem_allocation) : nlohmann::json(nullptr)},
       {"simulation", {{"wall_seconds", r.wall_seconds}, {"cycles_per_second", r.sim_cycles_per_second}}},
   };

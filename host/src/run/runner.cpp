@@ -39,6 +39,7 @@ class HbmPlacer {
   }
   std::uint64_t in_use() const { return space_.snapshot().in_use_bytes; }
   alloc::SpaceMetrics metrics() const { return space_.metrics(); }
+  const std::vector<alloc::SpaceSnapshot>& samples() const { return space_.samples(); }
   alloc::AllocTrace& trace() { return trace_; }
 
  private:
@@ -181,6 +182,7 @@ WorkloadReport run_workload(const Preset& preset, const Workload& workload, cons
   r.hbm = device->memory_statistics();
   arena.free_all(r.run.cycles);
   r.hbm_allocation = arena.metrics();
+  r.hbm_allocation_samples = arena.samples();
   r.allocation_trace = std::move(arena.trace());
   r.allocation_trace.source = workload.name;
   if (r.hbm) {
