@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "test_support.h"
 #include "tpuemu/alloc/allocator.h"
 #include "tpuemu/error.h"
 
@@ -22,14 +23,7 @@ namespace {
 
 constexpr std::uint64_t KiB = 1024, MiB = 1024 * KiB, GiB = 1024 * MiB;
 
-std::string error_of(auto&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using test::error_of;
 
 std::vector<FreeBlock> free_blocks(const Allocator& a) {
   std::vector<FreeBlock> blocks;
