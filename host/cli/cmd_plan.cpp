@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "tpuemu/alloc/alloc_trace.h"
 #include "tpuemu/alloc/memory_space.h"
 #include "tpuemu/alloc/planner.h"
 #include "tpuemu/error.h"
@@ -15,9 +16,9 @@
 namespace tpuemu::cli {
 namespace {
 
-// "65536", "64KiB", "16MiB", "1GiB" (also KB/MB/GB = powers of 1000, and a trailing "B").
 struct PlanArgs {
   std::string input;
+  std::string space;  // set: the input is an allocation trace and this space's buffers are planned
   std::string capacity;
   double timeout = 10;
   std::string output;
@@ -35,7 +36,9 @@ double pct(std::uint64_t x, std::uint64_t of) { return of == 0 ? 0.0 : 100.0 * s
 
 int run_plan(const PlanArgs& a) {
   const std::uint64_t capacity = alloc::parse_bytes(a.capacity);  // validated by the option
-  const auto buffers = alloc::read_plan_csv(a.input);
+  const auto buffers = a.space.empty() ? alloc::read_plan_csv(a.input)
+                                       : alloc::plan_buffers_from_trace(alloc::read_alloc_trace(a.input), a.space);
+  if (buffers.empty()) throw Error(a.input, a.space.empty() ? "no buffers" : fmt::format("no buffers in space '{}'", a.space));
   alloc::PlanOptions options;
   options.capacity = capacity;
   options.timeout_seconds = a.timeout;
@@ -99,6 +102,9 @@ Subcommand add_plan_command(CLI::App& app) {
             return fmt::format("'{}' is not a byte count (e.g. 65536, 64KiB, 16MiB)", text);
           },
           "BYTES"));
+  cmd->add_option("--space", args->space,
+                  "Plan an allocation trace (docs/alloc-trace.md) instead: the buffers of this space, "
+                  "lifetimes in event order");
   cmd->add_option("--timeout", args->timeout, "Seconds of exact search before giving up (exit 4)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--out", args->output, "Output CSV with an offset column (default: FILE.planned.csv)");

@@ -70,6 +70,14 @@ if "$tpuemu" replay "$root/examples/traces/mlp-serving.csv" --capacity 1GiB --al
 else
   echo "FAIL replay list: $(cat "$tmp/err")"; failures=$((failures + 1))
 fi
+expect_error plan_trace_unknown_space 1 "cnn-serving.csv: no buffers in space 'gpu'" -- plan "$root/examples/traces/cnn-serving.csv" --space gpu --capacity 1MiB --out "$tmp/p.csv"
+# the offline planner packs a trace's VMEM buffers at exactly their peak live bytes (180 KiB)
+if "$tpuemu" plan "$root/examples/traces/cnn-serving.csv" --space vmem --capacity 180KiB --out "$tmp/vmem-plan.csv" >"$tmp/out" 2>"$tmp/err" &&
+   head -1 "$tmp/vmem-plan.csv" | grep -q ',offset$'; then
+  echo "ok   plan --space on an allocation trace"
+else
+  echo "FAIL plan --space: $(cat "$tmp/err")"; failures=$((failures + 1))
+fi
 # the shipped traces are exactly what the project generates from its workloads today
 if bash "$root/scripts/gen-traces.sh" "$tpuemu" "$tmp/traces" 2>"$tmp/err" &&
    cmp -s "$tmp/traces/mlp-serving.csv" "$root/examples/traces/mlp-serving.csv" &&
