@@ -434,11 +434,19 @@ class Search {
     }
     if (fr.cand_end - fr.cand_begin > 1) {
       // First the candidates that fill the whole run of sections at this floor around s: they
-      // leave no gap at this level in time for others to fill exactly.
+      // leave no gap at this level in time for others to fill exactly. Then those whose top
+      // meets the floor of a section just outside their lifetime: they flatten the skyline
+      // (a step is closed instead of a new one made).
       std::size_t r0 = static_cast<std::size_t>(s), r1 = static_cast<std::size_t>(s);
       while (r0 > 0 && unplaced_[r0 - 1] != 0 && floor_[r0 - 1] == f) --r0;
       while (r1 + 1 < floor_.size() && unplaced_[r1 + 1] != 0 && floor_[r1 + 1] == f) ++r1;
-      std::stable_partition(cands_.begin() + static_cast<std::ptrdiff_t>(fr.cand_begin), cands_.end(), [&](int b) {
+      const auto begin = cands_.begin() + static_cast<std::ptrdiff_t>(fr.cand_begin);
+      std::stable_partition(begin, cands_.end(), [&](int b) {
+        const std::uint64_t top = f + buffers_[b].size;
+        return (first_[b] > 0 && floor_[first_[b] - 1] == top) ||
+               (static_cast<std::size_t>(last_[b]) + 1 < floor_.size() && floor_[last_[b] + 1] == top);
+      });
+      std::stable_partition(begin, cands_.end(), [&](int b) {
         return static_cast<std::size_t>(first_[b]) == r0 && static_cast<std::size_t>(last_[b]) == r1;
       });
     }
