@@ -48,9 +48,11 @@ TEST(Planner, GreedyOvershootsTightInstances) {
   EXPECT_LE(sum / 8, 50.0);
 }
 
+// The search takes milliseconds to half a second on these (docs/planner.md); the 20 s timeout
+// only keeps a loaded machine from flaking.
 void expect_solved(std::size_t count, std::uint64_t seed) {
   const auto inst = testing::guillotine_instance(count, seed);
-  const auto r = solve(inst);
+  const auto r = solve(inst, 20);
   ASSERT_EQ(r.status, PlanStatus::Solved) << count << " buffers, seed " << seed << ": " << r.reason;
   EXPECT_FALSE(r.solved_by_greedy);
   EXPECT_GT(r.greedy_height, inst.capacity);
@@ -59,11 +61,15 @@ void expect_solved(std::size_t count, std::uint64_t seed) {
 }
 
 TEST(Planner, SearchSolvesTightInstancesOf150) {
-  for (const std::uint64_t seed : {1, 2, 5, 6}) expect_solved(150, seed);
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) expect_solved(150, seed);
 }
 
 TEST(Planner, SearchSolvesTightInstancesOf300) {
-  for (const std::uint64_t seed : {2, 4}) expect_solved(300, seed);
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) expect_solved(300, seed);
+}
+
+TEST(Planner, SearchSolvesTightInstancesOf450) {
+  for (const std::uint64_t seed : {1, 5, 6}) expect_solved(450, seed);
 }
 
 TEST(Planner, PeakAboveCapacityIsInfeasibleWithoutSearch) {
@@ -95,7 +101,7 @@ TEST(Planner, ExhaustedSearchIsInfeasible) {
 }
 
 TEST(Planner, TimeoutReturnsTheBestPlacement) {
-  const auto inst = testing::guillotine_instance(450, 3);
+  const auto inst = testing::guillotine_instance(450, 4);  // not solved within seconds
   const auto r = plan_buffers(inst.buffers, {.capacity = inst.capacity, .timeout_seconds = 0.001});
   ASSERT_EQ(r.status, PlanStatus::Timeout);
   EXPECT_GT(r.height, inst.capacity);
