@@ -21,8 +21,13 @@
 // the check runs on raises, and a look-ahead strengthens it: in every section, the lowest offset
 // any of its unplaced buffers can still take (the max floor over that buffer's sections, aligned)
 // plus the section's unplaced bytes must fit. Buffers identical to one already tried at a node
-// (same lifetime, size and alignment) are skipped. Candidates are tried longest lifetime first,
-// then largest.
+// (same lifetime, size and alignment) are skipped. Candidates are tried: filling the whole run at
+// the floor first, then those whose top meets a neighbouring floor, then longest lifetime, then
+// largest.
+//
+// Conflict-directed backjumping: every failure carries a range of sections that explains it
+// (Span, child_failed()); a child failing for a reason its own change doesn't touch makes its
+// parent fail for the same reason without trying the other children.
 #include "planner_search.h"
 
 #include <algorithm>
