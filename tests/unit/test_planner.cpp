@@ -72,6 +72,26 @@ TEST(Planner, SearchSolvesTightInstancesOf450) {
   for (const std::uint64_t seed : {1, 5, 6}) expect_solved(450, seed);
 }
 
+TEST(Planner, FirstFitInLifetimeOrderBeatsDecreasingSizeBestFit) {
+  // Decreasing-size best fit puts the two 4s at 0, then b on top of e, c on top of a and b:
+  // height 8. First fit by start time (a, c | b, d | e) packs it at the peak, 6.
+  const std::vector<PlanBuffer> b = {
+      {.id = "a", .lower = 0, .upper = 1, .size = 4}, {.id = "b", .lower = 2, .upper = 5, .size = 2},
+      {.id = "c", .lower = 0, .upper = 3, .size = 2}, {.id = "d", .lower = 2, .upper = 3, .size = 2},
+      {.id = "e", .lower = 3, .upper = 5, .size = 4},
+  };
+  ASSERT_EQ(peak_live_bytes(b), 6u);
+  const auto roomy = plan_buffers(b, {.capacity = 100});  // fits: only decreasing-size best fit runs
+  ASSERT_TRUE(roomy.solved_by_greedy);
+  EXPECT_EQ(roomy.greedy_height, 8u);
+  const auto tight = plan_buffers(b, {.capacity = 6, .timeout_seconds = 0});
+  EXPECT_EQ(tight.status, PlanStatus::Solved);
+  EXPECT_TRUE(tight.solved_by_greedy);
+  EXPECT_EQ(tight.greedy_height, 6u);
+  EXPECT_EQ(tight.search_nodes, 0u);
+  EXPECT_EQ(check_placement(b, tight.offsets, 6), std::nullopt);
+}
+
 TEST(Planner, PeakAboveCapacityIsInfeasibleWithoutSearch) {
   const std::vector<PlanBuffer> b = {{.id = "a", .lower = 0, .upper = 4, .size = 16},
                                      {.id = "b", .lower = 2, .upper = 6, .size = 16}};

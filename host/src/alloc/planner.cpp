@@ -1,6 +1,7 @@
-// Offline memory planner (docs/planner.md): peak-live lower bound, XLA-style greedy
-// (global decreasing-size best fit), then an exact MiniMalloc-style search (planner_search.cpp)
-// on every time-connected group of buffers the greedy pass couldn't fit.
+// Offline memory planner (docs/planner.md): peak-live lower bound, two greedy placements (XLA's
+// global decreasing-size best fit and first fit in lifetime order; the lower wins per
+// time-connected group), then a portfolio of two exact-or-heuristic searches (the floor search
+// of planner_search.cpp, the time sweep of planner_sweep.cpp) on every group still too high.
 #include "tpuemu/alloc/planner.h"
 
 #include <algorithm>
@@ -117,6 +118,44 @@ std::vector<std::uint64_t> greedy(std::span<const PlanBuffer> buffers) {
   return offsets;
 }
 
+// Online first fit with the lifetimes known: buffers by start time (ties: larger first, then
+// input order), each at the lowest aligned offset free among the already placed buffers that
+// overlap it in time. This is what a first-fit allocator would do on the trace (an allocation
+// never moves), so the planner never needs more than online first fit.
+std::vector<std::uint64_t> first_fit_by_lifetime(std::span<const PlanBuffer> buffers) {
+  const std::size_t n = buffers.size();
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+    const auto& a = buffers[x];
+    const auto& b = buffers[y];
+    if (a.lower != b.lower) return a.lower < b.lower;
+    if (a.size != b.size) return a.size > b.size;
+    return x < y;
+  });
+  // Placed in order of lower, so a placed buffer overlaps the current one iff its upper is later
+  // than the current lower: keep the live ones ordered by offset.
+  std::vector<std::uint64_t> offsets(n, 0);
+  std::map<std::uint64_t, std::size_t> live;  // offset -> buffer (live buffers never share one)
+  std::multimap<std::int64_t, std::uint64_t> ends;  // upper -> offset, to expire
+  for (const std::size_t i : order) {
+    const auto& b = buffers[i];
+    while (!ends.empty() && ends.begin()->first <= b.lower) {
+      live.erase(ends.begin()->second);
+      ends.erase(ends.begin());
+    }
+    std::uint64_t at = align_up(0, b.alignment);
+    for (const auto& [offset, j] : live) {
+      if (at + b.size <= offset) break;
+      at = std::max(at, align_up(offset + buffers[j].size, b.alignment));
+    }
+    offsets[i] = at;
+    live.emplace(at, i);
+    ends.emplace(b.upper, at);
+  }
+  return offsets;
+}
+
 // Groups of buffers connected through overlapping lifetimes: independent sub-problems.
 std::vector<std::vector<std::size_t>> time_groups(std::span<const PlanBuffer> buffers) {
   std::vector<std::size_t> order(buffers.size());
@@ -212,8 +251,25 @@ PlanResult plan_buffers(std::span<const PlanBuffer> buffers, const PlanOptions& 
     return r;
   }
 
+  // Two greedy placements; per time-connected group (independent: neither greedy compares
+  // buffers that don't overlap in time) the lower one is kept.
   r.offsets = greedy(buffers);
   r.greedy_height = height_of(buffers, r.offsets);
+  const auto groups = time_groups(buffers);
+  const auto group_height = [&](const std::vector<std::size_t>& group, const std::vector<std::uint64_t>& offsets) {
+    std::uint64_t h = 0;
+    for (const std::size_t i : group) h = std::max(h, offsets[i] + buffers[i].size);
+    return h;
+  };
+  if (r.greedy_height > capacity) {
+    const std::vector<std::uint64_t> ff = first_fit_by_lifetime(buffers);
+    for (const auto& group : groups) {
+      if (group_height(group, ff) < group_height(group, r.offsets)) {
+        for (const std::size_t i : group) r.offsets[i] = ff[i];
+      }
+    }
+    r.greedy_height = height_of(buffers, r.offsets);
+  }
   r.height = r.greedy_height;
   const auto finish_solved = [&] {
     if (const auto problem = check_placement(buffers, r.offsets, capacity)) {
@@ -237,10 +293,8 @@ PlanResult plan_buffers(std::span<const PlanBuffer> buffers, const PlanOptions& 
       start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout));
   bool timed_out = false;
   std::vector<detail::SearchBuffer> group_buffers;
-  for (const auto& group : time_groups(buffers)) {
-    std::uint64_t group_height = 0;
-    for (const std::size_t i : group) group_height = std::max(group_height, r.offsets[i] + buffers[i].size);
-    if (group_height <= capacity) continue;
+  for (const auto& group : groups) {
+    if (group_height(group, r.offsets) <= capacity) continue;
     group_buffers.clear();
     for (const std::size_t i : group) {
       const auto& b = buffers[i];
