@@ -1,7 +1,7 @@
 // Offline memory planner (docs/planner.md): peak-live lower bound, two greedy placements (XLA's
 // global decreasing-size best fit and first fit in lifetime order; the lower wins per
-// time-connected group), then a portfolio of two exact-or-heuristic searches (the floor search
-// of planner_search.cpp, the time sweep of planner_sweep.cpp) on every group still too high.
+// time-connected group), then an exact MiniMalloc-style search (planner_search.cpp) on every
+// time-connected group of buffers still too high.
 #include "tpuemu/alloc/planner.h"
 
 #include <algorithm>
