@@ -24,12 +24,18 @@ struct PlanInstance {
   std::vector<std::uint64_t> known_offsets;  // the cut pattern, one per buffer (a valid placement)
 };
 
+// The default shape is that of the "challenging" benchmarks published with MiniMalloc
+// (github.com/google/minimalloc, benchmarks/challenging: a 2^20-step horizon and a 1-MiB
+// capacity in 1-KiB units). coarse_grid() cuts a 2n x 2n grid instead: many buffers then share
+// their endpoints, which makes far harder instances for the search (docs/planner.md).
 struct GuillotineShape {
-  std::int64_t time_steps = 0;       // T; 0: 2 * count
-  std::uint64_t memory_units = 0;    // C / unit; 0: 2 * count
-  std::uint64_t unit = 64;           // bytes; sizes are multiples of it
+  std::int64_t time_steps = std::int64_t{1} << 20;  // T; 0: 2 * count
+  std::uint64_t memory_units = 1024;                 // C / unit; 0: 2 * count
+  std::uint64_t unit = 1024;                         // bytes; sizes are multiples of it
   double time_cut_bias = 2.0;        // P(time cut) = w^b / (w^b + h^b), w, h relative to T, C
 };
+
+inline GuillotineShape coarse_grid() { return {.time_steps = 0, .memory_units = 0, .unit = 64}; }
 
 // `count` buffers, order shuffled, ids "b0".."b<count-1>" in the shuffled order.
 inline PlanInstance guillotine_instance(std::size_t count, std::uint64_t seed, GuillotineShape shape = {}) {

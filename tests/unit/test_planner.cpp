@@ -48,10 +48,10 @@ TEST(Planner, GreedyOvershootsTightInstances) {
   EXPECT_LE(sum / 8, 50.0);
 }
 
-// The search takes milliseconds to half a second on these (docs/planner.md); the 20 s timeout
-// only keeps a loaded machine from flaking.
-void expect_solved(std::size_t count, std::uint64_t seed) {
-  const auto inst = testing::guillotine_instance(count, seed);
+// The search takes milliseconds on these (docs/planner.md); the 20 s timeout only keeps a loaded
+// machine from flaking.
+void expect_solved(std::size_t count, std::uint64_t seed, testing::GuillotineShape shape = {}) {
+  const auto inst = testing::guillotine_instance(count, seed, shape);
   const auto r = solve(inst, 20);
   ASSERT_EQ(r.status, PlanStatus::Solved) << count << " buffers, seed " << seed << ": " << r.reason;
   EXPECT_FALSE(r.solved_by_greedy);
@@ -69,7 +69,15 @@ TEST(Planner, SearchSolvesTightInstancesOf300) {
 }
 
 TEST(Planner, SearchSolvesTightInstancesOf450) {
-  for (const std::uint64_t seed : {1, 5, 6}) expect_solved(450, seed);
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) expect_solved(450, seed);
+}
+
+// The coarse grid (every buffer's endpoints on a 2n-step grid) is much harder: the search solves
+// every 150- and 300-buffer instance and most 450-buffer ones (the benchmark reports them all).
+TEST(Planner, SearchSolvesCoarseGridInstances) {
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) expect_solved(150, seed, testing::coarse_grid());
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) expect_solved(300, seed, testing::coarse_grid());
+  for (const std::uint64_t seed : {1, 5, 6}) expect_solved(450, seed, testing::coarse_grid());
 }
 
 TEST(Planner, FirstFitInLifetimeOrderBeatsDecreasingSizeBestFit) {
@@ -121,7 +129,7 @@ TEST(Planner, ExhaustedSearchIsInfeasible) {
 }
 
 TEST(Planner, TimeoutReturnsTheBestPlacement) {
-  const auto inst = testing::guillotine_instance(450, 4);  // not solved within seconds
+  const auto inst = testing::guillotine_instance(450, 4, testing::coarse_grid());  // not solved within seconds
   const auto r = plan_buffers(inst.buffers, {.capacity = inst.capacity, .timeout_seconds = 0.001});
   ASSERT_EQ(r.status, PlanStatus::Timeout);
   EXPECT_GT(r.height, inst.capacity);
