@@ -20,7 +20,7 @@ namespace {
 
 using namespace tpuemu::alloc;
 
-const std::vector<std::string> kTraces = {"mlp-serving", "cnn-serving"};
+const std::vector<std::string> kTraces = {"mlp-serving", "mlp-bursty", "cnn-serving"};
 
 AllocTrace load(const std::string& name) {
   return read_alloc_trace(std::string(TPUEMU_SOURCE_DIR) + "/examples/traces/" + name + ".csv");

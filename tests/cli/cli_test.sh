@@ -81,7 +81,8 @@ fi
 # the shipped traces are exactly what the project generates from its workloads today
 if bash "$root/scripts/gen-traces.sh" "$tpuemu" "$tmp/traces" 2>"$tmp/err" &&
    cmp -s "$tmp/traces/mlp-serving.csv" "$root/examples/traces/mlp-serving.csv" &&
-   cmp -s "$tmp/traces/cnn-serving.csv" "$root/examples/traces/cnn-serving.csv"; then
+   cmp -s "$tmp/traces/cnn-serving.csv" "$root/examples/traces/cnn-serving.csv" &&
+   cmp -s "$tmp/traces/mlp-bursty.csv" "$root/examples/traces/mlp-bursty.csv"; then
   echo "ok   examples/traces regenerate identically"
 else
   echo "FAIL examples/traces differ from scripts/gen-traces.sh output (rerun it): $(cat "$tmp/err")"; failures=$((failures + 1))
