@@ -20,7 +20,11 @@
 // be completed (waste below the floor is charged this way). Placing at the floor never wastes, so
 // the check runs on raises, and a look-ahead strengthens it: in every section, the lowest offset
 // any of its unplaced buffers can still take (the max floor over that buffer's sections, aligned)
-// plus the section's unplaced bytes must fit. Buffers identical to one already tried at a node
+// plus the section's unplaced bytes must fit. Sections that can't waste anything must have a
+// buffer at their floor: the valleys (runs at one floor between higher neighbours) must be
+// exactly covered at that level by disjoint lifetimes (valleys_coverable()), and a buffer that
+// would sit there over lower sections needs those filled exactly up to it (steps_fillable(),
+// subset sums). Buffers identical to one already tried at a node
 // (same lifetime, size and alignment) are skipped. Candidates are tried: filling the whole run at
 // the floor first, then those whose top meets a neighbouring floor, then longest lifetime, then
 // largest.
@@ -258,6 +262,12 @@ class Search {
     lowest_offset_.assign(n, 0);
     at_floor_.assign(sections, 0);
     bridge_.assign(sections, 0);
+    starts_.assign(sections, {});
+    sums_key_.assign(sections, 0);
+    sums_valid_.assign(sections, 0);
+    placed_key_.assign(sections, 0);
+    reach_.assign(sections + 1, 0);
+    has_flat_.assign(sections, 0);
     gcd_ = 0;
     if (profile.times != nullptr) {
       // A section here is a union of the parent's sections: every buffer crossing it crosses all
@@ -302,6 +312,7 @@ class Search {
       const auto& b = buffers_[i];
       first_[i] = static_cast<int>(std::lower_bound(times.begin(), times.end(), b.lower) - times.begin());
       last_[i] = static_cast<int>(std::lower_bound(times.begin(), times.end(), b.upper) - times.begin()) - 1;
+      starts_[first_[i]].push_back(i);
       for (int k = first_[i]; k <= last_[i]; ++k) {
         crossing_[k].push_back(i);
         remaining_[k] += b.size;
@@ -310,6 +321,9 @@ class Search {
       gcd_ = std::gcd(gcd_, b.size);
       if (b.alignment > 1) gcd_ = std::gcd(gcd_, b.alignment);
     }
+    words_ = static_cast<std::size_t>(std::min<std::uint64_t>(kMaxUnits, capacity_ / gcd_) / 64 + 1);
+    words_ = std::min(words_, kWords);
+    sums_.assign(sections * words_, 0);
   }
 
   std::uint64_t lowest_offset(int b) const {
@@ -324,6 +338,7 @@ class Search {
       set_floor(static_cast<std::size_t>(k), at + size);
       remaining_[k] -= size;
       --unplaced_[k];
+      placed_key_[k] ^= key_of_buffer(static_cast<std::size_t>(b)).a;
     }
     placed_[b] = true;
     hash_ ^= key_of_buffer(static_cast<std::size_t>(b));
@@ -338,6 +353,7 @@ class Search {
         set_floor(static_cast<std::size_t>(k), fr.floor);  // all were at the node's floor
         remaining_[k] += size;
         ++unplaced_[k];
+        placed_key_[k] ^= key_of_buffer(static_cast<std::size_t>(b)).a;
       }
       placed_[b] = false;
       hash_ ^= key_of_buffer(static_cast<std::size_t>(b));
@@ -361,14 +377,19 @@ class Search {
     std::fill(lowest_.begin(), lowest_.end(), kNone);
     std::fill(at_floor_.begin(), at_floor_.end(), 0);
     std::fill(bridge_.begin(), bridge_.end(), 0);
+    std::fill(has_flat_.begin(), has_flat_.end(), 0);
     for (std::size_t i = 0; i < buffers_.size(); ++i) {
       if (placed_[i]) continue;
       const int b = static_cast<int>(i);
       const std::uint64_t o = lowest_offset(b);
       lowest_offset_[i] = o;
+      int level = 0;
       for (int k = first_[b]; k <= last_[b]; ++k) {
         lowest_[k] = std::min(lowest_[k], o);
-        if (o == floor_[k]) ++at_floor_[k];
+        if (o == floor_[k]) ++at_floor_[k], ++level;
+      }
+      if (level == last_[b] - first_[b] + 1) {  // flat: can go at the floor of all its sections now
+        for (int k = first_[b]; k <= last_[b]; ++k) has_flat_[k] = 1;
       }
       for (int k = first_[b]; k < last_[b]; ++k) ++bridge_[k];
     }
@@ -380,7 +401,121 @@ class Search {
         ok = false;
       }
     }
+    if (ok) ok = valleys_coverable();
+    if (ok) ok = steps_fillable();
     return ok;
+  }
+
+  // Forced levels. In a section k that can't waste anything (slack below gcd_), some unplaced
+  // buffer sits at floor_[k]: one with lowest offset floor_[k]. Such a buffer u may still cross
+  // sections j at a lower floor; it can only sit at floor_[k] once each of them is filled up to
+  // floor_[k], and when j can't waste either, exactly: floor_[k] - floor_[j] must be a subset sum
+  // of the sizes of the unplaced buffers crossing j. False (fail_ set) when that rules out every
+  // candidate of some such section k.
+  bool steps_fillable() {
+    const int sections = static_cast<int>(floor_.size());
+    for (int k = 0; k < sections; ++k) {
+      if (unplaced_[k] == 0 || has_flat_[k] != 0 || floor_[k] + gcd_ + remaining_[k] <= capacity_) continue;
+      const std::uint64_t f = floor_[k];
+      bool possible = false;
+      Span witnesses;
+      for (const int u : crossing_[k]) {
+        if (placed_[u] || lowest_offset_[u] != f) continue;
+        int blocked = -1;
+        for (int j = first_[u]; j <= last_[u] && blocked < 0; ++j) {
+          if (floor_[j] < f && !fillable(j, f - floor_[j])) blocked = j;
+        }
+        if (blocked < 0) {
+          possible = true;
+          break;
+        }
+        witnesses.add(blocked);
+      }
+      if (!possible) {
+        Span why = explain(k, f);
+        why.add(witnesses);
+        fail_ = why;
+        return false;
+      }
+    }
+    return true;
+  }
+  // Whether `gap` can be the exact sum of sizes of some unplaced buffers crossing j; true when
+  // j may waste space or the gap is too large to check (kMaxUnits units of gcd_).
+  static constexpr std::uint64_t kMaxUnits = 4096;
+  static constexpr std::size_t kWords = kMaxUnits / 64;
+  bool fillable(int j, std::uint64_t gap) {
+    if (floor_[j] + gcd_ + remaining_[j] <= capacity_) return true;
+    const std::uint64_t units = gap / gcd_;
+    if (units >= kMaxUnits) return true;
+    std::uint64_t* bits = sums_.data() + static_cast<std::size_t>(j) * words_;
+    if (sums_valid_[j] == 0 || sums_key_[j] != placed_key_[j]) {  // recompute
+      sums_valid_[j] = 1;
+      sums_key_[j] = placed_key_[j];
+      std::fill(bits, bits + words_, 0);
+      bits[0] = 1;
+      for (const int v : crossing_[j]) {
+        if (placed_[v]) continue;
+        const std::uint64_t sh = buffers_[v].size / gcd_;
+        if (sh >= kMaxUnits) continue;
+        const std::size_t q = sh / 64, r = sh % 64;
+        for (std::size_t w = words_; w-- > q;) {
+          std::uint64_t x = bits[w - q] << r;
+          if (r != 0 && w > q) x |= bits[w - q - 1] >> (64 - r);
+          bits[w] |= x;
+        }
+      }
+    }
+    return ((bits[units / 64] >> (units % 64)) & 1) != 0;
+  }
+
+  // Valley cover. A valley is a maximal run [r0, r1] of sections at one floor f whose neighbours
+  // are higher or crossed by no unplaced buffer. Floors only rise, so a buffer that ever sits at
+  // level f in the valley lies inside it and can sit at f already now (its lowest offset is f);
+  // buffers sitting at f are pairwise disjoint in time. A section whose slack (capacity - floor -
+  // unplaced bytes) is below gcd_ can't leave level f empty (every offset of a pushed-down
+  // placement is a multiple of gcd_). False (fail_ = the valley and its two neighbours) when no
+  // set of disjoint such lifetimes covers every such section of some valley: an interval DP.
+  bool valleys_coverable() {
+    const int sections = static_cast<int>(floor_.size());
+    const auto tight = [&](int k) { return floor_[k] + gcd_ + remaining_[k] > capacity_; };
+    for (int r0 = 0; r0 < sections;) {
+      if (unplaced_[r0] == 0) {
+        ++r0;
+        continue;
+      }
+      const std::uint64_t f = floor_[r0];
+      int r1 = r0;
+      bool any = tight(r0);
+      while (r1 + 1 < sections && unplaced_[r1 + 1] != 0 && floor_[r1 + 1] == f) {
+        ++r1;
+        any = any || tight(r1);
+      }
+      const bool valley = (r0 == 0 || unplaced_[r0 - 1] == 0 || floor_[r0 - 1] > f) &&
+                          (r1 + 1 == sections || unplaced_[r1 + 1] == 0 || floor_[r1 + 1] > f);
+      if (any && valley) {
+        // reach_[k]: sections r0..k-1 are covered by disjoint buffers at f or may stay empty.
+        std::fill(reach_.begin() + r0, reach_.begin() + r1 + 2, 0);
+        reach_[r0] = 1;
+        for (int k = r0; k <= r1; ++k) {
+          if (reach_[k] == 0) continue;
+          if (!tight(k)) reach_[k + 1] = 1;
+          for (const int u : starts_[k]) {
+            if (placed_[u] || lowest_offset_[u] != f) continue;  // inside the valley when at f
+            reach_[last_[u] + 1] = 1;
+          }
+        }
+        if (reach_[r1 + 1] == 0) {
+          Span why;
+          why.add(std::max(r0 - 1, 0));
+          why.add(std::min(r1 + 1, sections - 1));
+          fail_ = why;
+          return false;
+        }
+      }
+      r0 = r1 + 1;
+    }
+    return true;
   }
 
   // Pushes the node of the current state, or solves it when every buffer is placed or the
@@ -550,6 +685,13 @@ class Search {
   std::vector<std::vector<int>> crossing_;
   std::vector<std::uint64_t> floor_, remaining_, lowest_, lowest_offset_;
   std::vector<int> unplaced_, at_floor_, bridge_;
+  std::vector<std::vector<int>> starts_;  // buffers by first section
+  std::vector<char> reach_, has_flat_;
+  // fillable(): subset sums per section, valid while the hash of the buffers placed across the
+  // section (placed_key_) stays the one they were computed for (sums_key_).
+  std::vector<std::uint64_t> sums_, sums_key_, placed_key_;
+  std::vector<char> sums_valid_;
+  std::size_t words_ = 0;
   Hash hash_;
   std::vector<Frame> frames_;
   Span fail_;  // why the last dead state failed
