@@ -159,6 +159,7 @@ class Search {
     bool raise_tried = false;
     Span conflict;  // union of the failed children's explanations
     Span why_node;  // what the choice of children depends on (section, non-candidates, raise)
+    Span why_node_extra;  // the valleys of the candidates left out by valleys_coverable()
   };
 
   // Conflict-directed backjumping. A failure explained by span E means: every state with the
@@ -268,6 +269,10 @@ class Search {
     placed_key_.assign(sections, 0);
     reach_.assign(sections + 1, 0);
     has_flat_.assign(sections, 0);
+    back_.assign(sections + 1, 0);
+    filtered_.assign(n, 0);
+    valley_lo_.assign(n, 0);
+    valley_hi_.assign(n, 0);
     gcd_ = 0;
     if (profile.times != nullptr) {
       // A section here is a union of the parent's sections: every buffer crossing it crosses all
@@ -378,6 +383,7 @@ class Search {
     std::fill(at_floor_.begin(), at_floor_.end(), 0);
     std::fill(bridge_.begin(), bridge_.end(), 0);
     std::fill(has_flat_.begin(), has_flat_.end(), 0);
+    ++stamp_;
     for (std::size_t i = 0; i < buffers_.size(); ++i) {
       if (placed_[i]) continue;
       const int b = static_cast<int>(i);
@@ -476,6 +482,8 @@ class Search {
   // unplaced bytes) is below gcd_ can't leave level f empty (every offset of a pushed-down
   // placement is a multiple of gcd_). False (fail_ = the valley and its two neighbours) when no
   // set of disjoint such lifetimes covers every such section of some valley: an interval DP.
+  // Otherwise a backward DP marks the buffers in no such cover (filtered_): expand() makes them
+  // no children, and they don't count in at_floor_ (fail first).
   bool valleys_coverable() {
     const int sections = static_cast<int>(floor_.size());
     const auto tight = [&](int k) { return floor_[k] + gcd_ + remaining_[k] > capacity_; };
@@ -512,6 +520,26 @@ class Search {
           fail_ = why;
           return false;
         }
+        // back_[k]: sections k..r1 can be handled. A buffer at f is in some cover iff the
+        // sections before it and after it can be; the others are no candidates (filtered_).
+        back_[r1 + 1] = 1;
+        for (int k = r1; k >= r0; --k) {
+          back_[k] = !tight(k) && back_[k + 1] != 0;
+          for (const int u : starts_[k]) {
+            if (placed_[u] || lowest_offset_[u] != f) continue;
+            if (back_[last_[u] + 1] != 0) back_[k] = 1;
+          }
+        }
+        for (int k = r0; k <= r1; ++k) {
+          for (const int u : starts_[k]) {
+            if (placed_[u] || lowest_offset_[u] != f) continue;
+            if (reach_[k] != 0 && back_[last_[u] + 1] != 0) continue;
+            filtered_[u] = stamp_;
+            valley_lo_[u] = std::max(r0 - 1, 0);
+            valley_hi_[u] = std::min(r1 + 1, sections - 1);
+            for (int j = k; j <= last_[u]; ++j) --at_floor_[j];
+          }
+        }
       }
       r0 = r1 + 1;
     }
@@ -527,16 +555,21 @@ class Search {
     fr.cand_end = fr.cand_begin;
     bool alive = !known_dead() && feasible_bound();  // else fail_ is set
     // The section: lowest floor; among those, the fewest buffers that can go at the floor
-    // (fail first), then leftmost.
+    // (fail first), then leftmost, or, in every other restart, a random one.
     int s = -1;
     std::uint64_t f = kNone;
     int best_count = 0;
+    std::uint64_t best_tie = 0;
+    const bool shuffle = dead_.restart % 2 == 1;
     for (std::size_t k = 0; k < floor_.size(); ++k) {
       if (unplaced_[k] == 0) continue;
-      if (floor_[k] < f || (floor_[k] == f && at_floor_[k] < best_count)) {
+      const std::uint64_t tie = shuffle ? mix(k ^ mix(dead_.restart)) : k;
+      const bool better = at_floor_[k] < best_count || (at_floor_[k] == best_count && tie < best_tie);
+      if (floor_[k] < f || (floor_[k] == f && better)) {
         f = floor_[k];
         s = static_cast<int>(k);
         best_count = at_floor_[k];
+        best_tie = tie;
       }
     }
     if (s < 0) return Expand::Complete;
@@ -553,7 +586,11 @@ class Search {
       for (const int b : crossing_[s]) {
         if (placed_[b]) continue;
         const std::uint64_t o = lowest_offset_[b];
-        if (o == f) {
+        if (o == f && filtered_[b] == stamp_) {  // in no cover of the valley
+          fr.why_node_extra.add(valley_lo_[b]);
+          fr.why_node_extra.add(valley_hi_[b]);
+          fr.raise_to = std::min(fr.raise_to, align_up(f + gcd_, buffers_[b].alignment));
+        } else if (o == f) {
           bool dup = false;
           for (std::size_t c = fr.cand_begin; c < cands_.size() && !dup; ++c) dup = identical(cands_[c], b);
           if (!dup) cands_.push_back(b);
@@ -572,6 +609,7 @@ class Search {
     } else {
       fr.why_node = cover(s);
     }
+    fr.why_node.add(fr.why_node_extra);
     if (fr.cand_end - fr.cand_begin > 1) {
       // First the candidates that fill the whole run of sections at this floor around s: they
       // leave no gap at this level in time for others to fill exactly. Then those whose top
@@ -686,7 +724,10 @@ class Search {
   std::vector<std::uint64_t> floor_, remaining_, lowest_, lowest_offset_;
   std::vector<int> unplaced_, at_floor_, bridge_;
   std::vector<std::vector<int>> starts_;  // buffers by first section
-  std::vector<char> reach_, has_flat_;
+  std::vector<char> reach_, back_, has_flat_;
+  std::vector<std::uint64_t> filtered_;  // == stamp_: in no cover of its valley (this node)
+  std::vector<int> valley_lo_, valley_hi_;
+  std::uint64_t stamp_ = 0;
   // fillable(): subset sums per section, valid while the hash of the buffers placed across the
   // section (placed_key_) stays the one they were computed for (sums_key_).
   std::vector<std::uint64_t> sums_, sums_key_, placed_key_;
@@ -703,8 +744,9 @@ class Search {
 SearchResult search_placement(std::span<const SearchBuffer> buffers, std::uint64_t capacity,
                               std::chrono::steady_clock::time_point deadline) {
   // Restarts: heavy-tailed search times on feasible instances are cut short by restarting with
-  // a randomised candidate order and a doubled node budget (the dead states stay known, so no
-  // work is lost and a restart that exhausts without hitting its budget is still a proof).
+  // a randomised candidate order (and, every other restart, random fail-first ties) and a
+  // doubled node budget (the dead states stay known, so no work is lost and a restart that
+  // exhausts without hitting its budget is still a proof).
   DeadTable dead;
   SearchResult result;
   std::uint64_t budget = 2000;
