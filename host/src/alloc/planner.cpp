@@ -68,6 +68,15 @@ std::uint64_t height_of(std::span<const PlanBuffer> buffers, std::span<const std
   return h;
 }
 
+// Indices 0..n-1 ordered by `before`.
+template <typename Less>
+std::vector<std::size_t> sorted_indices(std::size_t n, Less before) {
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(), before);
+  return order;
+}
+
 bool overlap_in_time(const PlanBuffer& a, const PlanBuffer& b) {
   return a.lower < b.upper && b.lower < a.upper;
 }
@@ -77,9 +86,7 @@ bool overlap_in_time(const PlanBuffer& a, const PlanBuffer& b) {
 // that holds it, else on top of them.
 std::vector<std::uint64_t> greedy(std::span<const PlanBuffer> buffers) {
   const std::size_t n = buffers.size();
-  std::vector<std::size_t> order(n);
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+  const auto order = sorted_indices(n, [&](std::size_t x, std::size_t y) {
     const auto& a = buffers[x];
     const auto& b = buffers[y];
     if (a.size != b.size) return a.size > b.size;
@@ -124,9 +131,7 @@ std::vector<std::uint64_t> greedy(std::span<const PlanBuffer> buffers) {
 // never moves), so the planner never needs more than online first fit.
 std::vector<std::uint64_t> first_fit_by_lifetime(std::span<const PlanBuffer> buffers) {
   const std::size_t n = buffers.size();
-  std::vector<std::size_t> order(n);
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+  const auto order = sorted_indices(n, [&](std::size_t x, std::size_t y) {
     const auto& a = buffers[x];
     const auto& b = buffers[y];
     if (a.lower != b.lower) return a.lower < b.lower;
@@ -158,9 +163,7 @@ std::vector<std::uint64_t> first_fit_by_lifetime(std::span<const PlanBuffer> buf
 
 // Groups of buffers connected through overlapping lifetimes: independent sub-problems.
 std::vector<std::vector<std::size_t>> time_groups(std::span<const PlanBuffer> buffers) {
-  std::vector<std::size_t> order(buffers.size());
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+  const auto order = sorted_indices(buffers.size(), [&](std::size_t x, std::size_t y) {
     return std::pair(buffers[x].lower, x) < std::pair(buffers[y].lower, y);
   });
   std::vector<std::vector<std::size_t>> groups;
