@@ -79,6 +79,13 @@ int bench_main(int argc, char** argv, After&& after) {
 // CPU time of the calling thread. The benchmarks report simulated cycles per wall-clock second
 // (what a user waits for) and per CPU second of the simulating thread (what the simulator costs,
 // independent of other load on a shared machine).
+// "1.23 M", "45.6 k", "789": rates in the summary tables.
+inline std::string si(double v) {
+  if (v >= 1e6) return fmt::format("{:.2f} M", v / 1e6);
+  if (v >= 1e3) return fmt::format("{:.1f} k", v / 1e3);
+  return fmt::format("{:.0f}", v);
+}
+
 inline double thread_cpu_seconds() {
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);

@@ -300,12 +300,6 @@ void register_benchmarks() {
   }
 }
 
-std::string si(double v) {
-  if (v >= 1e6) return fmt::format("{:.2f} M", v / 1e6);
-  if (v >= 1e3) return fmt::format("{:.1f} k", v / 1e3);
-  return fmt::format("{:.0f}", v);
-}
-
 void print_summary() {
   const auto& f = figures();
   if (f.empty()) return;
