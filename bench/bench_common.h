@@ -27,22 +27,12 @@
 #include "tpuemu/reference.h"
 #include "tpuemu/hbm_config.h"
 #include "tpuemu/sim/core_sim.h"
+#include "tpuemu/spec/contract.h"
 
 namespace tpuemu::bench {
 
-// CSR byte addresses and counter indices of docs/isa.md.
-namespace csr {
-inline constexpr std::uint32_t kCtrl = 0x008, kStatus = 0x00C, kProgBase = 0x010,
-                               kErrorInfo = 0x014, kSem0 = 0x080, kCounter0 = 0x100;
-}
-namespace ctr {
-inline constexpr unsigned kCycles = 0, kMxuBusy = 1, kMxuStallSem = 2, kMxuStallWeights = 3,
-                          kMxuStallBank = 4, kDmaStallSem = 5, kDmaStallMem = 6, kFetchStall = 8,
-                          kBytesHbmToVmem = 9, kBytesVmemToHbm = 10, kBytesHbmToSmem = 11,
-                          kBytesSmemToHbm = 12, kBytesAccToHbm = 13, kInstructions = 15,
-                          kMemReadBeats = 16, kMemWriteBeats = 17, kMxuIdleEmpty = 20;
-inline constexpr unsigned kCount = 22;
-}  // namespace ctr
+// CSR byte addresses and counter indices of the contract (spec/tpuemu.json).
+namespace csr = spec::csr;
 
 // ---------------------------------------------------------------------------------------------
 // Failures: a wrong result is never a number in a table. Every benchmark that detects one calls
@@ -142,8 +132,8 @@ inline Preset with_simple_memory(Preset preset) {
 inline bool repeats_exactly(const Preset& preset) { return preset.hbm.model == "simple"; }
 
 inline std::uint64_t read_counter(sim::CoreSim& core, unsigned index) {
-  const std::uint32_t lo = core.csr_read(csr::kCounter0 + 8 * index);
-  const std::uint32_t hi = core.csr_read(csr::kCounter0 + 8 * index + 4);
+  const std::uint32_t lo = core.csr_read(csr::counter_lo(index));
+  const std::uint32_t hi = core.csr_read(csr::counter_hi(index));
   return (std::uint64_t{hi} << 32) | lo;
 }
 
@@ -169,22 +159,22 @@ struct RunResult {
 inline RunResult run_program(sim::CoreSim& core, std::uint64_t prog_base, std::uint64_t max_cycles) {
   const std::uint64_t start = core.cycle();
   core.csr_write(csr::kProgBase, static_cast<std::uint32_t>(prog_base));
-  core.csr_write(csr::kCtrl, 1);
+  core.csr_write(csr::kCtrl, csr::ctrl::start.put(1));
   core.step(max_cycles, /*stop_when_idle=*/true);
   RunResult r;
   r.sim_cycles = core.cycle() - start;
   const std::uint32_t status = core.csr_read(csr::kStatus);
-  r.done = (status & 2u) != 0;
-  r.error = (status & 4u) != 0;
-  r.error_code = (status >> 8) & 0xFFu;
+  r.done = csr::status::done.get(status) != 0;
+  r.error = csr::status::error.get(status) != 0;
+  r.error_code = csr::status::error_code.get(status);
   r.error_pc = core.csr_read(csr::kErrorInfo);
   r.fault = core.fault();
   return r;
 }
 
 inline std::vector<std::uint64_t> read_counters(sim::CoreSim& core) {
-  std::vector<std::uint64_t> c(ctr::kCount);
-  for (unsigned i = 0; i < ctr::kCount; ++i) c[i] = read_counter(core, i);
+  std::vector<std::uint64_t> c(spec::kNumCounters);
+  for (unsigned i = 0; i < spec::kNumCounters; ++i) c[i] = read_counter(core, i);
   return c;
 }
 
@@ -309,7 +299,7 @@ struct MatmulWorkload {
                          expected[first]);
     }
     for (unsigned s = 0; s < 32; ++s) {
-      if (const auto v = core.csr_read(csr::kSem0 + 4 * s); v != 0) {
+      if (const auto v = core.csr_read(csr::sem(s)); v != 0) {
         return fmt::format("{}: semaphore {} is {} after the run (unbalanced program)", name(), s, v);
       }
     }

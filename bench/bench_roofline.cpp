@@ -46,12 +46,12 @@ struct Measurement {
 
   double roofline_frac() const { return roofline / static_cast<double>(cycles); }
   double mxu_util() const {
-    return static_cast<double>(counters[ctr::kMxuBusy]) / static_cast<double>(cycles);
+    return static_cast<double>(counters[spec::counter::mxu_busy]) / static_cast<double>(cycles);
   }
   std::uint64_t hbm_bytes() const {
-    return counters[ctr::kBytesHbmToVmem] + counters[ctr::kBytesVmemToHbm] +
-           counters[ctr::kBytesHbmToSmem] + counters[ctr::kBytesSmemToHbm] +
-           counters[ctr::kBytesAccToHbm];
+    return counters[spec::counter::bytes_hbm_to_vmem] + counters[spec::counter::bytes_vmem_to_hbm] +
+           counters[spec::counter::bytes_hbm_to_smem] + counters[spec::counter::bytes_smem_to_hbm] +
+           counters[spec::counter::bytes_acc_to_hbm];
   }
 };
 
@@ -95,7 +95,7 @@ Measurement measure(const std::string& preset, std::size_t size, unsigned buffer
       return m;
     }
     m.counters = read_counters(*core);
-    m.cycles = m.counters[ctr::kCycles];
+    m.cycles = m.counters[spec::counter::cycles];
     m.error = w.verify(*core);
   } catch (const std::exception& e) {
     m.error = fmt::format("{} {}^3 buffers {}: {}", preset, size, buffers, e.what());
@@ -159,7 +159,7 @@ void print_table() {
                "{:>8.2f}x {:>8.1f}% {:>10} {:>5} {:>12} {:>7.2f} {:>11.0f}\n",
                m.preset, fmt::format("{}x{}x{}", m.size, m.size, m.size), m.buffers, m.cycles,
                m.ideal, m.hbm_bound, m.roofline, 100 * m.roofline_frac(), 100 * m.mxu_util(),
-               100.0 * static_cast<double>(m.counters[ctr::kMxuStallSem]) /
+               100.0 * static_cast<double>(m.counters[spec::counter::mxu_stall_semaphore]) /
                    static_cast<double>(m.cycles),
                static_cast<double>(m.hbm_bytes()) / static_cast<double>(m.min_hbm_bytes),
                100.0 * m.vmem_rows_used / m.vmem_rows, vs1, m.a_resident ? "yes" : "no",

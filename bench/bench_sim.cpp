@@ -123,7 +123,7 @@ void BM_SimMatmul(benchmark::State& state, std::string preset, std::size_t m, st
     return;
   }
   const MatmulWorkload& w = p->workload;
-  const std::uint64_t run_cycles = p->counters[ctr::kCycles];
+  const std::uint64_t run_cycles = p->counters[spec::counter::cycles];
   const bool exact_repeats = repeats_exactly(w.preset);
   memories()[label(preset, simple_memory)] = describe_memory(w.preset);
 
@@ -141,7 +141,7 @@ void BM_SimMatmul(benchmark::State& state, std::string preset, std::size_t m, st
     // The model is cycle-accurate: with the stateless simple memory every repeat takes exactly
     // the verified run's cycles. The HBM model carries open rows and the refresh phase from one
     // run to the next, so there a repeat may differ (a refresh is ~10% of a short run).
-    const auto c = read_counter(*p->core, ctr::kCycles);
+    const auto c = read_counter(*p->core, spec::counter::cycles);
     min_cycles = std::min(min_cycles, c);
     max_cycles = std::max(max_cycles, c);
     if (exact_repeats && c != run_cycles) {
@@ -159,7 +159,7 @@ void BM_SimMatmul(benchmark::State& state, std::string preset, std::size_t m, st
   }
 
   const double mxu_util =
-      static_cast<double>(p->counters[ctr::kMxuBusy]) / static_cast<double>(run_cycles);
+      static_cast<double>(p->counters[spec::counter::mxu_busy]) / static_cast<double>(run_cycles);
   report_speed(state,
                Figure{label(preset, simple_memory), "matmul",
                       fmt::format("{}x{}x{} b{}", m, k, n, buffers)},
@@ -172,7 +172,7 @@ void BM_SimMatmul(benchmark::State& state, std::string preset, std::size_t m, st
   state.counters["mxu_util"] = mxu_util;
   // Memory port utilisation: beats moved (reads incl. instruction fetch, writes) per cycle.
   state.counters["port_util"] =
-      static_cast<double>(p->counters[ctr::kMemReadBeats] + p->counters[ctr::kMemWriteBeats]) /
+      static_cast<double>(p->counters[spec::counter::mem_read_beats] + p->counters[spec::counter::mem_write_beats]) /
       static_cast<double>(run_cycles);
   state.counters["ideal_frac"] =
       static_cast<double>(w.ideal_cycles()) / static_cast<double>(run_cycles);
@@ -238,8 +238,8 @@ void BM_SimFetch(benchmark::State& state, std::string preset, std::size_t instru
   const double wall = seconds_since(start);
   const double cpu = thread_cpu_seconds() - cpu_start;
   if (!problem) {
-    run_cycles = read_counter(*core, ctr::kCycles);
-    fetched = read_counter(*core, ctr::kInstructions);
+    run_cycles = read_counter(*core, spec::counter::cycles);
+    fetched = read_counter(*core, spec::counter::instructions_fetched);
     // The counter counts instructions dispatched to a queue; END is not dispatched.
     if (fetched != instructions) {
       problem = fmt::format("{} fetch: {} instructions dispatched, expected {}", preset, fetched,

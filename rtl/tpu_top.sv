@@ -50,8 +50,8 @@ module tpu_top import tpu_pkg::*; #(
   assign csr_wr = csr_valid_i && csr_write_i;
   assign csr_rd = csr_valid_i && !csr_write_i;
   logic start, clear;
-  assign start = csr_wr && (csr_addr_i == 12'h008) && csr_wdata_i[0] && !busy_q;
-  assign clear = csr_wr && (csr_addr_i == 12'h008) && csr_wdata_i[1];
+  assign start = csr_wr && (csr_addr_i == CsrCtrl) && csr_wdata_i[0] && !busy_q;
+  assign clear = csr_wr && (csr_addr_i == CsrCtrl) && csr_wdata_i[1];
 
   // ---------------- queues
   logic [2:0]              q_push, q_pop, q_full, q_empty;
@@ -127,7 +127,14 @@ module tpu_top import tpu_pkg::*; #(
   logic [NumSems-1:0][SemWidth-1:0] sem_value;
   logic             sem_overflow;
   logic             csr_sem_we;
-  assign csr_sem_we = csr_wr && (csr_addr_i[11:7] == 5'b00001);
+  logic       csr_sem_hit;
+  logic [4:0] csr_sem_idx;
+  logic [CsrAddrWidth-1:0] csr_sem_off;
+  assign csr_sem_off = csr_addr_i - CsrSem;
+  assign csr_sem_hit = (csr_addr_i >= CsrSem) && (32'(csr_addr_i) < 32'(CsrSem) + CsrSemStride * NumSems) &&
+                       (csr_addr_i[1:0] == 2'b00);
+  assign csr_sem_idx = csr_sem_off[2 +: SemIdxWidth];
+  assign csr_sem_we  = csr_wr && csr_sem_hit;
 
   for (genvar q = 0; q < 3; q++) begin : g_sem_fields
     assign sem_idx[q] = q_head[q][13:9];
@@ -144,7 +151,7 @@ module tpu_top import tpu_pkg::*; #(
     .sig_valid_i (sig_valid),
     .sig_sem_i   (sig_sem),
     .csr_we_i    (csr_sem_we),
-    .csr_sem_i   (csr_addr_i[6:2]),
+    .csr_sem_i   (csr_sem_idx),
     .csr_wdata_i (csr_wdata_i[SemWidth-1:0]),
     .value_o     (sem_value),
     .overflow_o  (sem_overflow)
@@ -186,7 +193,7 @@ module tpu_top import tpu_pkg::*; #(
   logic [1:0][31:0]     smem_vec_rdata;
   logic [31:0]          smem_csr_rdata;
   logic                 smem_csr_access;
-  assign smem_csr_access = csr_valid_i && (csr_addr_i == 12'h028);
+  assign smem_csr_access = csr_valid_i && (csr_addr_i == CsrSmemData);
 
   smem #(.Dim(Dim), .Words(SmemWords)) u_smem (
     .clk_i,
@@ -333,13 +340,13 @@ module tpu_top import tpu_pkg::*; #(
     err_code_now = ErrNone;
     err_pc_now   = f_pc;
     if (f_illegal) begin
-      err_code_now = ErrIllegalOp;
+      err_code_now = ErrIllegalOpcode;
     end else if (eng_err[0]) begin
-      err_code_now = ErrAddrRange; err_pc_now = q_head[0][QEntryW-1 -: 32];
+      err_code_now = ErrAddressRange; err_pc_now = q_head[0][QEntryW-1 -: 32];
     end else if (eng_err[1]) begin
-      err_code_now = ErrAddrRange; err_pc_now = q_head[1][QEntryW-1 -: 32];
+      err_code_now = ErrAddressRange; err_pc_now = q_head[1][QEntryW-1 -: 32];
     end else if (eng_err[2]) begin
-      err_code_now = ErrAddrRange; err_pc_now = q_head[2][QEntryW-1 -: 32];
+      err_code_now = ErrAddressRange; err_pc_now = q_head[2][QEntryW-1 -: 32];
     end else if (sem_overflow) begin
       err_code_now = ErrSemOverflow;
     end else if (deadlock_cnt_q == 4'hF) begin
@@ -354,8 +361,8 @@ module tpu_top import tpu_pkg::*; #(
       prog_base_q <= '0; busy_q <= 1'b0; done_q <= 1'b0; err_q <= 1'b0; err_code_q <= '0;
       err_pc_q <= '0; smem_addr_q <= '0; deadlock_cnt_q <= '0;
     end else begin
-      if (csr_wr && csr_addr_i == 12'h010) prog_base_q <= csr_wdata_i;
-      if (csr_valid_i && csr_addr_i == 12'h024 && csr_write_i) smem_addr_q <= SmemW'(csr_wdata_i);
+      if (csr_wr && csr_addr_i == CsrProgBase) prog_base_q <= csr_wdata_i;
+      if (csr_valid_i && csr_addr_i == CsrSmemAddr && csr_write_i) smem_addr_q <= SmemW'(csr_wdata_i);
       else if (smem_csr_access) smem_addr_q <= smem_addr_q + 1'b1;
       if (clear) begin
         busy_q <= 1'b0; done_q <= 1'b0; err_q <= 1'b0; err_code_q <= '0; err_pc_q <= '0;
@@ -381,26 +388,26 @@ module tpu_top import tpu_pkg::*; #(
     cnt_inc = '0;
     cnt_inc[CntCycles]        = 16'(busy_q);
     cnt_inc[CntMxuBusy]       = 16'(mxu_row_in);
-    cnt_inc[CntMxuStallSem]   = 16'(eng_stall_sem[1]);
-    cnt_inc[CntMxuStallW]     = 16'(mxu_stall_w);
-    cnt_inc[CntMxuStallVmem]  = 16'(mxu_stall_vmem);
-    cnt_inc[CntDmaStallSem]   = 16'(eng_stall_sem[0]);
-    cnt_inc[CntDmaStallMem]   = 16'(dma_stall_mem);
-    cnt_inc[CntVecStallSem]   = 16'(eng_stall_sem[2]);
+    cnt_inc[CntMxuStallSemaphore] = 16'(eng_stall_sem[1]);
+    cnt_inc[CntMxuStallWeights] = 16'(mxu_stall_w);
+    cnt_inc[CntMxuStallBankConflict] = 16'(mxu_stall_vmem);
+    cnt_inc[CntDmaStallSemaphore] = 16'(eng_stall_sem[0]);
+    cnt_inc[CntDmaStallMemory] = 16'(dma_stall_mem);
+    cnt_inc[CntVectorStallSemaphore] = 16'(eng_stall_sem[2]);
     cnt_inc[CntFetchStall]    = 16'(f_stall);
-    cnt_inc[CntBytesH2V]      = dma_path_beat[3'(PathHbmToVmem)] ? 16'(Dim) : '0;
-    cnt_inc[CntBytesV2H]      = dma_path_beat[3'(PathVmemToHbm)] ? 16'(Dim) : '0;
-    cnt_inc[CntBytesH2S]      = dma_path_beat[3'(PathHbmToSmem)] ? 16'(Dim) : '0;
-    cnt_inc[CntBytesS2H]      = dma_path_beat[3'(PathSmemToHbm)] ? 16'(Dim) : '0;
-    cnt_inc[CntBytesA2H]      = dma_path_beat[3'(PathAccToHbm)]  ? 16'(Dim) : '0;
-    cnt_inc[CntBankConflicts] = 16'(v_conflicts);
-    cnt_inc[CntInstrs]        = 16'(f_fetched);
+    cnt_inc[CntBytesHbmToVmem] = dma_path_beat[3'(PathHbmToVmem)] ? 16'(Dim) : '0;
+    cnt_inc[CntBytesVmemToHbm] = dma_path_beat[3'(PathVmemToHbm)] ? 16'(Dim) : '0;
+    cnt_inc[CntBytesHbmToSmem] = dma_path_beat[3'(PathHbmToSmem)] ? 16'(Dim) : '0;
+    cnt_inc[CntBytesSmemToHbm] = dma_path_beat[3'(PathSmemToHbm)] ? 16'(Dim) : '0;
+    cnt_inc[CntBytesAccToHbm] = dma_path_beat[3'(PathAccToHbm)]  ? 16'(Dim) : '0;
+    cnt_inc[CntVmemBankConflicts] = 16'(v_conflicts);
+    cnt_inc[CntInstructionsFetched] = 16'(f_fetched);
     cnt_inc[CntMemReadBeats]  = 16'(mem_rsp_valid_i);
     cnt_inc[CntMemWriteBeats] = 16'(mem_req_valid_o && mem_req_ready_i && mem_req_write_o);
-    cnt_inc[CntVecBusy]       = 16'(eng_busy[2]);
-    cnt_inc[CntWloadBusy]     = 16'(mxu_wload);
-    cnt_inc[CntMxuIdle]       = 16'(busy_q && mxu_idle);
-    cnt_inc[CntVecStallVmem]  = 16'(vec_stall_vmem);
+    cnt_inc[CntVectorBusy] = 16'(eng_busy[2]);
+    cnt_inc[CntWeightLoadBusy] = 16'(mxu_wload);
+    cnt_inc[CntMxuIdleEmpty] = 16'(busy_q && mxu_idle);
+    cnt_inc[CntVectorStallBankConflict] = 16'(vec_stall_vmem);
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -413,43 +420,67 @@ module tpu_top import tpu_pkg::*; #(
     end
   end
 
-  // ---------------- CSR read mux
+  // ---------------- CSR read mux (layouts: tpu_pkg csr_*_t, generated from spec/tpuemu.json)
   logic [2:0] head_wait_vec;
   assign head_wait_vec = eng_stall_sem;
+  csr_config_t      csr_config;
+  csr_status_t      csr_status;
+  csr_queue_state_t csr_queue_state;
+  csr_head_wait_t   csr_head_wait;
+  always_comb begin
+    csr_config                = '0;
+    csr_config.dim            = 16'(Dim);
+    csr_config.log2_vmem_rows = 8'(VmemRowW);
+    csr_config.log2_acc_rows  = 8'(AccRowW);
+    csr_status                = '0;
+    csr_status.busy           = busy_q;
+    csr_status.done           = done_q;
+    csr_status.error          = err_q;
+    csr_status.error_code     = err_code_q;
+    csr_queue_state               = '0;
+    csr_queue_state.dma_entries   = 8'(q_count[0]);
+    csr_queue_state.mxu_entries   = 8'(q_count[1]);
+    csr_queue_state.vec_entries   = 8'(q_count[2]);
+    csr_queue_state.fetch_stopped = f_stopped;
+    csr_queue_state.dma_waits     = head_wait_vec[0];
+    csr_queue_state.mxu_waits     = head_wait_vec[1];
+    csr_queue_state.vec_waits     = head_wait_vec[2];
+    csr_head_wait          = '0;
+    csr_head_wait.dma_sem  = sem_idx[0];
+    csr_head_wait.mxu_sem  = sem_idx[1];
+    csr_head_wait.vec_sem  = sem_idx[2];
+    csr_head_wait.wait_cnt = head_wait_vec[0] ? sem_cnt[0] : head_wait_vec[1] ? sem_cnt[1] : sem_cnt[2];
+  end
+
   logic unused_off;
+  logic [CsrAddrWidth-1:0] cnt_off;
+  assign cnt_off = csr_addr_i - CsrCounter;
   always_comb begin
     csr_rdata_o = '0;
     unused_off  = 1'b0;
-    unique casez (csr_addr_i)
-      12'h000: csr_rdata_o = 32'h5450_5545;
-      12'h004: csr_rdata_o = {8'(AccRowW), 8'(VmemRowW), 16'(Dim)};
-      12'h00C: csr_rdata_o = {16'd0, err_code_q, 5'd0, err_q, done_q, busy_q};
-      12'h010: csr_rdata_o = prog_base_q;
-      12'h014: csr_rdata_o = err_pc_q;
-      12'h018: csr_rdata_o = {4'd0, head_wait_vec, f_stopped,
-                              8'(q_count[2]), 8'(q_count[1]), 8'(q_count[0])};
-      12'h01C: begin
-        csr_rdata_o[4:0]   = sem_idx[0];
-        csr_rdata_o[12:8]  = sem_idx[1];
-        csr_rdata_o[20:16] = sem_idx[2];
-        csr_rdata_o[31:24] = head_wait_vec[0] ? sem_cnt[0] :
-                             head_wait_vec[1] ? sem_cnt[1] : sem_cnt[2];
-      end
-      12'h020: csr_rdata_o = f_pc;
-      12'h024: csr_rdata_o = 32'(smem_addr_q);
-      12'h028: csr_rdata_o = smem_csr_rdata;
-      12'b0000_1???_??00: csr_rdata_o = 32'(sem_value[csr_addr_i[6:2]]);
+    unique case (csr_addr_i)
+      CsrId:         csr_rdata_o = IdValue;
+      CsrConfig:     csr_rdata_o = csr_config;
+      CsrStatus:     csr_rdata_o = csr_status;
+      CsrProgBase:   csr_rdata_o = prog_base_q;
+      CsrErrorInfo:  csr_rdata_o = err_pc_q;
+      CsrQueueState: csr_rdata_o = csr_queue_state;
+      CsrHeadWait:   csr_rdata_o = csr_head_wait;
+      CsrPc:         csr_rdata_o = f_pc;
+      CsrSmemAddr:   csr_rdata_o = 32'(smem_addr_q);
+      CsrSmemData:   csr_rdata_o = smem_csr_rdata;
       default: begin
-        if (csr_addr_i >= 12'h100 && 32'(csr_addr_i) < 32'h100 + 8 * NumCounters) begin
-          logic [11:0] off;
-          off = csr_addr_i - 12'h100;
-          csr_rdata_o = off[2] ? cnt_q[off[11:3]][63:32] : cnt_q[off[11:3]][31:0];
-          unused_off  = ^off[1:0];
+        if (csr_sem_hit) begin
+          csr_rdata_o = 32'(sem_value[csr_sem_idx]);
+        end else if (csr_addr_i >= CsrCounter &&
+                     32'(csr_addr_i) < 32'(CsrCounter) + CsrCounterStride * NumCounters) begin
+          csr_rdata_o = cnt_off[2] ? cnt_q[cnt_off[11:3]][63:32] : cnt_q[cnt_off[11:3]][31:0];
+          unused_off  = ^cnt_off[1:0];
         end
       end
     endcase
   end
 
   logic unused;
-  assign unused = ^{vec_idle, csr_rd, q_full, v_rvalid[2], v_rdata[2], v_rdata[1:0]};
+  assign unused = ^{vec_idle, csr_sem_off, csr_rd, q_full, v_rvalid[2], v_rdata[2], v_rdata[1:0]};
 endmodule

@@ -236,7 +236,7 @@ module mxu_ctrl import tpu_pkg::*; #(
   end
 
   logic unused;
-  assign unused = ^{instr_i[255:130], hdr.reserved, hdr.wait_cnt, hdr.wait_sem};
+  assign unused = ^{instr_i[255:130], hdr.rsvd_31_28, hdr.wait_cnt, hdr.wait_sem};
 
   assign busy_o = wl_active_q || st_active_q || st_pipe_valid_q || !tag_empty;
   assign idle_o = !instr_valid_i && !busy_o;

@@ -128,7 +128,7 @@ module vec_unit import tpu_pkg::*; #(
   end
 
   logic unused;
-  assign unused = ^{instr_i[255:224], instr_i[191:168], hdr.reserved, hdr.wait_cnt, hdr.wait_sem};
+  assign unused = ^{instr_i[255:224], instr_i[191:168], hdr.rsvd_31_28, hdr.wait_cnt, hdr.wait_sem};
 
   assign busy_o = active_q;
   assign idle_o = !instr_valid_i && !active_q;

@@ -332,7 +332,7 @@ module dma_engine import tpu_pkg::*; #(
   end
 
   logic unused;
-  assign unused = ^{instr_i[255:184], hdr.reserved, hdr.wait_cnt, hdr.wait_sem, wbuf_full,
+  assign unused = ^{instr_i[255:184], hdr.rsvd_31_28, hdr.wait_cnt, hdr.wait_sem, wbuf_full,
                     cur_row[31:20]};
 
   // ---------------- status

@@ -14,6 +14,7 @@
 
 #include "core_memory.h"
 #include "tpuemu/sim/core_sim.h"
+#include "tpuemu/spec/contract.h"
 
 namespace tpuemu::sim {
 
@@ -83,7 +84,7 @@ class VerilatedCoreSim final : public CoreSim {
     top_->csr_addr_i = addr;
     top_->eval();
     const std::uint32_t value = top_->csr_rdata_o;
-    if (addr == kSmemData) {
+    if (addr == spec::csr::kSmemData) {
       tick();  // SMEM_DATA reads advance SMEM_ADDR on the edge
     }
     top_->csr_valid_i = 0;
@@ -137,8 +138,6 @@ class VerilatedCoreSim final : public CoreSim {
   }
 
  private:
-  static constexpr std::uint32_t kSmemData = 0x028;
-
   // One clock cycle: drive the memory responses due now, settle, sample the request, clock edge.
   void tick() {
     const std::uint8_t* rsp = memory_->read_response(cycle_);

@@ -12,14 +12,12 @@
 
 #include "tpuemu/program.h"
 #include "tpuemu/sim/core_sim.h"
+#include "tpuemu/spec/contract.h"
 
 namespace tpuemu::test {
 
-namespace csr {
-inline constexpr std::uint32_t kCtrl = 0x008, kStatus = 0x00C, kProgBase = 0x010, kErrorInfo = 0x014,
-                               kQueueState = 0x018, kHeadWait = 0x01C, kSmemAddr = 0x024,
-                               kSmemData = 0x028, kSem0 = 0x080, kCounter0 = 0x100;
-}
+// CSR byte addresses of the contract (spec/tpuemu.json).
+namespace csr = spec::csr;
 
 struct CoreRun {
   bool done = false;
@@ -35,13 +33,13 @@ inline CoreRun run_core(sim::CoreSim& core, const Program& program, std::uint64_
   const auto bytes = program.to_bytes();
   core.mem_write(kProgramBase, bytes);
   core.csr_write(csr::kProgBase, static_cast<std::uint32_t>(kProgramBase));
-  core.csr_write(csr::kCtrl, 1);
+  core.csr_write(csr::kCtrl, csr::ctrl::start.put(1));
   CoreRun run;
   run.cycles = core.step(max_cycles, /*stop_when_idle=*/true);
   const std::uint32_t status = core.csr_read(csr::kStatus);
-  run.done = (status & 2u) != 0;
-  run.error = (status & 4u) != 0;
-  run.error_code = (status >> 8) & 0xFFu;
+  run.done = csr::status::done.get(status) != 0;
+  run.error = csr::status::error.get(status) != 0;
+  run.error_code = csr::status::error_code.get(status);
   run.error_pc = core.csr_read(csr::kErrorInfo);
   return run;
 }
@@ -83,8 +81,8 @@ inline std::vector<std::int32_t> read_int32(sim::CoreSim& core, std::uint64_t ad
 }
 
 inline std::uint64_t counter(sim::CoreSim& core, unsigned index) {
-  const std::uint32_t lo = core.csr_read(csr::kCounter0 + 8 * index);
-  const std::uint32_t hi = core.csr_read(csr::kCounter0 + 8 * index + 4);
+  const std::uint32_t lo = core.csr_read(csr::counter_lo(index));
+  const std::uint32_t hi = core.csr_read(csr::counter_hi(index));
   return (std::uint64_t{hi} << 32) | lo;
 }
 

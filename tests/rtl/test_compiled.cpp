@@ -60,7 +60,7 @@ TEST_P(CompiledMatmul, BitExact) {
 
   const auto run = run_core(*core, program, 20'000'000);
   ASSERT_TRUE(run.done) << "error " << run.error_code << " at pc " << run.error_pc;
-  for (unsigned s = 0; s < 32; ++s) EXPECT_EQ(core->csr_read(csr::kSem0 + 4 * s), 0u) << "semaphore " << s;
+  for (unsigned s = 0; s < 32; ++s) EXPECT_EQ(core->csr_read(csr::sem(s)), 0u) << "semaphore " << s;
 
   const auto expect32 = matmul_int8(a, b, c.m, c.k, c.n);
   const auto raw = read_mem(*core, tc.addr, lc.bytes());

@@ -425,7 +425,7 @@ TEST(CoreDma, ZeroLengthDescriptorsMoveNothingAndStillSignal) {
   ASSERT_TRUE(run.done) << "error " << run.error_code;
   for (unsigned j = 9; j <= 13; ++j) EXPECT_EQ(counter(*core, j), 0u) << "counter " << j;
   EXPECT_EQ(read_mem(*core, 0x3000, 64), marker);
-  EXPECT_EQ(core->csr_read(csr::kSem0 + 4 * 3), 0u);
+  EXPECT_EQ(core->csr_read(csr::sem(3)), 0u);
 }
 
 }  // namespace

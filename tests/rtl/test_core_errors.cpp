@@ -129,7 +129,7 @@ TEST(CoreErrors, RangeErrorsAreCodeThreeWithThePc) {
     const auto good = run_core(*core, assemble(head + c.good + "\nnop.dma signal=s1\nend\n"));
     EXPECT_TRUE(good.done) << "error " << good.error_code << " at pc " << good.error_pc;
     EXPECT_FALSE(good.error);
-    EXPECT_EQ(core->csr_read(csr::kSem0 + 4), 1u);
+    EXPECT_EQ(core->csr_read(csr::sem(1)), 1u);
     soft_reset(*core);
   }
 }
@@ -157,9 +157,9 @@ TEST(CoreErrors, SoftResetClearsStatusSemaphoresQueuesAndCounters) {
                                             "nop.mxu\n"
                                             "end\n"));
   ASSERT_EQ(run.error_code, 2u);
-  core->csr_write(csr::kSem0 + 4 * 31, 77);
-  EXPECT_EQ(core->csr_read(csr::kSem0 + 4 * 5), 1u);
-  EXPECT_EQ(core->csr_read(csr::kSem0 + 4 * 6), 2u);
+  core->csr_write(csr::sem(31), 77);
+  EXPECT_EQ(core->csr_read(csr::sem(5)), 1u);
+  EXPECT_EQ(core->csr_read(csr::sem(6)), 2u);
   EXPECT_EQ((core->csr_read(csr::kQueueState) >> 8) & 0xFFu, 3u);
   EXPECT_GT(counter(*core, 0), 0u);
   EXPECT_GT(counter(*core, 9), 0u);
@@ -167,7 +167,7 @@ TEST(CoreErrors, SoftResetClearsStatusSemaphoresQueuesAndCounters) {
   soft_reset(*core);
   EXPECT_EQ(core->csr_read(csr::kStatus), 0u) << "no busy, done or error bit, code 0";
   EXPECT_EQ(core->csr_read(csr::kErrorInfo), 0u);
-  for (unsigned i = 0; i < 32; ++i) EXPECT_EQ(core->csr_read(csr::kSem0 + 4 * i), 0u) << "semaphore " << i;
+  for (unsigned i = 0; i < 32; ++i) EXPECT_EQ(core->csr_read(csr::sem(i)), 0u) << "semaphore " << i;
   for (unsigned j = 0; j < 22; ++j) EXPECT_EQ(counter(*core, j), 0u) << "counter " << j;
   EXPECT_EQ(core->csr_read(csr::kQueueState) & 0xFFFFFFu, 0u) << "queues empty";
   EXPECT_EQ(core->csr_read(csr::kQueueState) & (7u << 25), 0u) << "no head waits";
@@ -193,7 +193,7 @@ TEST(CoreErrors, SoftResetClearsStatusSemaphoresQueuesAndCounters) {
   EXPECT_EQ(got, matmul_int8(a, w, 16, kDim, kDim));
   EXPECT_EQ(counter(*core, 15), 5u);
   EXPECT_EQ(counter(*core, 1), 16u);
-  for (unsigned i = 0; i < 32; ++i) EXPECT_EQ(core->csr_read(csr::kSem0 + 4 * i), 0u) << "semaphore " << i;
+  for (unsigned i = 0; i < 32; ++i) EXPECT_EQ(core->csr_read(csr::sem(i)), 0u) << "semaphore " << i;
 }
 
 TEST(CoreErrors, SoftResetAfterAnIllegalOpcodeThenARun) {
@@ -203,9 +203,9 @@ TEST(CoreErrors, SoftResetAfterAnIllegalOpcodeThenARun) {
   const auto bad = run_bytes(*core, bytes);
   ASSERT_EQ(bad.error_code, 1u);
   ASSERT_EQ(bad.error_pc, 1u);
-  EXPECT_EQ(core->csr_read(csr::kSem0 + 12), 1u);
+  EXPECT_EQ(core->csr_read(csr::sem(3)), 1u);
   soft_reset(*core);
-  EXPECT_EQ(core->csr_read(csr::kSem0 + 12), 0u);
+  EXPECT_EQ(core->csr_read(csr::sem(3)), 0u);
   std::vector<std::uint8_t> d(64);
   for (std::size_t i = 0; i < d.size(); ++i) d[i] = static_cast<std::uint8_t>(i * 7 + 1);
   core->mem_write(0x0, d);

@@ -92,7 +92,7 @@ TEST(CoreFetch, LongProgramWithQueueFullStallsRunsCorrectly) {
   EXPECT_GT(counter(*core, 8), 100u) << "fetch stalled on the full MXU queue";
   EXPECT_TRUE(core->csr_read(csr::kQueueState) & (1u << 24)) << "fetch stopped";
   EXPECT_EQ(core->csr_read(csr::kQueueState) & 0xFFFFFFu, 0u) << "queues drained";
-  for (unsigned i = 0; i < 32; ++i) EXPECT_EQ(core->csr_read(csr::kSem0 + 4 * i), 0u) << "semaphore " << i;
+  for (unsigned i = 0; i < 32; ++i) EXPECT_EQ(core->csr_read(csr::sem(i)), 0u) << "semaphore " << i;
 }
 
 TEST(CoreFetch, LongProgramUnderBackpressureAndLatency) {
@@ -133,7 +133,7 @@ TEST(CoreFetch, EndFirstRunsNothing) {
   const auto run = run_core(*core, assemble("end\nnop.dma signal=s1\n"));
   EXPECT_TRUE(run.done);
   EXPECT_EQ(counter(*core, 15), 0u);
-  EXPECT_EQ(core->csr_read(csr::kSem0 + 4), 0u) << "nothing after END runs";
+  EXPECT_EQ(core->csr_read(csr::sem(1)), 0u) << "nothing after END runs";
   EXPECT_EQ(core->csr_read(0x020), 0u);
 }
 

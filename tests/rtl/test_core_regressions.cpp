@@ -20,7 +20,7 @@ TEST(CoreRegression, UnsatisfiableDmaWaitMustNotBlockMxuOnSameSemaphore) {
                                             "nop.vec signal=s3\n"
                                             "end\n"));
   EXPECT_TRUE(run.done) << "error " << run.error_code;
-  EXPECT_EQ(core->csr_read(csr::kSem0 + 4 * 3), 0u);
+  EXPECT_EQ(core->csr_read(csr::sem(3)), 0u);
 }
 
 TEST(CoreRegression, SmemToHbmWhileHbmToSmemDrains) {

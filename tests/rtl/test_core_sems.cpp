@@ -16,7 +16,7 @@ namespace {
 
 constexpr std::uint32_t kDim = 8;
 
-std::uint32_t sem(sim::CoreSim& core, unsigned i) { return core.csr_read(csr::kSem0 + 4 * i); }
+std::uint32_t sem(sim::CoreSim& core, unsigned i) { return core.csr_read(csr::sem(i)); }
 
 void expect_all_semaphores_zero(sim::CoreSim& core, const std::string& what) {
   for (unsigned i = 0; i < 32; ++i) EXPECT_EQ(sem(core, i), 0u) << what << ": semaphore " << i;
@@ -119,19 +119,19 @@ TEST(CoreSems, WaitCountIsSubtractedNotCleared) {
 
 TEST(CoreSems, CsrWriteSetsASemaphoreThatAProgramConsumes) {
   auto core = small_core();
-  core->csr_write(csr::kSem0 + 4 * 7, 5);
-  core->csr_write(csr::kSem0 + 4 * 31, 0xFFFF);
+  core->csr_write(csr::sem(7), 5);
+  core->csr_write(csr::sem(31), 0xFFFF);
   EXPECT_EQ(sem(*core, 7), 5u);
   EXPECT_EQ(sem(*core, 31), 0xFFFFu);
   EXPECT_EQ(sem(*core, 6), 0u);
-  core->csr_write(csr::kSem0 + 4 * 31, 0);
+  core->csr_write(csr::sem(31), 0);
   EXPECT_EQ(sem(*core, 31), 0u);
   const auto run = run_core(*core, assemble("nop.dma wait=s7>=5 signal=s8\nend\n"));
   ASSERT_TRUE(run.done) << "error " << run.error_code;
   EXPECT_EQ(sem(*core, 7), 0u);
   EXPECT_EQ(sem(*core, 8), 1u);
   // the same program without the CSR write deadlocks
-  core->csr_write(csr::kSem0 + 4 * 8, 0);
+  core->csr_write(csr::sem(8), 0);
   const auto again = run_core(*core, assemble("nop.dma wait=s7>=5 signal=s8\nend\n"));
   EXPECT_TRUE(again.error);
   EXPECT_EQ(again.error_code, 2u);
@@ -139,7 +139,7 @@ TEST(CoreSems, CsrWriteSetsASemaphoreThatAProgramConsumes) {
 
 TEST(CoreSems, SemaphoreOverflowIsErrorFour) {
   auto core = small_core();
-  core->csr_write(csr::kSem0 + 4 * 12, 0xFFFE);
+  core->csr_write(csr::sem(12), 0xFFFE);
   const auto ok = run_core(*core, assemble("nop.dma signal=s12\nend\n"));
   ASSERT_TRUE(ok.done);
   EXPECT_EQ(sem(*core, 12), 0xFFFFu);
@@ -165,12 +165,12 @@ TEST(CoreSems, DmaWinsASemaphoreTakenInTheSameCycle) {
   EXPECT_EQ((qs >> 8) & 0xFFu, 1u) << "MXU queue holds its NOP";
   EXPECT_TRUE(qs & (1u << 25));
   EXPECT_TRUE(qs & (1u << 26));
-  core->csr_write(csr::kSem0 + 4 * 3, 1);
+  core->csr_write(csr::sem(3), 1);
   core->step(10);
   EXPECT_EQ(sem(*core, 10), 1u) << "DMA took s3";
   EXPECT_EQ(sem(*core, 11), 0u) << "MXU must still wait";
   EXPECT_EQ(sem(*core, 3), 0u);
-  core->csr_write(csr::kSem0 + 4 * 3, 1);
+  core->csr_write(csr::sem(3), 1);
   core->step(10);
   EXPECT_EQ(sem(*core, 11), 1u);
   core->step(5000, true);

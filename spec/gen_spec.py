@@ -1,0 +1,672 @@
+#!/usr/bin/env python3
+"""Generates the views of the hardware/software contract (spec/tpuemu.json, docs/contract.md).
+
+    gen_spec.py SPEC --sv-core OUT.sv         the core's SystemVerilog package tpu_pkg
+    gen_spec.py SPEC --sv-hbm OUT.sv          the HBM controller's package hbm_spec_pkg
+    gen_spec.py SPEC --c OUT.h                the firmware's C header (FW_* macros)
+    gen_spec.py SPEC --cpp OUT.h              the host's C++ header (namespace tpuemu::spec)
+    gen_spec.py SPEC --docs FILE.md [--check] the tables between <!-- spec:NAME --> and
+                                              <!-- /spec --> markers in a document: rewritten,
+                                              or with --check compared (exit 1 on a difference)
+
+Outputs are written only when their text changes (so a rebuild does not cascade) and atomically.
+Python 3 standard library only. Every error is one line naming the spec path and exits 1.
+"""
+import argparse
+import json
+import os
+import re
+import sys
+import tempfile
+
+
+class SpecError(Exception):
+    pass
+
+
+def fail(where, what):
+    raise SpecError(f"{where}: {what}")
+
+
+def num(v, where):
+    if isinstance(v, bool):
+        fail(where, "expected a number, got a boolean")
+    if isinstance(v, int):
+        return v
+    if isinstance(v, str):
+        try:
+            return int(v, 0)
+        except ValueError:
+            pass
+    fail(where, f"expected a number, got {v!r}")
+
+
+def camel(snake):
+    return "".join(p[:1].upper() + p[1:] for p in snake.split("_"))
+
+
+def ident(name, where):
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", name or ""):
+        fail(where, f"not an identifier: {name!r}")
+    return name
+
+
+# ---------------------------------------------------------------------------------------------
+# Loading and checking: overlaps, widths and duplicate names fail here, before any output.
+# ---------------------------------------------------------------------------------------------
+class Spec:
+    def __init__(self, path):
+        self.path = path
+        try:
+            with open(path, encoding="utf-8") as f:
+                raw = json.load(f)
+        except json.JSONDecodeError as e:
+            fail(f"{path}:{e.lineno}:{e.colno}", e.msg)
+        except OSError as e:
+            fail(path, e.strerror)
+        self.raw = raw
+        self.core = {k: num(v["value"], f"{path}: /core/{k}") for k, v in raw["core"].items()}
+        self.counters = raw["counters"]
+        self.core["num_counters"] = len(self.counters)
+        self.errors = raw["errors"]
+        self.queues = raw["queues"]
+        self.dma_paths = raw["dma_paths"]
+        self.header = raw["instr_header"]["fields"]
+        self.opcodes = raw["opcodes"]
+        self.csrs = raw["csrs"]
+        self.hbm = raw["hbm"]
+        self.hbm_values = {k: num(v["value"], f"{path}: /hbm/{k}")
+                           for k, v in self.hbm.items() if isinstance(v, dict) and "value" in v}
+        self.check()
+
+    def where(self, pointer):
+        return f"{self.path}: {pointer}"
+
+    def check_unique(self, items, key, pointer):
+        seen = {}
+        for i, it in enumerate(items):
+            v = it[key]
+            if isinstance(v, str) and key != "name":
+                v = num(v, self.where(f"{pointer}/{i}/{key}"))
+            if v in seen:
+                fail(self.where(f"{pointer}/{i}/{key}"), f"{v!r} repeats {pointer}/{seen[v]}")
+            seen[v] = i
+
+    def check_fields(self, fields, pointer, words, word_bits=32):
+        used = {}
+        for i, f in enumerate(fields):
+            p = f"{pointer}/{i}"
+            ident(f["name"], self.where(p + "/name"))
+            w, lsb, width = f.get("word", 0), f["lsb"], f["width"]
+            if not (0 <= w < words) or width < 1 or lsb < 0 or lsb + width > word_bits:
+                fail(self.where(p), f"field {f['name']} [{lsb + width - 1}:{lsb}] of word {w} "
+                                    f"does not fit in {words} x {word_bits}-bit words")
+            for b in range(lsb, lsb + width):
+                if (w, b) in used:
+                    fail(self.where(p), f"field {f['name']} overlaps {used[(w, b)]} at word {w} "
+                                        f"bit {b}")
+                used[(w, b)] = f["name"]
+        self.check_unique(fields, "name", pointer)
+
+    def check(self):
+        words = self.core["instr_width"] // 32
+        self.check_fields(self.header, "/instr_header/fields", 1)
+        for i, op in enumerate(self.opcodes):
+            p = f"/opcodes/{i}"
+            ident(op["name"], self.where(p + "/name"))
+            self.check_fields(op["fields"], p + "/fields", words)
+            for j, f in enumerate(op["fields"]):
+                if f["word"] == 0:
+                    fail(self.where(f"{p}/fields/{j}"), "word 0 is the common header")
+            code = num(op["code"], self.where(p + "/code"))
+            if not 0 <= code < 256:
+                fail(self.where(p + "/code"), "an opcode is 8 bits")
+            if code >> 4 != self.queue_code(op["queue"], p):
+                fail(self.where(p + "/code"), f"high nibble must select queue {op['queue']}")
+        self.check_unique(self.opcodes, "code", "/opcodes")
+        self.check_unique(self.opcodes, "name", "/opcodes")
+        for lst, ptr in ((self.counters, "/counters"), (self.errors, "/errors"),
+                         (self.queues, "/queues"), (self.dma_paths, "/dma_paths"),
+                         (self.csrs, "/csrs"), (self.hbm["timings"], "/hbm/timings"),
+                         (self.hbm["stats"], "/hbm/stats")):
+            for i, it in enumerate(lst):
+                ident(it["name"], self.where(f"{ptr}/{i}/name"))
+            self.check_unique(lst, "name", ptr)
+        for lst, ptr in ((self.errors, "/errors"), (self.queues, "/queues"),
+                         (self.dma_paths, "/dma_paths")):
+            self.check_unique(lst, "code", ptr)
+        path_width = self.op_field("dma", "path")["width"]
+        for i, d in enumerate(self.dma_paths):
+            if d["code"] >= 1 << path_width:
+                fail(self.where(f"/dma_paths/{i}/code"), f"does not fit the {path_width}-bit field")
+        err_width = self.csr_field("STATUS", "error_code")["width"]
+        for i, e in enumerate(self.errors):
+            if e["code"] >= 1 << err_width:
+                fail(self.where(f"/errors/{i}/code"), f"does not fit STATUS.error_code")
+        self.check_csrs()
+        names = {t["name"] for t in self.hbm["timings"]}
+        for i, c in enumerate(self.hbm["timing_constraints"]):
+            for n in [c["field"]] + c["sum"]:
+                if n not in names:
+                    fail(self.where(f"/hbm/timing_constraints/{i}"), f"unknown timing {n}")
+            if c["op"] not in (">=", ">"):
+                fail(self.where(f"/hbm/timing_constraints/{i}/op"), "must be >= or >")
+        self.check_unique(self.hbm["address_fields"], "code", "/hbm/address_fields")
+        self.check_unique(self.hbm["address_maps"], "code", "/hbm/address_maps")
+        field_names = sorted(f["name"] for f in self.hbm["address_fields"])
+        for i, m in enumerate(self.hbm["address_maps"]):
+            if sorted(m["order"].split("-")) != field_names:
+                fail(self.where(f"/hbm/address_maps/{i}/order"),
+                     f"must name each of {', '.join(field_names)} once")
+
+    def check_csrs(self):
+        span = 1 << self.core["csr_addr_width"]
+        taken = []
+        for i, c in enumerate(self.csrs):
+            p = f"/csrs/{i}"
+            addr = num(c["addr"], self.where(p + "/addr"))
+            if addr % 4:
+                fail(self.where(p + "/addr"), "CSRs are 32-bit aligned")
+            size = self.csr_count(c) * c.get("stride", 4)
+            if addr + size > span:
+                fail(self.where(p), f"ends at 0x{addr + size:x}, beyond the CSR space 0x{span:x}")
+            for (a, s, n) in taken:
+                if addr < a + s and a < addr + size:
+                    fail(self.where(p), f"{c['name']} overlaps {n}")
+            taken.append((addr, size, c["name"]))
+            self.check_fields(c.get("fields", []), p + "/fields", 1)
+
+    def queue_code(self, name, where):
+        for q in self.queues:
+            if q["name"] == name:
+                return q["code"]
+        fail(self.where(where + "/queue"), f"unknown queue {name!r}")
+
+    def op_field(self, op, field):
+        for o in self.opcodes:
+            if o["name"] == op:
+                for f in o["fields"]:
+                    if f["name"] == field:
+                        return f
+        fail(self.path, f"opcode {op} has no field {field}")
+
+    def csr(self, name):
+        for c in self.csrs:
+            if c["name"] == name:
+                return c
+        fail(self.path, f"no CSR {name}")
+
+    def csr_field(self, reg, field):
+        for f in self.csr(reg).get("fields", []):
+            if f["name"] == field:
+                return f
+        fail(self.path, f"CSR {reg} has no field {field}")
+
+    def csr_count(self, c):
+        n = c.get("count", 1)
+        return self.core[n] if isinstance(n, str) else n
+
+    def op_camel(self, op):
+        return op.get("camel", camel(op["name"]))
+
+
+# ---------------------------------------------------------------------------------------------
+# SystemVerilog
+# ---------------------------------------------------------------------------------------------
+def sv_logic(width):
+    return "logic" if width == 1 else f"logic [{width - 1}:0]"
+
+
+def sv_struct(name, fields, total, doc):
+    """A packed struct of `total` bits, MSB first; gaps become rsvd_<msb>_<lsb> fields."""
+    bits = sorted(((f.get("word", 0) * 32 + f["lsb"], f) for f in fields), key=lambda t: -t[0])
+    lines = [f"  // {doc}", "  typedef struct packed {"]
+    top = total
+    for lsb, f in bits:
+        msb = lsb + f["width"]
+        if msb < top:
+            lines.append(f"    {sv_logic(top - msb)} rsvd_{top - 1}_{msb};")
+        lines.append(f"    {sv_logic(f['width'])} {f['name']};  // [{msb - 1}:{lsb}] {f.get('doc', '')}".rstrip())
+        top = lsb
+    if top > 0:
+        lines.append(f"    {sv_logic(top)} rsvd_{top - 1}_0;")
+    lines.append(f"  }} {name};")
+    return lines
+
+
+def sv_enum(name, width, items, doc):
+    lines = [f"  // {doc}", f"  typedef enum logic [{width - 1}:0] {{"]
+    for i, (ident_, value) in enumerate(items):
+        sep = "," if i + 1 < len(items) else ""
+        lines.append(f"    {ident_} = {width}'h{value:0{(width + 3) // 4}X}{sep}")
+    lines.append(f"  }} {name};")
+    return lines
+
+
+def gen_sv_core(s):
+    c = s.core
+    out = ["// GENERATED by spec/gen_spec.py from spec/tpuemu.json: do not edit.",
+           "// Shared parameters, opcodes, CSR map and instruction layouts of the tpuemu core",
+           "// (docs/isa.md, docs/contract.md).",
+           "// Not every constant of the contract is used by every design that imports it.",
+           "/* verilator lint_off UNUSEDPARAM */",
+           "package tpu_pkg;", ""]
+    for key, sv in (("num_sems", "NumSems"), ("sem_width", "SemWidth"),
+                    ("instr_width", "InstrWidth"), ("addr_width", "AddrWidth"),
+                    ("num_counters", "NumCounters"), ("csr_addr_width", "CsrAddrWidth"),
+                    ("prog_align", "ProgAlign"), ("weight_banks", "WeightBanks")):
+        out.append(f"  localparam int unsigned {sv} = {c[key]};")
+    out.append(f"  localparam int unsigned SemIdxWidth = {(c['num_sems'] - 1).bit_length()};")
+    out.append(f"  localparam logic [31:0] IdValue = 32'h{c['id_value']:08X};")
+    out += ["", "  // Cycles from a row entering the MXU to its result row leaving it.",
+            "  function automatic int unsigned mxu_latency(int unsigned dim);",
+            f"    return {c['mxu_latency_per_dim']} * dim;", "  endfunction", ""]
+    out += sv_enum("opcode_e", 8, [("Op" + s.op_camel(o), num(o["code"], "")) for o in s.opcodes],
+                   "Opcodes; the high nibble selects the queue (queue_e).")
+    out.append("")
+    out += sv_enum("queue_e", 4, [("Queue" + camel(q["name"]), q["code"]) for q in s.queues],
+                   "Instruction queues.")
+    out.append("")
+    out += sv_enum("dma_path_e", s.op_field("dma", "path")["width"],
+                   [("Path" + camel(d["name"]), d["code"]) for d in s.dma_paths], "DMA paths.")
+    out.append("")
+    out += sv_enum("error_e", s.csr_field("STATUS", "error_code")["width"],
+                   [("Err" + camel(e["name"]), e["code"]) for e in s.errors],
+                   "Error codes (STATUS.error_code).")
+    out.append("")
+    out += sv_enum("csr_addr_e", c["csr_addr_width"],
+                   [("Csr" + camel(r["name"].lower()), num(r["addr"], "")) for r in s.csrs],
+                   "CSR byte addresses; SEM and COUNTER are the bases of their arrays.")
+    for r in s.csrs:
+        if "count" in r:
+            out.append(f"  localparam int unsigned Csr{camel(r['name'].lower())}Stride = {r['stride']};")
+    for r in s.csrs:
+        if r.get("fields"):
+            out.append("")
+            out += sv_struct(f"csr_{r['name'].lower()}_t", r["fields"], 32, f"CSR {r['name']}: {r['doc']}")
+    out.append("")
+    hdr = [dict(f, word=0) for f in s.header]
+    out += sv_struct("instr_hdr_t", hdr, 32, "Instruction word w0, common to all instructions.")
+    for o in s.opcodes:
+        if not o["fields"]:
+            continue
+        out.append("")
+        fields = list(o["fields"]) + [{"name": "hdr", "word": 0, "lsb": 0, "width": 32}]
+        lines = sv_struct(f"instr_{o['name']}_t", fields, c["instr_width"],
+                          f"{o['name'].upper()} ({o['code']}): {o['doc']}.")
+        out += [l.replace("logic [31:0] hdr;", "instr_hdr_t hdr;") for l in lines]
+    out.append("")
+    out.append("  // Performance counters: COUNTER[j] of the CSR map.")
+    out.append("  typedef enum int unsigned {")
+    for j, k in enumerate(s.counters):
+        sep = "," if j + 1 < len(s.counters) else ""
+        out.append(f"    Cnt{camel(k['name'])} = {j}{sep}  // {k['doc']}")
+    out += ["  } counter_e;", "", "endpackage", "/* verilator lint_on UNUSEDPARAM */", ""]
+    return "\n".join(out)
+
+
+def gen_sv_hbm(s):
+    h, v = s.hbm, s.hbm_values
+    out = ["// GENERATED by spec/gen_spec.py from spec/tpuemu.json: do not edit.",
+           "// The contract part of the HBM controller's types (docs/hbm.md, docs/contract.md).",
+           "// Not every constant of the contract is used by every design that imports it.",
+           "/* verilator lint_off UNUSEDPARAM */",
+           "package hbm_spec_pkg;", ""]
+    out.append(f"  localparam int unsigned BurstBytes = {v['burst_bytes']};")
+    out.append(f"  localparam int unsigned IdW        = {v['id_width']};")
+    out.append(f"  localparam int unsigned RowW       = {v['row_width']};")
+    out.append(f"  localparam int unsigned ColW       = {v['col_width']};")
+    out.append(f"  localparam int unsigned TimW       = {v['timing_width']};")
+    out.append(f"  localparam int unsigned NumTimings = {len(h['timings']) + 1};")
+    out.append(f"  localparam int unsigned NumStats   = {len(h['stats'])};")
+    out.append("  localparam int unsigned StatW      = 64;")
+    out.append("")
+    names = [t["name"] for t in h["timings"]] + ["BL"]
+    out.append("  // Timing set, all in tCK. Field k of " + ", ".join(names))
+    out.append("  // sits in bits [TimW*k +: TimW] (the first in the least significant bits).")
+    out.append("  typedef struct packed {")
+    for k in reversed(range(len(names))):
+        out.append(f"    logic [TimW-1:0] {sv_timing_name(names[k])};  // {k}")
+    out += ["  } timing_t;", ""]
+    out.append("  // Per-channel statistics; counter k sits in bits [StatW*k +: StatW].")
+    out.append("  typedef struct packed {")
+    for k in reversed(range(len(h["stats"]))):
+        st = h["stats"][k]
+        out.append(f"    logic [StatW-1:0] {st['name']};  // {k}: {st['doc']}")
+    out += ["  } stats_t;", ""]
+    out.append("  // Address-field codes of a custom order.")
+    for f in h["address_fields"]:
+        out.append(f"  localparam logic [2:0] Field{camel(f['name'])} = 3'd{f['code']};  // {f['doc']}")
+    out.append("")
+    items = [("Amap" + "".join(camel(p) for p in m["order"].split("-")), m["code"])
+             for m in h["address_maps"]]
+    items.append(("AmapCustom", v["address_map_custom_code"]))
+    out += sv_enum("amap_order_e", 8, items, "Address-map orders, most significant field first.")
+    out += ["", "endpackage", "/* verilator lint_on UNUSEDPARAM */", ""]
+    return "\n".join(out)
+
+
+def sv_timing_name(name):
+    """tRRD_S -> t_rrd_s, CL -> cl, BL -> bl."""
+    return ("t_" + name[1:] if name.startswith("t") else name).lower()
+
+
+# ---------------------------------------------------------------------------------------------
+# C (firmware)
+# ---------------------------------------------------------------------------------------------
+def gen_c(s):
+    c = s.core
+    out = ["/* GENERATED by spec/gen_spec.py from spec/tpuemu.json: do not edit.",
+           " * CSR map, error codes and sizes of the tpuemu core as the firmware sees it",
+           " * (docs/isa.md, docs/contract.md). */",
+           "#ifndef TPUEMU_FW_CSR_H", "#define TPUEMU_FW_CSR_H", ""]
+    for r in s.csrs:
+        n, addr = r["name"], num(r["addr"], "")
+        if "count" not in r:
+            out.append(f"#define FW_CSR_{n} 0x{addr:03X}u")
+        elif r["stride"] == 8:
+            out.append(f"#define FW_CSR_{n}_LO(j) (0x{addr:03X}u + 8u * (j))")
+            out.append(f"#define FW_CSR_{n}_HI(j) (0x{addr + 4:03X}u + 8u * (j))")
+        else:
+            out.append(f"#define FW_CSR_{n}(i) (0x{addr:03X}u + {r['stride']}u * (i))")
+    out.append("")
+    for r in s.csrs:
+        for f in r.get("fields", []):
+            m = f"FW_{r['name']}_{f['name'].upper()}"
+            if f["width"] == 1:
+                out.append(f"#define {m} 0x{1 << f['lsb']:X}u")
+            else:
+                out.append(f"#define {m}(r) (((r) >> {f['lsb']}) & 0x{(1 << f['width']) - 1:X}u)")
+    out.append("")
+    out.append(f"#define FW_ID_VALUE 0x{c['id_value']:08X}u")
+    for e in s.errors:
+        out.append(f"#define FW_ERR_{e['name'].upper()} {e['code']}u")
+    out.append(f"#define FW_NUM_SEMS {c['num_sems']}u")
+    out.append(f"#define FW_NUM_COUNTERS {c['num_counters']}u")
+    out.append(f"#define FW_PROG_ALIGN {c['prog_align']}u")
+    out += ["", "#endif /* TPUEMU_FW_CSR_H */", ""]
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# C++ (host)
+# ---------------------------------------------------------------------------------------------
+def cstr(text):
+    return json.dumps(text, ensure_ascii=False)
+
+
+def gen_cpp(s):
+    c, h, hv = s.core, s.hbm, s.hbm_values
+    o = ["// GENERATED by spec/gen_spec.py from spec/tpuemu.json: do not edit.",
+         "// The hardware/software contract as C++ constants, tables and X-macros (docs/contract.md).",
+         "#pragma once", "", "#include <array>", "#include <cstdint>", "#include <span>",
+         "#include <string_view>", "", "namespace tpuemu::spec {", ""]
+    o += ["// A bit field of a 32-bit register.",
+          "struct BitField {",
+          "  std::uint32_t lsb;", "  std::uint32_t width;",
+          "  constexpr std::uint32_t mask() const { return width >= 32 ? ~0u : (1u << width) - 1; }",
+          "  constexpr std::uint32_t get(std::uint32_t reg) const { return (reg >> lsb) & mask(); }",
+          "  constexpr std::uint32_t put(std::uint32_t value) const { return (value & mask()) << lsb; }",
+          "};", "",
+          "// A field of an instruction: bits [lsb, lsb+width) of 32-bit word `word`.",
+          "struct InstrField {",
+          "  std::string_view name;", "  std::uint32_t word;", "  BitField bits;",
+          "  constexpr std::uint32_t get(std::span<const std::uint32_t> words) const {",
+          "    return bits.get(words[word]);", "  }",
+          "  constexpr void put(std::span<std::uint32_t> words, std::uint32_t value) const {",
+          "    words[word] |= bits.put(value);", "  }",
+          "  // The bits of word `word` this field occupies.",
+          "  constexpr std::uint32_t mask() const { return bits.put(~0u); }",
+          "};", ""]
+    for key in ("id_value", "num_sems", "sem_width", "instr_width", "addr_width",
+                "csr_addr_width", "prog_align", "mxu_latency_per_dim", "weight_banks",
+                "local_stride_bits", "num_counters"):
+        o.append(f"inline constexpr std::uint32_t k{camel(key)} = {c[key]}u;")
+    o.append(f"inline constexpr std::uint32_t kInstrWords = {c['instr_width'] // 32}u;")
+    o.append("")
+    # CSRs
+    o.append("namespace csr {")
+    for r in s.csrs:
+        n, addr = camel(r["name"].lower()), num(r["addr"], "")
+        o.append(f"inline constexpr std::uint32_t k{n} = 0x{addr:03X}u;  // {r['doc']}")
+        if "count" in r:
+            o.append(f"inline constexpr std::uint32_t k{n}Stride = {r['stride']}u;")
+            o.append(f"inline constexpr std::uint32_t k{n}Count = {s.csr_count(r)}u;")
+    o.append("constexpr std::uint32_t sem(std::uint32_t i) { return kSem + kSemStride * i; }")
+    o.append("constexpr std::uint32_t counter_lo(std::uint32_t j) { return kCounter + kCounterStride * j; }")
+    o.append("constexpr std::uint32_t counter_hi(std::uint32_t j) { return counter_lo(j) + 4; }")
+    for r in s.csrs:
+        if r.get("fields"):
+            o.append(f"namespace {r['name'].lower()} {{")
+            for f in r["fields"]:
+                o.append(f"inline constexpr BitField {f['name']}{{{f['lsb']}, {f['width']}}};  // {f['doc']}")
+            o.append("}")
+    o.append("struct Info {")
+    o.append("  std::string_view name; std::uint32_t addr; std::string_view access;")
+    o.append("  std::uint32_t count; std::uint32_t stride; std::string_view doc;")
+    o.append("};")
+    o.append(f"inline constexpr std::array<Info, {len(s.csrs)}> kAll{{{{")
+    for r in s.csrs:
+        o.append(f"    {{{cstr(r['name'])}, 0x{num(r['addr'], ''):03X}u, {cstr(r['access'])}, "
+                 f"{s.csr_count(r)}u, {r.get('stride', 4)}u, {cstr(r['doc'])}}},")
+    o.append("}};")
+    o += ["}  // namespace csr", ""]
+    # Counters, errors, queues, paths
+    o.append("// X(index, name, doc) for every performance counter, in CSR order.")
+    o.append("#define TPUEMU_SPEC_COUNTERS(X) \\")
+    for j, k in enumerate(s.counters):
+        o.append(f"  X({j}, {k['name']}, {cstr(k['doc'])}){' ' + chr(92) if j + 1 < len(s.counters) else ''}")
+    o.append("// Index j of each counter: COUNTER[j].")
+    o.append("namespace counter {")
+    for j, k in enumerate(s.counters):
+        o.append(f"inline constexpr std::uint32_t {k['name']} = {j}u;")
+    o.append("}  // namespace counter")
+    o.append("")
+    for name, items, enum_t, doc in (("ErrorCode", s.errors, "std::uint8_t", "Error codes (STATUS.error_code)."),
+                                     ("Queue", s.queues, "std::uint8_t", "Instruction queues (the opcode's high nibble)."),
+                                     ("DmaPath", s.dma_paths, "std::uint8_t", "DMA paths (the DMA path field).")):
+        o.append(f"// {doc}")
+        o.append(f"enum class {name} : {enum_t} {{")
+        for it in items:
+            o.append(f"  {camel(it['name'])} = {it['code']},")
+        o.append("};")
+        o.append(f"struct {name}Info {{ {name} value; std::string_view name; std::string_view doc; }};")
+        o.append(f"inline constexpr std::array<{name}Info, {len(items)}> k{name}s{{{{")
+        for it in items:
+            o.append(f"    {{{name}::{camel(it['name'])}, {cstr(it['name'])}, {cstr(it.get('doc', ''))}}},")
+        o.append("}};")
+        o.append("")
+    # Opcodes and instruction fields
+    o.append("enum class Opcode : std::uint8_t {")
+    for op in s.opcodes:
+        o.append(f"  {s.op_camel(op)} = 0x{num(op['code'], ''):02X},")
+    o.append("};")
+    o.append("struct OpcodeInfo {")
+    o.append("  Opcode value; std::string_view name; Queue queue; std::span<const InstrField> fields;")
+    o.append("  std::string_view doc;")
+    o.append("};")
+    o.append("namespace instr {")
+    o.append("namespace header {")
+    for f in s.header:
+        o.append(f"inline constexpr InstrField {f['name']}{{{cstr(f['name'])}, 0, {{{f['lsb']}, {f['width']}}}}};")
+    o.append(f"inline constexpr std::array<InstrField, {len(s.header)}> kFields{{{{"
+             + ", ".join(f["name"] for f in s.header) + "}};")
+    o.append("}  // namespace header")
+    for op in s.opcodes:
+        o.append(f"namespace {op['name']} {{")
+        for f in op["fields"]:
+            o.append(f"inline constexpr InstrField {f['name']}{{{cstr(f['name'])}, {f['word']}, {{{f['lsb']}, {f['width']}}}}};")
+        o.append(f"inline constexpr std::array<InstrField, {len(op['fields'])}> kFields{{{{"
+                 + ", ".join(f["name"] for f in op["fields"]) + "}};")
+        o.append(f"}}  // namespace {op['name']}")
+    o.append("}  // namespace instr")
+    o.append(f"inline constexpr std::array<OpcodeInfo, {len(s.opcodes)}> kOpcodes{{{{")
+    for op in s.opcodes:
+        o.append(f"    {{Opcode::{s.op_camel(op)}, {cstr(op['name'])}, Queue::{camel(op['queue'])}, "
+                 f"instr::{op['name']}::kFields, {cstr(op['doc'])}}},")
+    o.append("}};")
+    o.append("")
+    # HBM
+    o.append("namespace hbm {")
+    for key in ("burst_bytes", "id_width", "row_width", "col_width", "bank_group_width",
+                "bank_width", "timing_width", "max_timing", "address_map_custom_code"):
+        o.append(f"inline constexpr std::uint32_t k{camel(key)} = {hv[key]}u;")
+    o.append("// X(name, doc) for every timing field, in the order of the RTL's timing_t (BL follows).")
+    o.append("#define TPUEMU_SPEC_HBM_TIMINGS(X) \\")
+    for i, t in enumerate(h["timings"]):
+        o.append(f"  X({t['name']}, {cstr(t['doc'])}){' ' + chr(92) if i + 1 < len(h['timings']) else ''}")
+    o.append(f"inline constexpr std::uint32_t kNumTimings = {len(h['timings'])}u;")
+    o.append("inline constexpr std::array<std::string_view, kNumTimings> kTimingNames{{"
+             + ", ".join(cstr(t["name"]) for t in h["timings"]) + "}};")
+    names = [t["name"] for t in h["timings"]]
+    o.append("// timings[field] (>= or >) the sum of timings[sum...]; indices into kTimingNames.")
+    o.append("struct TimingConstraint {")
+    o.append("  std::uint32_t field; bool strict; std::array<std::int32_t, 2> sum; std::string_view doc;")
+    o.append("};")
+    cons = h["timing_constraints"]
+    o.append(f"inline constexpr std::array<TimingConstraint, {len(cons)}> kTimingConstraints{{{{")
+    for cc in cons:
+        if len(cc["sum"]) > 2:
+            fail(s.path, "a timing constraint sums at most two fields")
+        terms = [names.index(n) for n in cc["sum"]] + [-1] * (2 - len(cc["sum"]))
+        o.append(f"    {{{names.index(cc['field'])}u, {'true' if cc['op'] == '>' else 'false'}, "
+                 f"{{{terms[0]}, {terms[1]}}}, {cstr(cc.get('doc', ''))}}},")
+    o.append("}};")
+    o.append("// X(index, name, unit, doc) for every per-channel statistic of the controller.")
+    o.append("#define TPUEMU_SPEC_HBM_STATS(X) \\")
+    for i, st in enumerate(h["stats"]):
+        o.append(f"  X({i}, {st['name']}, {cstr(st['unit'])}, {cstr(st['doc'])}){' ' + chr(92) if i + 1 < len(h['stats']) else ''}")
+    o.append(f"inline constexpr std::uint32_t kNumStats = {len(h['stats'])}u;")
+    o.append("struct AddressField { std::string_view name; std::uint32_t code; std::string_view doc; };")
+    o.append(f"inline constexpr std::array<AddressField, {len(h['address_fields'])}> kAddressFields{{{{")
+    for f in h["address_fields"]:
+        o.append(f"    {{{cstr(f['name'])}, {f['code']}u, {cstr(f['doc'])}}},")
+    o.append("}};")
+    o.append("struct AddressMap { std::string_view order; std::uint32_t code; std::string_view doc; };")
+    o.append(f"inline constexpr std::array<AddressMap, {len(h['address_maps'])}> kAddressMaps{{{{")
+    for m in h["address_maps"]:
+        o.append(f"    {{{cstr(m['order'])}, {m['code']}u, {cstr(m['doc'])}}},")
+    o.append("}};")
+    o.append("}  // namespace hbm")
+    o += ["", "}  // namespace tpuemu::spec", ""]
+    return "\n".join(o)
+
+
+# ---------------------------------------------------------------------------------------------
+# Documentation tables
+# ---------------------------------------------------------------------------------------------
+def md_bits(f):
+    hi = f["lsb"] + f["width"] - 1
+    return str(f["lsb"]) if f["width"] == 1 else f"{hi}:{f['lsb']}"
+
+
+def doc_tables(s):
+    t = {}
+    rows = ["| addr | name | access | meaning |", "|---|---|---|---|"]
+    for r in s.csrs:
+        addr = num(r["addr"], "")
+        a = f"0x{addr:03X}" if "count" not in r else f"0x{addr:03X}+{r['stride']}*i"
+        meaning = r["doc"]
+        if r.get("fields"):
+            meaning += ": " + ", ".join(f"`[{md_bits(f)}]` {f['name']}" for f in r["fields"])
+        if "count" in r:
+            meaning += f" (i < {s.csr_count(r)})"
+        rows.append(f"| {a} | {r['name']} | {r['access']} | {meaning} |")
+    t["csrs"] = rows
+    rows = ["| bits | field | meaning |", "|---|---|---|"]
+    for f in s.header:
+        rows.append(f"| {md_bits(f)} | `{f['name']}` | {f['doc']} |")
+    t["header"] = rows
+    rows = ["| opcode | name | queue | operands |", "|---|---|---|---|"]
+    for op in s.opcodes:
+        ops = "; ".join(f"`w{f['word']}[{md_bits(f)}]` {f['name']} ({f['doc']})" for f in op["fields"])
+        rows.append(f"| {op['code']} | `{op['name'].upper().replace('_', '.')}` | {op['queue']} | "
+                    f"{op['doc']}{': ' + ops if ops else ''} |")
+    t["opcodes"] = rows
+    rows = ["| code | path |", "|---|---|"] + [f"| {d['code']} | {d['doc']} |" for d in s.dma_paths]
+    t["dma_paths"] = rows
+    rows = ["| code | error |", "|---|---|"] + [f"| {e['code']} | {e['doc']} |" for e in s.errors]
+    t["errors"] = rows
+    rows = ["| j | counter | meaning |", "|---|---|---|"]
+    rows += [f"| {j} | `{k['name']}` | {k['doc']} |" for j, k in enumerate(s.counters)]
+    t["counters"] = rows
+    rows = ["| field | meaning |", "|---|---|"] + [f"| `{x['name']}` | {x['doc']} |" for x in s.hbm["timings"]]
+    t["hbm_timings"] = rows
+    rows = ["| k | statistic | unit | meaning |", "|---|---|---|---|"]
+    rows += [f"| {k} | `{x['name']}` | {x['unit']} | {x['doc']} |" for k, x in enumerate(s.hbm["stats"])]
+    t["hbm_stats"] = rows
+    return {k: "\n".join(v) for k, v in t.items()}
+
+
+MARK = re.compile(r"(<!-- spec:(\w+) -->\n)(.*?)(<!-- /spec -->)", re.S)
+
+
+def update_doc(s, text, doc_path):
+    tables = doc_tables(s)
+    used = set()
+
+    def repl(m):
+        name = m.group(2)
+        if name not in tables:
+            fail(doc_path, f"unknown spec table '{name}' (known: {', '.join(sorted(tables))})")
+        used.add(name)
+        return m.group(1) + tables[name] + "\n" + m.group(4)
+    return MARK.sub(repl, text)
+
+
+# ---------------------------------------------------------------------------------------------
+def write_if_changed(path, text):
+    try:
+        with open(path, encoding="utf-8") as f:
+            if f.read() == text:
+                return
+    except OSError:
+        pass
+    d = os.path.dirname(os.path.abspath(path))
+    os.makedirs(d, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".gen-")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("spec")
+    ap.add_argument("--sv-core")
+    ap.add_argument("--sv-hbm")
+    ap.add_argument("--c")
+    ap.add_argument("--cpp")
+    ap.add_argument("--docs", action="append", default=[])
+    ap.add_argument("--check", action="store_true", help="with --docs: compare, do not write")
+    a = ap.parse_args(argv)
+    try:
+        s = Spec(a.spec)
+        for path, gen in ((a.sv_core, gen_sv_core), (a.sv_hbm, gen_sv_hbm), (a.c, gen_c),
+                          (a.cpp, gen_cpp)):
+            if path:
+                write_if_changed(path, gen(s))
+        for doc in a.docs:
+            with open(doc, encoding="utf-8") as f:
+                text = f.read()
+            new = update_doc(s, text, doc)
+            if a.check:
+                if new != text:
+                    for i, (x, y) in enumerate(zip(text.splitlines(), new.splitlines()), 1):
+                        if x != y:
+                            fail(f"{doc}:{i}", "table differs from spec/tpuemu.json (run spec/gen_spec.py "
+                                               f"{a.spec} --docs {doc})")
+                    fail(doc, "tables differ from spec/tpuemu.json in length")
+            elif new != text:
+                write_if_changed(doc, new)
+    except SpecError as e:
+        print(f"gen_spec: {e}", file=sys.stderr)
+        return 1
+    except (KeyError, TypeError) as e:
+        print(f"gen_spec: {a.spec}: missing or mistyped entry {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
