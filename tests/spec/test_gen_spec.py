@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""Tests of the contract generator (spec/gen_spec.py): one edit of spec/tpuemu.json changes the
+SystemVerilog, C and C++ views together; the generated views compile/lint; a bad spec is refused
+with one line naming the place; docs/isa.md's tables are the spec's.
+
+    test_gen_spec.py SOURCE_DIR        (run by ctest; needs python3, verilator, gcc, g++)
+"""
+import copy
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+SRC = os.path.abspath(sys.argv.pop(1) if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "../.."))
+GEN = os.path.join(SRC, "spec", "gen_spec.py")
+SPEC = os.path.join(SRC, "spec", "tpuemu.json")
+
+
+def tool(name):
+    path = shutil.which(name)
+    if path is None:  # the setup installs every one of them: a missing tool is a failure
+        raise AssertionError(f"{name} is not installed (scripts/setup.sh installs it)")
+    return path
+
+
+class Generated:
+    """The four views generated from one spec dictionary, in a temporary directory."""
+
+    def __init__(self, spec, tmp):
+        self.dir = tmp
+        path = os.path.join(tmp, "spec.json")
+        with open(path, "w") as f:
+            json.dump(spec, f)
+        self.paths = {k: os.path.join(tmp, n) for k, n in
+                      (("sv", "tpu_pkg.sv"), ("hbm", "hbm_spec_pkg.sv"), ("c", "csr.h"), ("cpp", "contract.h"))}
+        r = subprocess.run([sys.executable, GEN, path, "--sv-core", self.paths["sv"], "--sv-hbm",
+                            self.paths["hbm"], "--c", self.paths["c"], "--cpp", self.paths["cpp"]],
+                           capture_output=True, text=True)
+        self.returncode, self.stderr = r.returncode, r.stderr
+        self.text = {}
+        if r.returncode == 0:
+            for k, p in self.paths.items():
+                with open(p) as f:
+                    self.text[k] = f.read()
+
+
+class GeneratorTest(unittest.TestCase):
+    def setUp(self):
+        with open(SPEC) as f:
+            self.spec = json.load(f)
+        self.tmp = tempfile.mkdtemp(prefix="spec-test-")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def gen(self, spec):
+        sub = tempfile.mkdtemp(dir=self.tmp)
+        return Generated(spec, sub)
+
+    def csr(self, spec, name):
+        return next(c for c in spec["csrs"] if c["name"] == name)
+
+    def test_moving_a_csr_changes_every_view(self):
+        spec = copy.deepcopy(self.spec)
+        self.csr(spec, "STATUS")["addr"] = "0x030"
+        g = self.gen(spec)
+        self.assertEqual(g.returncode, 0, g.stderr)
+        self.assertIn("CsrStatus = 12'h030", g.text["sv"])
+        self.assertIn("#define FW_CSR_STATUS 0x030u", g.text["c"])
+        self.assertIn("inline constexpr std::uint32_t kStatus = 0x030u;", g.text["cpp"])
+
+    def test_adding_a_counter_changes_every_view(self):
+        spec = copy.deepcopy(self.spec)
+        n = len(spec["counters"])
+        spec["counters"].append({"name": "new_event", "doc": "a new counter"})
+        g = self.gen(spec)
+        self.assertEqual(g.returncode, 0, g.stderr)
+        self.assertIn(f"localparam int unsigned NumCounters = {n + 1};", g.text["sv"])
+        self.assertIn(f"CntNewEvent = {n}", g.text["sv"])
+        self.assertIn(f"#define FW_NUM_COUNTERS {n + 1}u", g.text["c"])
+        self.assertIn(f"inline constexpr std::uint32_t kNumCounters = {n + 1}u;", g.text["cpp"])
+        self.assertIn(f'X({n}, new_event, "a new counter")', g.text["cpp"])
+
+    def test_instruction_field_moves_into_sv_struct_and_cpp_table(self):
+        spec = copy.deepcopy(self.spec)
+        dma = next(o for o in spec["opcodes"] if o["name"] == "dma")
+        path = next(f for f in dma["fields"] if f["name"] == "path")
+        path["word"], path["lsb"] = 6, 4
+        g = self.gen(spec)
+        self.assertEqual(g.returncode, 0, g.stderr)
+        self.assertRegex(g.text["sv"], r"logic \[3:0\] path;  // \[199:196\]")
+        self.assertIn('inline constexpr InstrField path{"path", 6, {4, 4}};', g.text["cpp"])
+
+    def test_views_compile_and_lint(self):
+        g = self.gen(self.spec)
+        self.assertEqual(g.returncode, 0, g.stderr)
+        main_c = os.path.join(self.tmp, "main.c")
+        with open(main_c, "w") as f:
+            f.write('#include "csr.h"\nint main(void) { return (int)(FW_CSR_STATUS + FW_NUM_SEMS); }\n')
+        subprocess.run([tool("gcc"), "-std=c99", "-Wall", "-Wextra", "-Werror", "-ffreestanding",
+                        "-fsyntax-only", "-I", g.dir, main_c], check=True)
+        main_cpp = os.path.join(self.tmp, "main.cpp")
+        with open(main_cpp, "w") as f:
+            f.write('#include "contract.h"\n'
+                    'static_assert(tpuemu::spec::csr::status::error_code.get(0x0300u) == 3);\n'
+                    'static_assert(tpuemu::spec::csr::counter_hi(1) == tpuemu::spec::csr::kCounter + 12);\n'
+                    'int main() {}\n')
+        subprocess.run([tool("g++"), "-std=c++20", "-Wall", "-Wextra", "-Werror", "-fsyntax-only",
+                        "-I", g.dir, main_cpp], check=True)
+        for sv in (g.paths["sv"], g.paths["hbm"]):
+            subprocess.run([tool("verilator"), "--lint-only", "-Wall", sv], check=True,
+                           capture_output=True)
+
+    def expect_error(self, spec, pattern):
+        g = self.gen(spec)
+        self.assertEqual(g.returncode, 1)
+        lines = g.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, g.stderr)
+        self.assertRegex(lines[0], pattern)
+        self.assertFalse(any(os.path.exists(p) for p in g.paths.values()), "partial output written")
+
+    def test_overlapping_instruction_fields_are_refused(self):
+        spec = copy.deepcopy(self.spec)
+        dma = next(o for o in spec["opcodes"] if o["name"] == "dma")
+        next(f for f in dma["fields"] if f["name"] == "count")["lsb"] = 8
+        self.expect_error(spec, r"^gen_spec: .*: /opcodes/1/fields/3: field count overlaps len at word 3 bit 8$")
+
+    def test_overlapping_csrs_are_refused(self):
+        spec = copy.deepcopy(self.spec)
+        self.csr(spec, "PC")["addr"] = "0x010"
+        self.expect_error(spec, r"^gen_spec: .*: /csrs/8: PC overlaps PROG_BASE$")
+
+    def test_opcode_in_the_wrong_queue_is_refused(self):
+        spec = copy.deepcopy(self.spec)
+        next(o for o in spec["opcodes"] if o["name"] == "matmul")["code"] = "0x12"
+        self.expect_error(spec, r"/opcodes/4/code: high nibble must select queue mxu$")
+
+    def test_error_code_wider_than_status_field_is_refused(self):
+        spec = copy.deepcopy(self.spec)
+        spec["errors"][1]["code"] = 300
+        self.expect_error(spec, r"/errors/1/code: does not fit STATUS.error_code$")
+
+    def test_malformed_json_names_line_and_column(self):
+        path = os.path.join(self.tmp, "bad.json")
+        with open(path, "w") as f:
+            f.write('{\n  "core": {,\n}\n')
+        r = subprocess.run([sys.executable, GEN, path, "--c", os.path.join(self.tmp, "x.h")],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 1)
+        self.assertRegex(r.stderr.strip(), r"^gen_spec: .*bad\.json:2:12: ")
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "x.h")))
+
+    def test_isa_doc_tables_are_the_specs(self):
+        r = subprocess.run([sys.executable, GEN, SPEC, "--docs", os.path.join(SRC, "docs", "isa.md"),
+                            "--check"], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_a_stale_doc_table_is_caught(self):
+        doc = os.path.join(self.tmp, "isa.md")
+        with open(os.path.join(SRC, "docs", "isa.md")) as f:
+            text = f.read()
+        with open(doc, "w") as f:
+            f.write(text.replace("| 2 | deadlock |", "| 2 | stuck |"))
+        r = subprocess.run([sys.executable, GEN, SPEC, "--docs", doc, "--check"],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 1)
+        self.assertRegex(r.stderr, r"isa\.md:\d+: table differs from spec/tpuemu.json")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=1)
