@@ -373,10 +373,12 @@ def gen_c(s):
     for r in s.csrs:
         for f in r.get("fields", []):
             m = f"FW_{r['name']}_{f['name'].upper()}"
+            mask = (1 << f["width"]) - 1
             if f["width"] == 1:
                 out.append(f"#define {m} 0x{1 << f['lsb']:X}u")
             else:
-                out.append(f"#define {m}(r) (((r) >> {f['lsb']}) & 0x{(1 << f['width']) - 1:X}u)")
+                out.append(f"#define {m}(r) (((r) >> {f['lsb']}) & 0x{mask:X}u)")
+                out.append(f"#define {m}_PUT(v) (((v) & 0x{mask:X}u) << {f['lsb']})")
     out.append("")
     out.append(f"#define FW_ID_VALUE 0x{c['id_value']:08X}u")
     for e in s.errors:

@@ -22,7 +22,9 @@ Fake g_fake;
 uint32_t rd(void* c, uint32_t a) {
   Fake* f = static_cast<Fake*>(c);
   if (a == FW_CSR_ID) return FW_ID_VALUE;
-  if (a == FW_CSR_CONFIG) return 8u | (13u << 16) | (10u << 24);
+  if (a == FW_CSR_CONFIG) {
+    return FW_CONFIG_DIM_PUT(8u) | FW_CONFIG_LOG2_VMEM_ROWS_PUT(13u) | FW_CONFIG_LOG2_ACC_ROWS_PUT(10u);
+  }
   return a / 4 < sizeof f->csr / 4 ? f->csr[a / 4] : 0;
 }
 void wr(void* c, uint32_t a, uint32_t v) {
