@@ -153,6 +153,12 @@ class Spec:
                 fail(self.where(f"/hbm/timing_constraints/{i}/op"), "must be >= or >")
         self.check_unique(self.hbm["address_fields"], "code", "/hbm/address_fields")
         self.check_unique(self.hbm["address_maps"], "code", "/hbm/address_maps")
+        for i, f in enumerate(self.hbm["address_fields"]):
+            ident(f["name"], self.where(f"/hbm/address_fields/{i}/name"))
+            if not 0 <= f["code"] < 8:
+                fail(self.where(f"/hbm/address_fields/{i}/code"), "a field code is 3 bits")
+        if len(self.hbm["address_fields"]) != 5:
+            fail(self.where("/hbm/address_fields"), "the controller maps exactly five fields")
         field_names = sorted(f["name"] for f in self.hbm["address_fields"])
         for i, m in enumerate(self.hbm["address_maps"]):
             if sorted(m["order"].split("-")) != field_names:
@@ -342,6 +348,25 @@ def gen_sv_hbm(s):
              for m in h["address_maps"]]
     items.append(("AmapCustom", v["address_map_custom_code"]))
     out += sv_enum("amap_order_e", 8, items, "Address-map orders, most significant field first.")
+    out.append("")
+    out.append("  // Index k of each statistic in stats_t (bits [StatW*k +: StatW]).")
+    for k, st in enumerate(h["stats"]):
+        out.append(f"  localparam int unsigned Stat{camel(st['name'])} = {k};")
+    out.append("")
+    maps = h["address_maps"]
+    codes = {f["name"]: "Field" + camel(f["name"]) for f in h["address_fields"]}
+    default = maps[0]
+    out.append("  // The field codes of a named order, least significant field first; any other order code")
+    out.append(f"  // gets those of the first, \"{default['order']}\".")
+    out.append("  function automatic logic [14:0] amap_named_codes(amap_order_e order);")
+    out.append("    unique case (order)")
+    for m, (ident_, _) in zip(maps[1:], items[1:]):
+        out.append(f"      {ident_}: return {{{', '.join(codes[f] for f in m['order'].split('-'))}}};")
+    out.append(f"      default: return {{{', '.join(codes[f] for f in default['order'].split('-'))}}};")
+    out += ["    endcase", "  endfunction", ""]
+    out.append("  function automatic logic amap_order_named(amap_order_e order);")
+    out.append(f"    return order inside {{{', '.join(i for i, _ in items[:-1])}}};")
+    out.append("  endfunction")
     out += ["", "endpackage", "/* verilator lint_on UNUSEDPARAM */", ""]
     return "\n".join(out)
 
@@ -539,16 +564,41 @@ def gen_cpp(s):
     for i, st in enumerate(h["stats"]):
         o.append(f"  X({i}, {st['name']}, {cstr(st['unit'])}, {cstr(st['doc'])}){' ' + chr(92) if i + 1 < len(h['stats']) else ''}")
     o.append(f"inline constexpr std::uint32_t kNumStats = {len(h['stats'])}u;")
+    o.append("// Index k of each statistic: bits [64k +: 64] of a channel's stats_t.")
+    o.append("namespace stat {")
+    for i, st in enumerate(h["stats"]):
+        o.append(f"inline constexpr std::uint32_t {st['name']} = {i}u;")
+    o.append("}  // namespace stat")
+    fields = h["address_fields"]
     o.append("struct AddressField { std::string_view name; std::uint32_t code; std::string_view doc; };")
-    o.append(f"inline constexpr std::array<AddressField, {len(h['address_fields'])}> kAddressFields{{{{")
-    for f in h["address_fields"]:
+    o.append(f"inline constexpr std::array<AddressField, {len(fields)}> kAddressFields{{{{")
+    for f in fields:
         o.append(f"    {{{cstr(f['name'])}, {f['code']}u, {cstr(f['doc'])}}},")
     o.append("}};")
-    o.append("struct AddressMap { std::string_view order; std::uint32_t code; std::string_view doc; };")
+    o.append("// The code of each address field (a custom order is five of them, least significant first).")
+    o.append("namespace field {")
+    for f in fields:
+        o.append(f"inline constexpr std::uint8_t {f['name']} = {f['code']};  // {f['doc']}")
+    o.append("}  // namespace field")
+    o.append(f"inline constexpr std::uint32_t kNumAddressFields = {len(fields)}u;")
+    o.append("// A named order: its text (most significant field first) and its field codes, least")
+    o.append("// significant first.")
+    o.append("struct AddressMap {")
+    o.append("  std::string_view order; std::uint32_t code; std::string_view doc;")
+    o.append("  std::array<std::uint8_t, kNumAddressFields> lsb_first;")
+    o.append("};")
+    code_of = {f["name"]: f["code"] for f in fields}
     o.append(f"inline constexpr std::array<AddressMap, {len(h['address_maps'])}> kAddressMaps{{{{")
     for m in h["address_maps"]:
-        o.append(f"    {{{cstr(m['order'])}, {m['code']}u, {cstr(m['doc'])}}},")
+        lsb = ", ".join(str(code_of[n]) for n in reversed(m["order"].split("-")))
+        o.append(f"    {{{cstr(m['order'])}, {m['code']}u, {cstr(m['doc'])}, {{{lsb}}}}},")
     o.append("}};")
+    o.append("// The order byte of the controller's amap_t (amap_order_e).")
+    o.append("enum class AddressOrder : std::uint8_t {")
+    for m in h["address_maps"]:
+        o.append(f"  {''.join(camel(p) for p in m['order'].split('-'))} = {m['code']},")
+    o.append(f"  Custom = {hv['address_map_custom_code']},")
+    o.append("};")
     o.append("}  // namespace hbm")
     o += ["", "}  // namespace tpuemu::spec", ""]
     return "\n".join(o)

@@ -1,9 +1,12 @@
 // Tests of the HBM controller rtl/mem/hbm/hbm_ctrl.sv driving the DRAM device model
 // sim/src/dram: every command the controller issues goes through dram::Device::command(), which
 // throws TimingViolation on any broken timing or state rule, and read data come from the device.
-// Data are compared with a byte-array model of the memory. Two Verilated configurations:
-//   Vhbm_ctrl      8 channels, 8 request lanes (HBM2; enough lanes to saturate every channel)
-//   Vhbm_ctrl_c16  16 channels, 1 request lane (HBM3 set, the single burst port of docs/hbm.md)
+// Data are compared with a byte-array model of the memory. The two Verilated controllers the
+// emulator runs (rtl/CMakeLists.txt: a request lane per two channels):
+//   Vhbm_ctrl_8ch   8 channels, 4 request lanes (hbm2-2000, hbm2e-3200)
+//   Vhbm_ctrl_16ch  16 channels, 8 request lanes (hbm3-6400)
+// Timing sets are the shipped configs/hbm files (and tests/data/hbm for a long-burst set), loaded
+// and validated by the host library as the emulator loads them.
 //
 // Cycle convention: in cycle c the harness (1) hands the device's read burst due in cycle c to
 // rvalid_i/rdata_i, (2) drives the request lanes, (3) evaluates, then reads the outputs of cycle c
@@ -32,9 +35,11 @@
 #include <unordered_map>
 #include <vector>
 
-#include "Vhbm_ctrl.h"
-#include "Vhbm_ctrl_c16.h"
+#include "Vhbm_ctrl_16ch.h"
+#include "Vhbm_ctrl_8ch.h"
 #include "dram/device.h"
+#include "tpuemu/hbm_config.h"
+#include "tpuemu/sim/hbm_address.h"
 #include "verilated.h"
 
 namespace {
@@ -45,175 +50,98 @@ constexpr unsigned kBurst = 64;
 constexpr unsigned kStarveCycles = 1024;  // hbm_ctrl's default StarveCycles
 
 // ---------------------------------------------------------------------------------------------
-// Timing sets and the address map (as hbm_pkg.sv lays them out)
+// Timing sets and the address map (as hbm_spec_pkg / hbm_pkg lay them out)
 // ---------------------------------------------------------------------------------------------
-struct Timing {
-  unsigned CL = 14, CWL = 4, tRCD = 14, tRP = 14, tRAS = 34, tRC = 48, tRRD_S = 4, tRRD_L = 6,
-           tFAW = 30, tCCD_S = 1, tCCD_L = 2, tWTR_S = 6, tWTR_L = 8, tWR = 16, tRTP = 4,
-           tRFC = 260, tREFI = 3900, BL = 4;
-  unsigned tBURST() const { return BL / 2; }
-  // hbm_pkg::timing_t: field k in bits [16k +: 16].
-  std::array<unsigned, 18> fields() const {
-    return {CL, CWL, tRCD, tRP, tRAS, tRC, tRRD_S, tRRD_L, tFAW,
-            tCCD_S, tCCD_L, tWTR_S, tWTR_L, tWR, tRTP, tRFC, tREFI, BL};
-  }
-};
+namespace spec = tpuemu::spec::hbm;
+namespace field = spec::field;
+using tpuemu::sim::hbm::AddressLayout;
+using Order = std::array<std::uint8_t, spec::kNumAddressFields>;  // field codes, LSB first
 
-// Field codes of hbm_pkg (FieldCo ... FieldRo).
-enum Field : unsigned { kCo = 0, kCh = 1, kBg = 2, kBa = 3, kRo = 4 };
+// "ro-ba-bg-ch-co" style, most significant first.
+Order parse_order(const std::string& text) {
+  const auto m = tpuemu::HbmAddressMap::parse(text);
+  Order lsb{};
+  for (unsigned k = 0; k < lsb.size(); ++k) {
+    lsb[k] = static_cast<std::uint8_t>(m.msb_first[lsb.size() - 1 - k]);
+  }
+  return lsb;
+}
 
-struct Amap {
-  std::array<Field, 5> lsb_first{kCo, kCh, kBg, kBa, kRo};  // "ro-ba-bg-ch-co" (default)
-  unsigned col_bits = 5, ch_bits = 3, bg_bits = 2, ba_bits = 2, row_bits = 14;
-
-  // "ro-ba-bg-ch-co" style, most significant first.
-  static std::array<Field, 5> parse(const std::string& s) {
-    std::array<Field, 5> lsb{};
-    for (unsigned k = 0; k < 5; ++k) {
-      const std::string f = s.substr(3 * (4 - k), 2);
-      lsb[k] = f == "co" ? kCo : f == "ch" ? kCh : f == "bg" ? kBg : f == "ba" ? kBa : kRo;
-    }
-    return lsb;
+// hbm_pkg::amap_t: byte 0 the order (amap_order_e: a named order, or the custom code and the
+// field codes in bits [62:48]), bytes 1..5 the widths of column, channel, bank group, bank, row.
+std::uint64_t pack_amap(const AddressLayout& m) {
+  std::uint64_t order = spec::kAddressMapCustomCode, custom = 0;
+  for (unsigned k = 0; k < m.lsb_first.size(); ++k) custom |= std::uint64_t{m.lsb_first[k]} << (3 * k);
+  for (const auto& named : spec::kAddressMaps) {
+    if (named.lsb_first == m.lsb_first) order = named.code;
   }
-  // hbm_pkg::amap_t: byte 0 the order (amap_order_e: a named order, or 0xff and the field codes
-  // in bits [62:48]), bytes 1..5 the widths of column, channel, bank group, bank and row.
-  std::uint64_t pack() const {
-    static const std::array<std::string, 4> kNamed = {"ro-ba-bg-ch-co", "ro-ch-ba-bg-co",
-                                                      "ch-ro-ba-bg-co", "ro-ba-bg-co-ch"};
-    std::uint64_t order = 0xff, custom = 0;
-    for (unsigned k = 0; k < 5; ++k) custom |= std::uint64_t{lsb_first[k]} << (3 * k);
-    for (unsigned i = 0; i < kNamed.size(); ++i) {
-      if (parse(kNamed[i]) == lsb_first) order = i;
-    }
-    return order | std::uint64_t{col_bits} << 8 | std::uint64_t{ch_bits} << 16 |
-           std::uint64_t{bg_bits} << 24 | std::uint64_t{ba_bits} << 32 |
-           std::uint64_t{row_bits} << 40 | (order == 0xff ? custom << 48 : 0);
-  }
-  unsigned width(Field f) const {
-    switch (f) {
-      case kCo: return col_bits;
-      case kCh: return ch_bits;
-      case kBg: return bg_bits;
-      case kBa: return ba_bits;
-      default: return row_bits;
-    }
-  }
-};
+  return order | std::uint64_t{m.bits[field::co]} << 8 | std::uint64_t{m.bits[field::ch]} << 16 |
+         std::uint64_t{m.bits[field::bg]} << 24 | std::uint64_t{m.bits[field::ba]} << 32 |
+         std::uint64_t{m.bits[field::ro]} << 40 |
+         (order == spec::kAddressMapCustomCode ? custom << 48 : 0);
+}
 
 struct Loc {
   std::uint32_t ch = 0, bg = 0, ba = 0, row = 0, col = 0;
-  std::uint32_t get(Field f) const {
-    switch (f) {
-      case kCo: return col;
-      case kCh: return ch;
-      case kBg: return bg;
-      case kBa: return ba;
-      default: return row;
-    }
-  }
-  void set(Field f, std::uint32_t v) {
-    switch (f) {
-      case kCo: col = v; break;
-      case kCh: ch = v; break;
-      case kBg: bg = v; break;
-      case kBa: ba = v; break;
-      default: row = v; break;
-    }
+  tpuemu::sim::hbm::FieldValues values() const {
+    tpuemu::sim::hbm::FieldValues v{};
+    v[field::ch] = ch;
+    v[field::bg] = bg;
+    v[field::ba] = ba;
+    v[field::ro] = row;
+    v[field::co] = col;
+    return v;
   }
 };
 
-std::uint64_t encode(const Amap& m, const Loc& l) {
-  std::uint64_t a = 0;
-  unsigned sh = 6;
-  for (Field f : m.lsb_first) {
-    a |= std::uint64_t{l.get(f)} << sh;
-    sh += m.width(f);
-  }
-  return a;
-}
+std::uint64_t encode(const AddressLayout& m, const Loc& l) { return m.encode(l.values()); }
 
-Loc decode(const Amap& m, std::uint64_t addr) {
-  Loc l;
-  std::uint64_t a = addr >> 6;
-  for (Field f : m.lsb_first) {
-    l.set(f, static_cast<std::uint32_t>(a & ((std::uint64_t{1} << m.width(f)) - 1)));
-    a >>= m.width(f);
-  }
-  return l;
+std::uint32_t channel_of(const AddressLayout& m, std::uint64_t addr) {
+  return m.decode(addr)[field::ch];
 }
 
 // The k-th burst of channel ch in address order.
-std::uint64_t channel_linear(const Amap& m, std::uint32_t ch, std::uint64_t k) {
-  Loc l;
-  l.ch = ch;
-  for (Field f : m.lsb_first) {
-    if (f == kCh) continue;
-    l.set(f, static_cast<std::uint32_t>(k & ((std::uint64_t{1} << m.width(f)) - 1)));
-    k >>= m.width(f);
+std::uint64_t channel_linear(const AddressLayout& m, std::uint32_t ch, std::uint64_t k) {
+  tpuemu::sim::hbm::FieldValues v{};
+  v[field::ch] = ch;
+  for (const std::uint8_t f : m.lsb_first) {
+    if (f == field::ch) continue;
+    v[f] = static_cast<std::uint32_t>(k & ((std::uint64_t{1} << m.bits[f]) - 1));
+    k >>= m.bits[f];
   }
-  return encode(m, l);
+  return m.encode(v);
 }
 
-// A timing set with its geometry, as the device needs it.
+// A timing set as the device and the controller need it.
 struct TimingSet {
-  Timing t;
-  Amap m;
-  unsigned channels = 8;
-  unsigned rows = 16384;
+  dram::Config dram;
+  AddressLayout m;
+  unsigned channels() const { return dram.channels; }
+  unsigned rows() const { return dram.rows; }
 };
 
-// configs/hbm/<name>.json (the shipped sets; validated by the host library, read plainly here).
-TimingSet load_timing_set(const std::string& name) {
-  std::ifstream in(std::string(TPUEMU_HBM_CONFIG_DIR) + "/" + name + ".json");
-  const auto j = nlohmann::json::parse(in);
-  const auto& g = j.at("geometry");
-  const auto& k = j.at("timing");
+// A timing set file: configs/hbm/<name>.json, or a path.
+TimingSet load_timing_set(const std::string& name_or_path) {
+  const std::string file = name_or_path.find('/') == std::string::npos
+                               ? std::string(TPUEMU_HBM_CONFIG_DIR) + "/" + name_or_path + ".json"
+                               : name_or_path;
+  const auto set = tpuemu::load_hbm_timing_set_file(file);
   TimingSet s;
-  s.t = Timing{k.at("CL"), k.at("CWL"), k.at("tRCD"), k.at("tRP"), k.at("tRAS"), k.at("tRC"),
-               k.at("tRRD_S"), k.at("tRRD_L"), k.at("tFAW"), k.at("tCCD_S"), k.at("tCCD_L"),
-               k.at("tWTR_S"), k.at("tWTR_L"), k.at("tWR"), k.at("tRTP"), k.at("tRFC"),
-               k.at("tREFI"), g.at("burst_length")};
-  s.channels = g.at("channels");
-  s.rows = g.at("rows");
-  auto bits = [](unsigned v) { return static_cast<unsigned>(std::countr_zero(v)); };
-  s.m.lsb_first = Amap::parse(j.value("address_map", std::string("ro-ba-bg-ch-co")));
-  s.m.col_bits = bits(g.at("columns"));
-  s.m.ch_bits = bits(s.channels);
-  s.m.bg_bits = bits(g.at("bank_groups"));
-  s.m.ba_bits = bits(g.at("banks_per_group"));
-  s.m.row_bits = bits(s.rows);
-  EXPECT_EQ(static_cast<unsigned>(g.at("bus_bytes")) * s.t.BL, kBurst);
+  s.dram = tpuemu::hbm_setup_from(set).dram;
+  s.m = tpuemu::sim::hbm::address_layout(parse_order(set.address_map.to_string()), s.dram);
+  EXPECT_EQ(s.dram.burst_bytes(), kBurst);
   return s;
 }
 
-dram::Config device_config(const TimingSet& s) {
-  const Timing& t = s.t;
-  dram::Config c;
-  c.channels = s.channels;
-  c.bank_groups = 4;
-  c.banks_per_group = 4;
-  c.rows = s.rows;
-  c.columns = 32;
-  c.bus_bytes = kBurst / t.BL;
-  c.burst_length = t.BL;
-  c.CL = t.CL;
-  c.CWL = t.CWL;
-  c.tRCD = t.tRCD;
-  c.tRP = t.tRP;
-  c.tRAS = t.tRAS;
-  c.tRC = t.tRC;
-  c.tRRD_S = t.tRRD_S;
-  c.tRRD_L = t.tRRD_L;
-  c.tFAW = t.tFAW;
-  c.tCCD_S = t.tCCD_S;
-  c.tCCD_L = t.tCCD_L;
-  c.tWTR_S = t.tWTR_S;
-  c.tWTR_L = t.tWTR_L;
-  c.tWR = t.tWR;
-  c.tRTP = t.tRTP;
-  c.tRFC = t.tRFC;
-  c.tREFI = t.tREFI;
-  return c;
+// The HBM2 reference set, the default of most tests.
+const TimingSet& hbm2() {
+  static const TimingSet s = load_timing_set("hbm2-2000");
+  return s;
+}
+
+TimingSet with_order(TimingSet s, const Order& order) {
+  s.m.lsb_first = order;
+  return s;
 }
 
 using Burst = std::array<std::uint8_t, kBurst>;
@@ -225,25 +153,23 @@ struct Req {
   std::uint64_t mask = ~std::uint64_t{0};
 };
 
-struct Stats {  // hbm_pkg::stats_t, one channel: counter k in bits [64k +: 64]
-  std::uint64_t reads = 0, writes = 0, row_hits = 0, row_misses = 0, row_conflicts = 0, acts = 0,
-                pres = 0, preas = 0, refs = 0, ref_cycles = 0, occ_sum = 0, rd_lat_sum = 0,
-                turnarounds = 0;
+// hbm_spec_pkg::stats_t of one channel: counter k in bits [64k +: 64], in the contract's order.
+struct Stats {
+#define TEST_STAT_MEMBER(index, name, unit, doc) std::uint64_t name = 0;
+  TPUEMU_SPEC_HBM_STATS(TEST_STAT_MEMBER)
+#undef TEST_STAT_MEMBER
   std::uint64_t requests() const { return reads + writes; }
+  static Stats of(const std::array<std::uint64_t, spec::kNumStats>& v) {
+    Stats s;
+#define TEST_STAT_SET(index, name, unit, doc) s.name = v[index];
+    TPUEMU_SPEC_HBM_STATS(TEST_STAT_SET)
+#undef TEST_STAT_SET
+    return s;
+  }
   Stats& operator+=(const Stats& o) {
-    reads += o.reads;
-    writes += o.writes;
-    row_hits += o.row_hits;
-    row_misses += o.row_misses;
-    row_conflicts += o.row_conflicts;
-    acts += o.acts;
-    pres += o.pres;
-    preas += o.preas;
-    refs += o.refs;
-    ref_cycles += o.ref_cycles;
-    occ_sum += o.occ_sum;
-    rd_lat_sum += o.rd_lat_sum;
-    turnarounds += o.turnarounds;
+#define TEST_STAT_ADD(index, name, unit, doc) name += o.name;
+    TPUEMU_SPEC_HBM_STATS(TEST_STAT_ADD)
+#undef TEST_STAT_ADD
     return *this;
   }
 };
@@ -261,14 +187,19 @@ class Harness {
   static constexpr unsigned ports = kPorts;
 
   explicit Harness(const TimingSet& s, bool closed_page = false)
-      : set_(s), dev_(device_config(s)), ctx_(std::make_unique<VerilatedContext>()) {
+      : set_(s), dev_(s.dram), ctx_(std::make_unique<VerilatedContext>()) {
     top_ = std::make_unique<Model>(ctx_.get());
-    const auto f = s.t.fields();
+    // hbm_spec_pkg::timing_t: the contract's timings in order, then the burst length; two 16-bit
+    // fields per 32-bit word of the Verilated vector.
+    std::vector<std::uint32_t> f;
+    for (const std::uint32_t v : s.dram.timings()) f.push_back(v);
+    f.push_back(s.dram.burst_length);
+    static_assert(spec::kTimingWidth == 16);
     for (unsigned k = 0; k < f.size(); ++k) {
       top_->timing_i[k / 2] = (top_->timing_i[k / 2] & ~(0xffffu << (16 * (k % 2)))) |
                               (f[k] << (16 * (k % 2)));
     }
-    top_->amap_i = s.m.pack();
+    top_->amap_i = pack_amap(s.m);
     top_->page_policy_i = closed_page ? 1 : 0;
     top_->per_bank_refresh_i = 0;
     top_->req_valid_i = 0;
@@ -285,13 +216,13 @@ class Harness {
     top_->eval();
     for (unsigned id = 0; id < 256; ++id) free_ids_.push_back(static_cast<std::uint8_t>(id));
   }
-  Harness() : Harness(TimingSet{}) {}
+  Harness() : Harness(hbm2()) {}
   ~Harness() { top_->final(); }
 
   dram::Device& device() { return dev_; }
-  const Amap& amap() const { return set_.m; }
-  const Timing& timing() const { return set_.t; }
-  unsigned rows() const { return set_.rows; }
+  const AddressLayout& amap() const { return set_.m; }
+  const dram::Config& timing() const { return set_.dram; }
+  unsigned rows() const { return set_.rows(); }
   std::uint64_t cycle() const { return cycle_; }
   void set_gen(unsigned lane, Gen g) {
     gens_[lane] = std::move(g);
@@ -386,9 +317,9 @@ class Harness {
   std::uint64_t max_latency() const { return max_latency_; }
 
   Stats stats(unsigned c) const {
-    std::array<std::uint64_t, 13> v{};
+    std::array<std::uint64_t, spec::kNumStats> v{};
     std::memcpy(v.data(), top_->stats_o[c].data(), sizeof v);
-    return {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12]};
+    return Stats::of(v);
   }
   Stats total_stats() const {
     Stats t;
@@ -425,7 +356,7 @@ class Harness {
     Pending& q = pending_[l.id];
     q.write = r.write;
     q.addr = r.addr;
-    q.ch = decode(set_.m, r.addr).ch;
+    q.ch = channel_of(set_.m, r.addr);
     q.accept = cycle_;
     if (r.write) {
       Burst& b = mem_[r.addr];
@@ -518,8 +449,15 @@ class Harness {
   std::vector<std::uint32_t> latencies_;
 };
 
-using Hbm8 = Harness<Vhbm_ctrl, 8, 8>;       // CMake: -GNumChannels=8 -GNumPorts=8
-using Hbm16 = Harness<Vhbm_ctrl_c16, 16, 1>;  // CMake: -GNumChannels=16 -GNumPorts=1
+// The emulator's models (rtl/CMakeLists.txt: -GNumChannels=N -GNumPorts=N/2).
+using Hbm8 = Harness<Vhbm_ctrl_8ch, 8, 4>;
+using Hbm16 = Harness<Vhbm_ctrl_16ch, 16, 8>;
+
+// Lane p of `lanes` serves the channels c with c % lanes == p (the k-th of its requests goes to
+// the (k % n)-th of its n channels), so every channel gets the same share of the lanes.
+std::uint32_t lane_channel(unsigned lane, unsigned lanes, unsigned channels, std::uint64_t k) {
+  return lane + lanes * static_cast<std::uint32_t>(k % (channels / lanes));
+}
 
 Burst random_burst(std::mt19937_64& rng) {
   Burst b;
@@ -530,17 +468,33 @@ Burst random_burst(std::mt19937_64& rng) {
   return b;
 }
 
-// Random requests over `rows` rows of every bank of every channel (or of one channel).
-Gen random_gen(const Amap& m, unsigned channels, std::uint64_t seed, double write_frac,
-               unsigned rows, std::uint64_t count, int channel = -1) {
+// The k-th request of lane p's sequential streams: its channels in turn, each in address order.
+template <class H>
+std::uint64_t lane_stream(const H& h, unsigned p, std::uint64_t k) {
+  constexpr unsigned share = H::channels / H::ports;  // channels per lane
+  return channel_linear(h.amap(), lane_channel(p, H::ports, H::channels, k), k / share);
+}
+
+// Requests per lane that give every channel `per_channel` of them.
+template <class H>
+constexpr unsigned per_lane(unsigned per_channel) {
+  return per_channel * H::channels / H::ports;
+}
+
+// Random requests over `rows` rows of every bank of every channel (or, with lane >= 0, of the
+// channels of that lane in turn: lane_channel).
+Gen random_gen(const AddressLayout& m, unsigned channels, std::uint64_t seed, double write_frac,
+               unsigned rows, std::uint64_t count, int lane = -1, unsigned lanes = 1) {
   auto rng = std::make_shared<std::mt19937_64>(seed);
   auto left = std::make_shared<std::uint64_t>(count);
+  auto sent = std::make_shared<std::uint64_t>(0);
   return [=](std::uint64_t, Req& r) {
     if (*left == 0) return false;
     --*left;
     std::uniform_real_distribution<double> u(0.0, 1.0);
     Loc l;
-    l.ch = channel >= 0 ? static_cast<std::uint32_t>(channel) : (*rng)() % channels;
+    l.ch = lane >= 0 ? lane_channel(static_cast<unsigned>(lane), lanes, channels, (*sent)++)
+                     : static_cast<std::uint32_t>((*rng)() % channels);
     l.bg = (*rng)() % 4;
     l.ba = (*rng)() % 4;
     l.row = static_cast<std::uint32_t>((*rng)() % rows);
@@ -569,7 +523,7 @@ double percentile(std::vector<std::uint32_t> v, double p) {
 }
 
 // Data-bus utilisation over a window: column commands * tBURST / (cycles * channels).
-double bus_utilisation(std::uint64_t columns, std::uint64_t cycles, const Timing& t,
+double bus_utilisation(std::uint64_t columns, std::uint64_t cycles, const dram::Config& t,
                        unsigned channels) {
   return static_cast<double>(columns * t.tBURST()) / static_cast<double>(cycles * channels);
 }
@@ -609,19 +563,16 @@ void check_stats(H& h) {
 // Address mapping: the four named orders of hbm_pkg and random permutations of the fields; one
 // write and one read per address land on the right channel, bank group, bank, row and column.
 TEST(HbmCtrl, SingleWriteThenReadEveryMapOrder) {
-  std::vector<std::array<Field, 5>> orders = {
-      Amap::parse("ro-ba-bg-ch-co"), Amap::parse("ro-ch-ba-bg-co"),
-      Amap::parse("ch-ro-ba-bg-co"), Amap::parse("ro-ba-bg-co-ch")};
+  std::vector<Order> orders;
+  for (const auto& named : spec::kAddressMaps) orders.push_back(parse_order(std::string(named.order)));
   std::mt19937_64 prng(42);
   for (int i = 0; i < 3; ++i) {
-    std::array<Field, 5> o{kCo, kCh, kBg, kBa, kRo};
+    Order o{field::co, field::ch, field::bg, field::ba, field::ro};
     std::shuffle(o.begin(), o.end(), prng);
     orders.push_back(o);
   }
   for (unsigned order = 0; order < orders.size(); ++order) {
-    TimingSet ts;
-    ts.m.lsb_first = orders[order];
-    Hbm8 h(ts);
+    Hbm8 h(with_order(hbm2(), orders[order]));
     std::vector<std::pair<unsigned, dram::Command>> seen;
     h.on_command([&](std::uint64_t, unsigned c, const dram::Command& cmd) {
       seen.emplace_back(c, cmd);
@@ -678,10 +629,10 @@ TEST(HbmCtrl, RandomMixDataIntegrity) {
     Hbm8 h;
     for (unsigned p = 0; p < Hbm8::ports; ++p) {
       h.set_gen(p, random_gen(h.amap(), Hbm8::channels, 1000 * p + static_cast<unsigned>(wf * 10),
-                              wf, 8, 2500));
+                              wf, 8, per_lane<Hbm8>(2500)));
     }
     h.drain();
-    EXPECT_EQ(h.reads_done() + h.writes_done(), Hbm8::ports * 2500u);
+    EXPECT_EQ(h.reads_done() + h.writes_done(), Hbm8::channels * 2500u);
     check_stats(h);
     const Stats s = h.total_stats();
     EXPECT_GT(s.row_conflicts, 0u);
@@ -704,7 +655,7 @@ TEST(HbmCtrl, SameAddressHazards) {
   Hbm8 h;
   for (unsigned p = 0; p < Hbm8::ports; ++p) {
     auto rng = std::make_shared<std::mt19937_64>(77 + p);
-    auto left = std::make_shared<int>(3000);
+    auto left = std::make_shared<int>(per_lane<Hbm8>(3000));
     h.set_gen(p, [rng, left, &h](std::uint64_t, Req& r) {
       if (*left == 0) return false;
       --*left;
@@ -722,7 +673,7 @@ TEST(HbmCtrl, SameAddressHazards) {
     });
   }
   h.drain();
-  EXPECT_EQ(h.reads_done() + h.writes_done(), Hbm8::ports * 3000u);
+  EXPECT_EQ(h.reads_done() + h.writes_done(), Hbm8::channels * 3000u);
   check_stats(h);
 }
 
@@ -733,7 +684,7 @@ TEST(HbmCtrl, StreamReadsReachPeakBandwidth) {
   for (unsigned p = 0; p < Hbm8::ports; ++p) {
     auto k = std::make_shared<std::uint64_t>(0);
     h.set_gen(p, [k, p, &h](std::uint64_t, Req& r) {
-      r = Req{.write = false, .addr = channel_linear(h.amap(), p, (*k)++)};
+      r = Req{.write = false, .addr = lane_stream(h, p, (*k)++)};
       return true;
     });
   }
@@ -767,7 +718,7 @@ TEST(HbmCtrl, StreamReadsReachPeakBandwidth) {
 // counter adds up to each write's time in the channel (accept to WR command).
 TEST(HbmCtrl, StreamWritesThenReadBack) {
   Hbm8 h;
-  constexpr std::uint64_t kPerLane = 3000;
+  constexpr std::uint64_t kPerLane = per_lane<Hbm8>(3000);
   std::mt19937_64 rng(5);
   std::vector<std::vector<Burst>> data(Hbm8::ports);
   for (auto& d : data) {
@@ -777,7 +728,7 @@ TEST(HbmCtrl, StreamWritesThenReadBack) {
     auto k = std::make_shared<std::uint64_t>(0);
     h.set_gen(p, [k, p, &h, &data](std::uint64_t, Req& r) {
       if (*k == kPerLane) return false;
-      r = Req{.write = true, .addr = channel_linear(h.amap(), p, *k), .data = data[p][*k]};
+      r = Req{.write = true, .addr = lane_stream(h, p, *k), .data = data[p][*k]};
       ++*k;
       return true;
     });
@@ -792,7 +743,7 @@ TEST(HbmCtrl, StreamWritesThenReadBack) {
     auto k = std::make_shared<std::uint64_t>(0);
     h.set_gen(p, [k, p, &h](std::uint64_t, Req& r) {
       if (*k == kPerLane) return false;
-      r = Req{.write = false, .addr = channel_linear(h.amap(), p, (*k)++)};
+      r = Req{.write = false, .addr = lane_stream(h, p, (*k)++)};
       return true;
     });
   }
@@ -803,13 +754,13 @@ TEST(HbmCtrl, StreamWritesThenReadBack) {
   EXPECT_GE(wutil, 0.80);
 }
 
-// Random reads (lane p feeds channel p, so no lane waits for another channel's queue): far below
-// peak (tRC, tFAW and row conflicts), with misses and conflicts counted.
+// Random reads (lane p feeds only its own channels, in turn): far below peak (tRC, tFAW and row
+// conflicts), with misses and conflicts counted.
 TEST(HbmCtrl, RandomReadsBandwidthAndRowStats) {
   Hbm8 h;
   for (unsigned p = 0; p < Hbm8::ports; ++p) {
     h.set_gen(p, random_gen(h.amap(), 8, 900 + p, 0.0, 16384, ~std::uint64_t{0},
-                            static_cast<int>(p)));
+                            static_cast<int>(p), Hbm8::ports));
   }
   h.run(2000);
   const std::uint64_t cols0 = device_columns(h);
@@ -873,15 +824,15 @@ TEST(HbmCtrl, RefreshEveryTrefi) {
 // the same traffic leaves rows open (conflicts).
 TEST(HbmCtrl, ClosedPagePolicy) {
   for (bool closed : {true, false}) {
-    Hbm8 h(TimingSet{}, closed);
+    Hbm8 h(hbm2(), closed);
     for (unsigned p = 0; p < Hbm8::ports; ++p) {
-      h.set_gen(p, random_gen(h.amap(), 8, 300 + p, 0.5, 64, 1500));
+      h.set_gen(p, random_gen(h.amap(), 8, 300 + p, 0.5, 64, per_lane<Hbm8>(1500)));
     }
     h.drain();
     h.run(200);
     check_stats(h);
     const Stats s = h.total_stats();
-    EXPECT_EQ(s.requests(), Hbm8::ports * 1500u);
+    EXPECT_EQ(s.requests(), Hbm8::channels * 1500u);
     if (closed) {
       for (unsigned c = 0; c < Hbm8::channels; ++c) {
         for (unsigned b = 0; b < 16; ++b) {
@@ -939,17 +890,13 @@ TEST(HbmCtrl, StarvationGuard) {
 
 // Burst length 8 (tBURST 4, tCCD_S > tBURST / 2 ...) and the second map order of the contract.
 TEST(HbmCtrl, LongBurstTimingAndOtherMap) {
-  TimingSet ts;
-  ts.t = Timing{.CL = 20, .CWL = 8, .tRCD = 18, .tRP = 18, .tRAS = 40, .tRC = 58, .tRRD_S = 3,
-                .tRRD_L = 5, .tFAW = 20, .tCCD_S = 2, .tCCD_L = 4, .tWTR_S = 4, .tWTR_L = 9,
-                .tWR = 20, .tRTP = 6, .tRFC = 350, .tREFI = 3000, .BL = 8};
-  ts.m.lsb_first = Amap::parse("ro-ch-ba-bg-co");
+  const TimingSet ts = load_timing_set(TPUEMU_HBM_TEST_DATA_DIR "/bl8-test.json");
   Hbm8 h(ts);
   for (unsigned p = 0; p < Hbm8::ports; ++p) {
-    h.set_gen(p, random_gen(h.amap(), 8, 600 + p, 0.5, 16, 1500));
+    h.set_gen(p, random_gen(h.amap(), 8, 600 + p, 0.5, 16, per_lane<Hbm8>(1500)));
   }
   h.drain();
-  EXPECT_EQ(h.reads_done() + h.writes_done(), Hbm8::ports * 1500u);
+  EXPECT_EQ(h.reads_done() + h.writes_done(), Hbm8::channels * 1500u);
   check_stats(h);
 }
 
@@ -961,33 +908,31 @@ TEST(HbmCtrl, LongBurstTimingAndOtherMap) {
 TEST(HbmCtrl, ShippedHbm2Sets) {
   for (const char* name : {"hbm2-2000", "hbm2e-3200"}) {
     const TimingSet ts = load_timing_set(name);
-    ASSERT_EQ(ts.channels, 8u);
+    ASSERT_EQ(ts.channels(), 8u);
     {
       Hbm8 h(ts);
       for (unsigned p = 0; p < Hbm8::ports; ++p) {
-        h.set_gen(p, random_gen(h.amap(), 8, 70 + p, 0.4, h.rows(), 1500));
+        h.set_gen(p, random_gen(h.amap(), 8, 70 + p, 0.4, h.rows(), per_lane<Hbm8>(1500)));
       }
       h.drain();
-      EXPECT_EQ(h.reads_done() + h.writes_done(), Hbm8::ports * 1500u) << name;
+      EXPECT_EQ(h.reads_done() + h.writes_done(), Hbm8::channels * 1500u) << name;
       check_stats(h);
     }
     for (const char* map : {"ro-ba-bg-ch-co", "ro-ba-co-bg-ch"}) {
-      TimingSet mapped = ts;
-      mapped.m.lsb_first = Amap::parse(map);
-      Hbm8 h(mapped);
+      Hbm8 h(with_order(ts, parse_order(map)));
       for (unsigned p = 0; p < Hbm8::ports; ++p) {
         auto k = std::make_shared<std::uint64_t>(0);
         h.set_gen(p, [k, p, &h](std::uint64_t, Req& r) {
-          r = Req{.write = false, .addr = channel_linear(h.amap(), p, (*k)++)};
+          r = Req{.write = false, .addr = lane_stream(h, p, (*k)++)};
           return true;
         });
       }
       h.run(1000);
       const std::uint64_t cols0 = device_columns(h);
-      h.run(3 * ts.t.tREFI);
-      const double util = bus_utilisation(device_columns(h) - cols0, 3 * ts.t.tREFI, ts.t, 8);
-      const double cap = std::min(1.0, static_cast<double>(ts.t.tBURST()) /
-                                           std::max(ts.t.tCCD_L, ts.t.tBURST()));
+      h.run(3 * ts.dram.tREFI);
+      const double util = bus_utilisation(device_columns(h) - cols0, 3 * ts.dram.tREFI, ts.dram, 8);
+      const double cap = std::min(1.0, static_cast<double>(ts.dram.tBURST()) /
+                                           std::max(ts.dram.tCCD_L, ts.dram.tBURST()));
       const bool interleaved = std::string(map) == "ro-ba-co-bg-ch";
       std::printf("[ %s, %s, stream read ] bus utilisation %.1f%% of peak\n", name, map,
                   100 * util);
@@ -1015,11 +960,12 @@ TEST(HbmCtrlDeathTest, PerBankRefreshIsRejected) {
       "per-bank refresh is not implemented");
 }
 
-// 16 channels (hbm3-6400) behind a single request lane, the burst port of docs/hbm.md as the
-// beat bridge drives it: integrity, timing, refresh, mapping.
+// 16 channels (hbm3-6400), the emulator's 8-lane controller driven through one lane only (lane
+// 0, the others idle), the burst port of docs/hbm.md as the beat bridge drives it: integrity,
+// timing, refresh, mapping.
 TEST(HbmCtrl16, Hbm3SingleLane) {
   const TimingSet ts = load_timing_set("hbm3-6400");
-  ASSERT_EQ(ts.channels, 16u);
+  ASSERT_EQ(ts.channels(), 16u);
   Hbm16 h(ts);
   h.set_gen(0, random_gen(h.amap(), 16, 11, 0.4, 64, 12000));
   h.drain();
@@ -1039,10 +985,10 @@ TEST(HbmCtrl16, Hbm3SingleLane) {
   const double per_cycle = 8000.0 / static_cast<double>(h.cycle() - c0);
   std::printf("[ hbm3 single lane ] %.2f bursts per cycle through one lane\n", per_cycle);
   EXPECT_GT(per_cycle, 0.9);
-  h.run(2 * ts.t.tREFI);
+  h.run(2 * ts.dram.tREFI);
   check_stats(h);
   for (unsigned c = 0; c < Hbm16::channels; ++c) {
-    EXPECT_GE(h.stats(c).refs, (h.cycle() - ts.t.tREFI) / ts.t.tREFI) << "channel " << c;
+    EXPECT_GE(h.stats(c).refs, (h.cycle() - ts.dram.tREFI) / ts.dram.tREFI) << "channel " << c;
   }
 }
 

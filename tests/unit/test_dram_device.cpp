@@ -8,11 +8,13 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <filesystem>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "dram/device.h"
+#include "tpuemu/hbm_config.h"
 
 namespace tpuemu::sim::dram {
 namespace {
@@ -48,8 +50,11 @@ Config test_config() {
   return c;
 }
 
-// The HBM2-2000 reference set (configs/hbm/hbm2-2000.json).
-Config hbm2_config() { return Config{}; }
+// The HBM2-2000 reference set, loaded from configs/hbm/hbm2-2000.json as the emulator loads it.
+Config hbm2_config() {
+  const auto root = std::filesystem::path(TPUEMU_TEST_PRESET_DIR).parent_path().parent_path();
+  return hbm_setup_from(load_hbm_timing_set_file(root / "configs/hbm/hbm2-2000.json")).dram;
+}
 
 std::array<std::uint8_t, 64> pattern(std::uint8_t seed) {
   std::array<std::uint8_t, 64> d{};

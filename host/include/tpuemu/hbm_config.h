@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tpuemu/config.h"
+#include "tpuemu/spec/contract.h"
 
 namespace tpuemu {
 
@@ -33,25 +34,12 @@ struct HbmGeometry {
   bool operator==(const HbmGeometry&) const = default;
 };
 
-// All values in tCK (the command clock), names as in docs/hbm.md.
+// All values in tCK (the command clock), names as in docs/hbm.md: the fields of the contract
+// (spec/tpuemu.json "hbm"/"timings"), in its order.
 struct HbmTimings {
-  std::uint32_t CL = 0;
-  std::uint32_t CWL = 0;
-  std::uint32_t tRCD = 0;
-  std::uint32_t tRP = 0;
-  std::uint32_t tRAS = 0;
-  std::uint32_t tRC = 0;
-  std::uint32_t tRRD_S = 0;
-  std::uint32_t tRRD_L = 0;
-  std::uint32_t tFAW = 0;
-  std::uint32_t tCCD_S = 0;
-  std::uint32_t tCCD_L = 0;
-  std::uint32_t tWTR_S = 0;
-  std::uint32_t tWTR_L = 0;
-  std::uint32_t tWR = 0;
-  std::uint32_t tRTP = 0;
-  std::uint32_t tRFC = 0;
-  std::uint32_t tREFI = 0;
+#define TPUEMU_HBM_TIMING_MEMBER(name, doc) std::uint32_t name = 0;
+  TPUEMU_SPEC_HBM_TIMINGS(TPUEMU_HBM_TIMING_MEMBER)
+#undef TPUEMU_HBM_TIMING_MEMBER
 
   bool operator==(const HbmTimings&) const = default;
 };
@@ -72,11 +60,25 @@ struct HbmAddress {
 // ro (row), ba (bank), bg (bank group), ch (channel), co (column) exactly once. The burst offset
 // is always the least significant log2(burst bytes) bits.
 struct HbmAddressMap {
-  enum class Field : std::uint8_t { Row, Bank, BankGroup, Channel, Column };
-  static constexpr std::string_view kDefault = "ro-ba-bg-ch-co";
+  // The contract's field codes (spec::hbm::kAddressFields).
+  enum class Field : std::uint8_t {
+    Row = spec::hbm::field::ro,
+    Bank = spec::hbm::field::ba,
+    BankGroup = spec::hbm::field::bg,
+    Channel = spec::hbm::field::ch,
+    Column = spec::hbm::field::co,
+  };
+  // The contract's first named order.
+  static constexpr std::string_view kDefault = spec::hbm::kAddressMaps[0].order;
 
-  std::array<Field, 5> msb_first{Field::Row, Field::Bank, Field::BankGroup, Field::Channel,
-                                 Field::Column};
+  std::array<Field, 5> msb_first = msb_first_of(spec::hbm::kAddressMaps[0].lsb_first);
+
+  // A named order's field codes (least significant first), most significant first.
+  static constexpr std::array<Field, 5> msb_first_of(const std::array<std::uint8_t, 5>& lsb) {
+    std::array<Field, 5> m{};
+    for (std::size_t k = 0; k < 5; ++k) m[k] = static_cast<Field>(lsb[4 - k]);
+    return m;
+  }
 
   // Throws Error (no place) on a malformed string; callers add the place.
   static HbmAddressMap parse(std::string_view text);
@@ -151,8 +153,8 @@ nlohmann::json to_json(const HbmTimingSet& set);
 std::string describe(const HbmTimingSet& set);
 
 // The simulator's view of a timing set: DRAM geometry and timings for the device model and the
-// RTL controller's configuration. Throws Error when the address map is not one the controller
-// implements ("ro-ba-bg-ch-co", "ro-ch-ba-bg-co", "ch-ro-ba-bg-co", "ro-ba-bg-co-ch").
+// RTL controller's configuration. Throws Error when the address map is not one of the
+// controller's named orders (spec::hbm::kAddressMaps).
 sim::hbm::HbmSetup hbm_setup_from(const HbmTimingSet& set, bool closed_page = false);
 
 }  // namespace tpuemu

@@ -11,8 +11,15 @@ namespace tpuemu {
 namespace {
 
 constexpr std::uint64_t kAddressSpace = std::uint64_t{1} << 32;  // the core's addresses: 32 bit
-constexpr std::uint64_t kMaxTiming = 1'000'000;                  // tCK; sanity bound
-constexpr std::uint32_t kBurstBytes = 64;                        // 512-bit wdata/rdata
+constexpr std::uint64_t kMaxTiming = spec::hbm::kMaxTiming;     // tCK; sanity bound
+constexpr std::uint32_t kBurstBytes = spec::hbm::kBurstBytes;    // 512-bit wdata/rdata
+
+// The members of HbmTimings in the contract's order (spec::hbm::kTimingNames).
+constexpr std::array<std::uint32_t HbmTimings::*, spec::hbm::kNumTimings> kTimingMembers{
+#define TPUEMU_HBM_TIMING_POINTER(name, doc) &HbmTimings::name,
+    TPUEMU_SPEC_HBM_TIMINGS(TPUEMU_HBM_TIMING_POINTER)
+#undef TPUEMU_HBM_TIMING_POINTER
+};
 
 std::uint32_t to_u32(std::uint64_t x) { return static_cast<std::uint32_t>(x); }
 std::uint32_t log2u(std::uint64_t x) { return static_cast<std::uint32_t>(std::bit_width(x) - 1); }
@@ -59,58 +66,37 @@ HbmGeometry geometry_from_json(JsonObjectReader r) {
 
 HbmTimings timings_from_json(JsonObjectReader r) {
   HbmTimings t;
-  auto get = [&](std::string_view key) { return to_u32(r.get_uint(key, 1, kMaxTiming)); };
-  t.CL = get("CL");
-  t.CWL = get("CWL");
-  t.tRCD = get("tRCD");
-  t.tRP = get("tRP");
-  t.tRAS = get("tRAS");
-  t.tRC = get("tRC");
-  t.tRRD_S = get("tRRD_S");
-  t.tRRD_L = get("tRRD_L");
-  t.tFAW = get("tFAW");
-  t.tCCD_S = get("tCCD_S");
-  t.tCCD_L = get("tCCD_L");
-  t.tWTR_S = get("tWTR_S");
-  t.tWTR_L = get("tWTR_L");
-  t.tWR = get("tWR");
-  t.tRTP = get("tRTP");
-  t.tRFC = get("tRFC");
-  t.tREFI = get("tREFI");
+  for (std::size_t k = 0; k < kTimingMembers.size(); ++k) {
+    t.*kTimingMembers[k] = to_u32(r.get_uint(spec::hbm::kTimingNames[k], 1, kMaxTiming));
+  }
 
-  // Consistency (docs/hbm.md). tFAW >= 4 * tRRD_S is deliberately not required: HBM allows less.
-  if (t.tRAS < t.tRCD) throw r.error("tRAS", fmt::format("{} < tRCD = {}", t.tRAS, t.tRCD));
-  if (t.tRC < t.tRAS + t.tRP) {
-    throw r.error("tRC", fmt::format("{} < tRAS + tRP = {}", t.tRC, t.tRAS + t.tRP));
-  }
-  if (t.tCCD_L < t.tCCD_S) {
-    throw r.error("tCCD_L", fmt::format("{} < tCCD_S = {}", t.tCCD_L, t.tCCD_S));
-  }
-  if (t.tRRD_L < t.tRRD_S) {
-    throw r.error("tRRD_L", fmt::format("{} < tRRD_S = {}", t.tRRD_L, t.tRRD_S));
-  }
-  if (t.tWTR_L < t.tWTR_S) {
-    throw r.error("tWTR_L", fmt::format("{} < tWTR_S = {}", t.tWTR_L, t.tWTR_S));
-  }
-  if (t.tFAW < t.tRRD_S) throw r.error("tFAW", fmt::format("{} < tRRD_S = {}", t.tFAW, t.tRRD_S));
-  if (t.tREFI <= t.tRFC) {
-    throw r.error("tREFI", fmt::format("{} <= tRFC = {} (a refresh must fit in its interval)",
-                                       t.tREFI, t.tRFC));
+  // Consistency (docs/hbm.md), the contract's constraints in its order: "<field>: <value> <
+  // <terms> = <sum>" (<= for a strict one), with the constraint's reason in parentheses. tFAW >=
+  // 4 * tRRD_S is deliberately not among them: HBM allows less.
+  for (const auto& c : spec::hbm::kTimingConstraints) {
+    const std::uint64_t value = t.*kTimingMembers[c.field];
+    std::uint64_t sum = 0;
+    std::string terms;
+    for (const std::int32_t term : c.sum) {
+      if (term < 0) continue;
+      sum += t.*kTimingMembers[static_cast<std::size_t>(term)];
+      if (!terms.empty()) terms += " + ";
+      terms += spec::hbm::kTimingNames[static_cast<std::size_t>(term)];
+    }
+    if (c.strict ? value > sum : value >= sum) continue;
+    const std::string_view name = spec::hbm::kTimingNames[c.field];
+    throw r.error(name, fmt::format("{} {} {} = {}{}", value, c.strict ? "<=" : "<", terms, sum,
+                                    c.doc.empty() ? "" : fmt::format(" ({})", c.doc)));
   }
   r.finish();
   return t;
 }
 
 std::string_view field_token(HbmAddressMap::Field f) {
-  switch (f) {
-    case HbmAddressMap::Field::Row: return "ro";
-    case HbmAddressMap::Field::Bank: return "ba";
-    case HbmAddressMap::Field::BankGroup: return "bg";
-    case HbmAddressMap::Field::Channel: return "ch";
-    case HbmAddressMap::Field::Column: return "co";
-  }
-  return "?";
+  return sim::hbm::address_field_name(static_cast<std::uint32_t>(f));
 }
+
+std::uint8_t field_code(HbmAddressMap::Field f) { return static_cast<std::uint8_t>(f); }
 
 // Width in bits and the HbmAddress member of each field.
 struct FieldInfo {
@@ -127,6 +113,18 @@ FieldInfo field_info(const HbmTimingSet& s, HbmAddressMap::Field f) {
     case HbmAddressMap::Field::Column: return {s.geometry.columns, &HbmAddress::column};
   }
   return {1, &HbmAddress::row};
+}
+
+// The set's address map for the decoder of the simulator (sim/hbm_address.h).
+sim::hbm::AddressLayout address_layout(const HbmTimingSet& s) {
+  sim::hbm::AddressLayout l;
+  for (std::size_t k = 0; k < l.lsb_first.size(); ++k) {
+    const HbmAddressMap::Field f = s.address_map.msb_first[l.lsb_first.size() - 1 - k];
+    l.lsb_first[k] = field_code(f);
+    l.bits[field_code(f)] = log2u(field_info(s, f).count);
+  }
+  l.offset_bits = log2u(s.burst_bytes());
+  return l;
 }
 
 }  // namespace
@@ -149,20 +147,9 @@ HbmAddressMap HbmAddressMap::parse(std::string_view text) {
     const auto dash = text.find('-', pos);
     const auto token = text.substr(pos, dash == std::string_view::npos ? std::string_view::npos
                                                                         : dash - pos);
-    Field f{};
-    if (token == "ro") {
-      f = Field::Row;
-    } else if (token == "ba") {
-      f = Field::Bank;
-    } else if (token == "bg") {
-      f = Field::BankGroup;
-    } else if (token == "ch") {
-      f = Field::Channel;
-    } else if (token == "co") {
-      f = Field::Column;
-    } else {
-      throw bad(fmt::format("unknown field \"{}\"", token));
-    }
+    const int code = sim::hbm::address_field_code(token);
+    if (code < 0) throw bad(fmt::format("unknown field \"{}\"", token));
+    const Field f = static_cast<Field>(code);
     const auto bit = 1u << static_cast<unsigned>(f);
     if (seen & bit) throw bad(fmt::format("field \"{}\" twice", token));
     seen |= bit;
@@ -207,14 +194,9 @@ HbmAddress HbmTimingSet::decode(std::uint64_t byte_address) const {
                             capacity_bytes()));
   }
   HbmAddress a;
-  const std::uint32_t offset_bits = log2u(burst_bytes());
   a.offset = static_cast<std::uint32_t>(byte_address & (burst_bytes() - 1));
-  std::uint64_t rest = byte_address >> offset_bits;
-  for (auto it = address_map.msb_first.rbegin(); it != address_map.msb_first.rend(); ++it) {
-    const FieldInfo info = field_info(*this, *it);
-    a.*info.member = static_cast<std::uint32_t>(rest & (info.count - 1));
-    rest >>= log2u(info.count);
-  }
+  const sim::hbm::FieldValues v = address_layout(*this).decode(byte_address);
+  for (const auto f : address_map.msb_first) a.*field_info(*this, f).member = v[field_code(f)];
   return a;
 }
 
@@ -224,7 +206,7 @@ std::uint64_t HbmTimingSet::encode(const HbmAddress& a) const {
                 fmt::format("burst offset {} out of range ({} bytes per burst)", a.offset,
                             burst_bytes()));
   }
-  std::uint64_t out = 0;
+  sim::hbm::FieldValues values{};
   for (const auto f : address_map.msb_first) {
     const FieldInfo info = field_info(*this, f);
     const std::uint32_t v = a.*info.member;
@@ -232,9 +214,9 @@ std::uint64_t HbmTimingSet::encode(const HbmAddress& a) const {
       throw Error(fmt::format("HBM timing set {}", name),
                   fmt::format("{} {} out of range ({})", field_token(f), v, info.count));
     }
-    out = (out << log2u(info.count)) | v;
+    values[field_code(f)] = v;
   }
-  return (out << log2u(burst_bytes())) | a.offset;
+  return address_layout(*this).encode(values) | a.offset;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -325,23 +307,9 @@ nlohmann::json to_json(const HbmTimingSet& s) {
   const auto& g = s.geometry;
   const auto& t = s.timings;
   nlohmann::json timing = nlohmann::json::object();
-  timing["CL"] = t.CL;
-  timing["CWL"] = t.CWL;
-  timing["tRCD"] = t.tRCD;
-  timing["tRP"] = t.tRP;
-  timing["tRAS"] = t.tRAS;
-  timing["tRC"] = t.tRC;
-  timing["tRRD_S"] = t.tRRD_S;
-  timing["tRRD_L"] = t.tRRD_L;
-  timing["tFAW"] = t.tFAW;
-  timing["tCCD_S"] = t.tCCD_S;
-  timing["tCCD_L"] = t.tCCD_L;
-  timing["tWTR_S"] = t.tWTR_S;
-  timing["tWTR_L"] = t.tWTR_L;
-  timing["tWR"] = t.tWR;
-  timing["tRTP"] = t.tRTP;
-  timing["tRFC"] = t.tRFC;
-  timing["tREFI"] = t.tREFI;
+  for (std::size_t k = 0; k < kTimingMembers.size(); ++k) {
+    timing[std::string(spec::hbm::kTimingNames[k])] = t.*kTimingMembers[k];
+  }
   return nlohmann::json{
       {"name", s.name},
       {"source", s.source},
@@ -395,29 +363,16 @@ sim::hbm::HbmSetup hbm_setup_from(const HbmTimingSet& set, bool closed_page) {
   h.dram.columns = g.columns;
   h.dram.bus_bytes = g.bus_bytes;
   h.dram.burst_length = g.burst_length;
-  h.dram.CL = t.CL;
-  h.dram.CWL = t.CWL;
-  h.dram.tRCD = t.tRCD;
-  h.dram.tRP = t.tRP;
-  h.dram.tRAS = t.tRAS;
-  h.dram.tRC = t.tRC;
-  h.dram.tRRD_S = t.tRRD_S;
-  h.dram.tRRD_L = t.tRRD_L;
-  h.dram.tFAW = t.tFAW;
-  h.dram.tCCD_S = t.tCCD_S;
-  h.dram.tCCD_L = t.tCCD_L;
-  h.dram.tWTR_S = t.tWTR_S;
-  h.dram.tWTR_L = t.tWTR_L;
-  h.dram.tWR = t.tWR;
-  h.dram.tRTP = t.tRTP;
-  h.dram.tRFC = t.tRFC;
-  h.dram.tREFI = t.tREFI;
+#define TPUEMU_HBM_TIMING_COPY(name, doc) h.dram.name = t.name;
+  TPUEMU_SPEC_HBM_TIMINGS(TPUEMU_HBM_TIMING_COPY)
+#undef TPUEMU_HBM_TIMING_COPY
   const std::string order = set.address_map.to_string();
-  if (order == "ro-ba-bg-ch-co") h.order = sim::hbm::AddressOrder::RoBaBgChCo;
-  else if (order == "ro-ch-ba-bg-co") h.order = sim::hbm::AddressOrder::RoChBaBgCo;
-  else if (order == "ch-ro-ba-bg-co") h.order = sim::hbm::AddressOrder::ChRoBaBgCo;
-  else if (order == "ro-ba-bg-co-ch") h.order = sim::hbm::AddressOrder::RoBaBgCoCh;
-  else throw Error(fmt::format("timing set {}: address map \"{}\" is not one the controller implements", set.name, order));
+  const auto named = std::find_if(spec::hbm::kAddressMaps.begin(), spec::hbm::kAddressMaps.end(),
+                                  [&](const auto& m) { return m.order == order; });
+  if (named == spec::hbm::kAddressMaps.end()) {
+    throw Error(fmt::format("timing set {}: address map \"{}\" is not one the controller implements", set.name, order));
+  }
+  h.order = static_cast<sim::hbm::AddressOrder>(named->code);
   h.closed_page = closed_page;
   return h;
 }

@@ -1,7 +1,7 @@
 // Burst address -> {channel, bank group, bank, row, column} of hbm_ctrl (docs/hbm.md "Address
 // mapping"). pos_i (hbm_pkg::amap_positions of the configuration) says where each field starts,
 // amap_i how wide it is; bits above the most significant field are ignored.
-module hbm_addr_map import hbm_pkg::*; #(
+module hbm_addr_map import hbm_spec_pkg::*, hbm_pkg::*; #(
   parameter int unsigned NumChannels   = 8,
   parameter int unsigned BankGroups    = 4,
   parameter int unsigned BanksPerGroup = 4,

@@ -19,7 +19,7 @@
 //                     ref_at   REF   >= max over banks of act_at, PREA+tRP
 //                     busy_at  any   >= REF+tRFC
 // The RD->WR and WR->RD sums are at least the column spacing (hbm_ctrl derives them).
-module hbm_bank_state import hbm_pkg::*; #(
+module hbm_bank_state import hbm_spec_pkg::*, hbm_pkg::*; #(
   parameter int unsigned BankGroups    = 4,
   parameter int unsigned BanksPerGroup = 4,
   localparam int unsigned NumBanks     = BankGroups * BanksPerGroup,

@@ -26,7 +26,7 @@
 // (open) row a RD/WR is for, so that the device model can check the controller's view of the
 // open rows. Read data (rvalid_i) is registered and returned with the id of the oldest
 // outstanding RD on rsp_* one cycle later. bresp_* is high in the cycle the WR is on the bus.
-module hbm_channel_ctrl import hbm_pkg::*; #(
+module hbm_channel_ctrl import hbm_spec_pkg::*, hbm_pkg::*; #(
   parameter int unsigned NumChannels   = 8,
   parameter int unsigned BankGroups    = 4,
   parameter int unsigned BanksPerGroup = 4,
@@ -605,7 +605,7 @@ module hbm_channel_ctrl import hbm_pkg::*; #(
   // ---------------------------------------------------------------------------------------------
   // Statistics
   // ---------------------------------------------------------------------------------------------
-  logic [CntW-1:0] cnt_q [NumStats];
+  logic [StatW-1:0] cnt_q [NumStats];
   logic [OccW-1:0] occ_q;      // requests in the input register and the queue
   logic [OutW-1:0] rd_out_q;   // reads taken and not yet answered on rsp_valid_o
 
@@ -619,44 +619,44 @@ module hbm_channel_ctrl import hbm_pkg::*; #(
       rd_out_q <= rd_out_q + OutW'(take && !req_write_i) - OutW'(rsp_valid_q);
       if (iss_col) begin
         if (iss_wr) begin
-          cnt_q[1] <= cnt_q[1] + CntW'(1);
+          cnt_q[StatWrites] <= cnt_q[StatWrites] + StatW'(1);
         end else begin
-          cnt_q[0] <= cnt_q[0] + CntW'(1);
+          cnt_q[StatReads] <= cnt_q[StatReads] + StatW'(1);
         end
         if (conf_q[iss_slot]) begin
-          cnt_q[4] <= cnt_q[4] + CntW'(1);
+          cnt_q[StatRowConflicts] <= cnt_q[StatRowConflicts] + StatW'(1);
         end else if (miss_q[iss_slot]) begin
-          cnt_q[3] <= cnt_q[3] + CntW'(1);
+          cnt_q[StatRowMisses] <= cnt_q[StatRowMisses] + StatW'(1);
         end else begin
-          cnt_q[2] <= cnt_q[2] + CntW'(1);
+          cnt_q[StatRowHits] <= cnt_q[StatRowHits] + StatW'(1);
         end
         if (iss_wr != dir_q) begin
-          cnt_q[12] <= cnt_q[12] + CntW'(1);
+          cnt_q[StatTurnarounds] <= cnt_q[StatTurnarounds] + StatW'(1);
         end
       end
       if (iss_act) begin
-        cnt_q[5] <= cnt_q[5] + CntW'(1);
+        cnt_q[StatActs] <= cnt_q[StatActs] + StatW'(1);
       end
       if (iss_pre) begin
-        cnt_q[6] <= cnt_q[6] + CntW'(1);
+        cnt_q[StatPres] <= cnt_q[StatPres] + StatW'(1);
       end
       if (iss_prea) begin
-        cnt_q[7] <= cnt_q[7] + CntW'(1);
+        cnt_q[StatPreas] <= cnt_q[StatPreas] + StatW'(1);
       end
       if (iss_ref) begin
-        cnt_q[8] <= cnt_q[8] + CntW'(1);
+        cnt_q[StatRefs] <= cnt_q[StatRefs] + StatW'(1);
       end
       if (ref_due || busy) begin
-        cnt_q[9] <= cnt_q[9] + CntW'(1);
+        cnt_q[StatRefCycles] <= cnt_q[StatRefCycles] + StatW'(1);
       end
-      cnt_q[10] <= cnt_q[10] + CntW'(occ_q);
-      cnt_q[11] <= cnt_q[11] + CntW'(rd_out_q);
+      cnt_q[StatOccSum] <= cnt_q[StatOccSum] + StatW'(occ_q);
+      cnt_q[StatRdLatSum] <= cnt_q[StatRdLatSum] + StatW'(rd_out_q);
     end
   end
 
   always_comb begin
     for (int unsigned k = 0; k < NumStats; k++) begin
-      stats_o[k*CntW +: CntW] = cnt_q[k];
+      stats_o[k*StatW +: StatW] = cnt_q[k];
     end
   end
 

@@ -13,7 +13,7 @@
 //      req_valid_i and req_addr_i of the lanes (never the other way round);
 //    - read and write responses come per channel (rsp_*_o[c], bresp_*_o[c]): in order within a
 //      channel, out of order across channels, always accepted. The ids are the requester's.
-// 2. Timing is a runtime input (timing_i, see hbm_pkg::timing_t for the bit layout) that must
+// 2. Timing is a runtime input (timing_i, see hbm_spec_pkg::timing_t for the bit layout) that must
 //    be stable from reset on; it is registered once per cycle, and the controller issues nothing
 //    and accepts nothing in the first cycle after reset. Derived rules follow docs/hbm.md:
 //    tBURST = BL/2; column spacing max(tCCD_x, tBURST); RD->WR >= CL+tBURST+2-CWL (and at least
@@ -39,7 +39,7 @@
 //    burst keep their acceptance order (so a read returns exactly the data written by the writes
 //    accepted before it); a starvation guard serves the oldest request alone once it has waited
 //    StarveCycles. Ids are opaque: they come back unchanged, even if the requester repeats one.
-// 6. Statistics per channel (stats_o[c], hbm_pkg::stats_t). A request is a row hit if its
+// 6. Statistics per channel (stats_o[c], hbm_spec_pkg::stats_t). A request is a row hit if its
 //    column command issued without an ACT or PRE on its behalf, a row miss if an ACT was issued
 //    for it, a row conflict if a PRE of another row was issued for it (closed page: a miss, the
 //    row would have closed anyway). A request whose row a refresh closed again takes a second
@@ -56,7 +56,7 @@
 // 8. Timestamps are CycW = 48-bit cycle counts (never wrap in a simulation) compared with a
 //    free-running counter: an idle channel costs no per-cycle work.
 // =================================================================================================
-module hbm_ctrl import hbm_pkg::*; #(
+module hbm_ctrl import hbm_spec_pkg::*, hbm_pkg::*; #(
   parameter int unsigned NumChannels   = 8,     // 8 for HBM2, 16/32 for HBM3 pseudo channels
   parameter int unsigned NumPorts      = 1,     // request lanes of the burst port
   parameter int unsigned BankGroups    = 4,

@@ -2,7 +2,7 @@
 // high while at least one due REF has not been issued (ref_done_i). The first REF is due
 // tREFI - s*(tREFI/NumChannels) cycles after the timer starts (en_i), s = ref_slot_i, then every
 // tREFI: channels with different slots refresh at different times.
-module hbm_refresh_timer import hbm_pkg::*; #(
+module hbm_refresh_timer import hbm_spec_pkg::*, hbm_pkg::*; #(
   parameter int unsigned NumChannels = 8,
   localparam int unsigned ChW        = (NumChannels > 1) ? $clog2(NumChannels) : 1
 ) (

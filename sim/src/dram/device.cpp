@@ -50,14 +50,12 @@ void Config::validate() const {
     throw std::invalid_argument("dram::Config: a burst of " + std::to_string(burst_bytes()) +
                                 " bytes exceeds the 64-byte write mask");
   }
-  const std::pair<const char*, std::uint32_t> timings[] = {
-      {"CL", CL},         {"CWL", CWL},       {"tRCD", tRCD},     {"tRP", tRP},
-      {"tRAS", tRAS},     {"tRC", tRC},       {"tRRD_S", tRRD_S}, {"tRRD_L", tRRD_L},
-      {"tFAW", tFAW},     {"tCCD_S", tCCD_S}, {"tCCD_L", tCCD_L}, {"tWTR_S", tWTR_S},
-      {"tWTR_L", tWTR_L}, {"tWR", tWR},       {"tRTP", tRTP},     {"tRFC", tRFC},
-      {"tREFI", tREFI}};
-  for (const auto& [name, v] : timings) {
-    if (v == 0) throw std::invalid_argument(std::string("dram::Config: ") + name + " must be > 0");
+  const auto values = timings();
+  for (std::size_t k = 0; k < values.size(); ++k) {
+    if (values[k] == 0) {
+      throw std::invalid_argument("dram::Config: " + std::string(spec::hbm::kTimingNames[k]) +
+                                  " must be > 0");
+    }
   }
 }
 

@@ -21,25 +21,12 @@ std::uint64_t amap_word(const HbmSetup& s) {
          std::uint64_t{log2_exact(c.banks_per_group)} << 32 | std::uint64_t{log2_exact(c.rows)} << 40;
 }
 
+AddressLayout address_layout(const HbmSetup& s) {
+  return address_layout(AddressLayout::named_order(static_cast<std::uint32_t>(s.order)), s.dram);
+}
+
 Coordinate decode_address(const HbmSetup& s, std::uint64_t byte_address) {
-  const dram::Config& c = s.dram;
-  enum Field { kCo, kCh, kBg, kBa, kRo };
-  Field lsb_first[5];
-  switch (s.order) {
-    case AddressOrder::RoChBaBgCo: { Field f[5] = {kCo, kBg, kBa, kCh, kRo}; std::copy(f, f + 5, lsb_first); break; }
-    case AddressOrder::ChRoBaBgCo: { Field f[5] = {kCo, kBg, kBa, kRo, kCh}; std::copy(f, f + 5, lsb_first); break; }
-    case AddressOrder::RoBaBgCoCh: { Field f[5] = {kCh, kCo, kBg, kBa, kRo}; std::copy(f, f + 5, lsb_first); break; }
-    default: { Field f[5] = {kCo, kCh, kBg, kBa, kRo}; std::copy(f, f + 5, lsb_first); break; }
-  }
-  const std::uint32_t widths[5] = {log2_exact(c.columns), log2_exact(c.channels), log2_exact(c.bank_groups),
-                                   log2_exact(c.banks_per_group), log2_exact(c.rows)};
-  std::uint64_t a = byte_address >> log2_exact(c.burst_bytes());
-  std::uint32_t value[5] = {};
-  for (Field f : lsb_first) {
-    value[f] = static_cast<std::uint32_t>(a & ((std::uint64_t{1} << widths[f]) - 1));
-    a >>= widths[f];
-  }
-  return Coordinate{value[kCh], value[kBg], value[kBa], value[kRo], value[kCo]};
+  return coordinate_of(address_layout(s).decode(byte_address));
 }
 
 std::unique_ptr<HbmSystem> make_hbm_system(const HbmSetup& setup) {

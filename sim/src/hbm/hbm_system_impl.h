@@ -21,13 +21,16 @@ template <typename Top, unsigned Channels, unsigned Lanes>
 class VerilatedHbmSystem final : public HbmSystem {
  public:
   explicit VerilatedHbmSystem(const HbmSetup& setup)
-      : setup_(setup), device_(setup.dram), context_(std::make_unique<VerilatedContext>()) {
+      : setup_(setup),
+        layout_(address_layout(setup)),
+        device_(setup.dram),
+        context_(std::make_unique<VerilatedContext>()) {
     top_ = std::make_unique<Top>(context_.get(), "hbm");
-    const dram::Config& c = setup.dram;
-    const std::uint32_t fields[18] = {c.CL,     c.CWL,    c.tRCD,   c.tRP,    c.tRAS, c.tRC,
-                                      c.tRRD_S, c.tRRD_L, c.tFAW,   c.tCCD_S, c.tCCD_L, c.tWTR_S,
-                                      c.tWTR_L, c.tWR,    c.tRTP,   c.tRFC,   c.tREFI, c.burst_length};
-    for (unsigned k = 0; k < 18; ++k) set_bits(top_->timing_i, 16 * k, 16, fields[k]);
+    // hbm_spec_pkg::timing_t: the contract's timings in order, then the burst length.
+    const auto timings = setup.dram.timings();
+    constexpr unsigned w = spec::hbm::kTimingWidth;
+    for (unsigned k = 0; k < timings.size(); ++k) set_bits(top_->timing_i, w * k, w, timings[k]);
+    set_bits(top_->timing_i, w * spec::hbm::kNumTimings, w, setup.dram.burst_length);
     top_->amap_i = amap_word(setup);
     top_->page_policy_i = setup.closed_page ? 1 : 0;
     top_->per_bank_refresh_i = 0;
@@ -148,37 +151,18 @@ class VerilatedHbmSystem final : public HbmSystem {
   Statistics statistics() const override {
     Statistics s;
     s.cycles = cycle_;
+    // hbm_spec_pkg::stats_t of each channel: counter k in bits [64k +: 64]. The totals are the
+    // sums of the counters, converted like a channel's.
+    std::array<std::uint64_t, spec::hbm::kNumStats> total{};
     for (unsigned ch = 0; ch < Channels; ++ch) {
-      ChannelStatistics c;
-      const auto& st = top_->stats_o[ch];
-      c.reads = get_bits(st, 0, 64);
-      c.writes = get_bits(st, 64, 64);
-      c.row_hits = get_bits(st, 128, 64);
-      c.row_misses = get_bits(st, 192, 64);
-      c.row_conflicts = get_bits(st, 256, 64);
-      c.acts = get_bits(st, 320, 64);
-      c.precharges = get_bits(st, 384, 64) + get_bits(st, 448, 64);
-      c.refreshes = get_bits(st, 512, 64);
-      c.refresh_cycles = get_bits(st, 576, 64);
-      c.queue_occupancy_sum = get_bits(st, 640, 64);
-      c.read_latency_sum = get_bits(st, 704, 64);
-      c.turnarounds = get_bits(st, 768, 64);
-      c.data_bus_busy_cycles = (c.reads + c.writes) * setup_.dram.tBURST();
-      s.total.reads += c.reads;
-      s.total.writes += c.writes;
-      s.total.row_hits += c.row_hits;
-      s.total.row_misses += c.row_misses;
-      s.total.row_conflicts += c.row_conflicts;
-      s.total.acts += c.acts;
-      s.total.precharges += c.precharges;
-      s.total.refreshes += c.refreshes;
-      s.total.refresh_cycles += c.refresh_cycles;
-      s.total.queue_occupancy_sum += c.queue_occupancy_sum;
-      s.total.read_latency_sum += c.read_latency_sum;
-      s.total.turnarounds += c.turnarounds;
-      s.total.data_bus_busy_cycles += c.data_bus_busy_cycles;
-      s.channels.push_back(c);
+      std::array<std::uint64_t, spec::hbm::kNumStats> counters{};
+      for (unsigned k = 0; k < counters.size(); ++k) {
+        counters[k] = get_bits(top_->stats_o[ch], 64 * k, 64);
+        total[k] += counters[k];
+      }
+      s.channels.push_back(channel_statistics(counters));
     }
+    s.total = channel_statistics(total);
     const double cycles = static_cast<double>(std::max<std::uint64_t>(cycle_, 1));
     const double burst = setup_.dram.burst_bytes();
     s.bytes_per_cycle = static_cast<double>(s.total.reads + s.total.writes) * burst / cycles;
@@ -217,13 +201,34 @@ class VerilatedHbmSystem final : public HbmSystem {
  private:
   static constexpr std::size_t kHistogramBins = 1 << 14;
 
+  // The report's figures of one channel's counters (or of their sums).
+  ChannelStatistics channel_statistics(
+      const std::array<std::uint64_t, spec::hbm::kNumStats>& v) const {
+    namespace stat = spec::hbm::stat;
+    ChannelStatistics c;
+    c.reads = v[stat::reads];
+    c.writes = v[stat::writes];
+    c.row_hits = v[stat::row_hits];
+    c.row_misses = v[stat::row_misses];
+    c.row_conflicts = v[stat::row_conflicts];
+    c.acts = v[stat::acts];
+    c.precharges = v[stat::pres] + v[stat::preas];
+    c.refreshes = v[stat::refs];
+    c.refresh_cycles = v[stat::ref_cycles];
+    c.queue_occupancy_sum = v[stat::occ_sum];
+    c.read_latency_sum = v[stat::rd_lat_sum];
+    c.turnarounds = v[stat::turnarounds];
+    c.data_bus_busy_cycles = (c.reads + c.writes) * setup_.dram.tBURST();
+    return c;
+  }
+
   template <typename F>
   void for_each_burst(std::uint64_t addr, std::size_t size, F&& f) {
     for (std::size_t done = 0; done < size;) {
       const std::uint64_t a = addr + done;
       const std::uint32_t boff = static_cast<std::uint32_t>(a % 64);
       const std::uint32_t len = static_cast<std::uint32_t>(std::min<std::size_t>(64 - boff, size - done));
-      f(decode_address(setup_, a), boff, done, len);
+      f(coordinate_of(layout_.decode(a)), boff, done, len);
       done += len;
     }
   }
@@ -259,6 +264,7 @@ class VerilatedHbmSystem final : public HbmSystem {
   }
 
   HbmSetup setup_;
+  AddressLayout layout_;
   dram::Device device_;
   std::unique_ptr<VerilatedContext> context_;
   std::unique_ptr<Top> top_;

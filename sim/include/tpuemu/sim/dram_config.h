@@ -3,38 +3,28 @@
 // which fills it from a timing set in configs/hbm/.
 #pragma once
 
+#include <array>
 #include <cstdint>
+
+#include "tpuemu/spec/contract.h"
 
 namespace tpuemu::sim::dram {
 
 struct Config {
-  // Geometry (each a power of two).
-  std::uint32_t channels = 8;
-  std::uint32_t bank_groups = 4;
-  std::uint32_t banks_per_group = 4;
-  std::uint32_t rows = 16384;    // per bank
-  std::uint32_t columns = 32;    // bursts per row
-  std::uint32_t bus_bytes = 16;  // data bus width per channel, bytes per beat
-  std::uint32_t burst_length = 4;
+  // Geometry (each a power of two). No defaults that look like a device: a Config is filled
+  // from a timing set in configs/hbm/ (tpuemu::hbm_setup_from, or the tests' loaders).
+  std::uint32_t channels = 0;
+  std::uint32_t bank_groups = 0;
+  std::uint32_t banks_per_group = 0;
+  std::uint32_t rows = 0;          // per bank
+  std::uint32_t columns = 0;       // bursts per row
+  std::uint32_t bus_bytes = 0;     // data bus width per channel, bytes per beat
+  std::uint32_t burst_length = 0;
 
-  // Timings, tCK.
-  std::uint32_t CL = 14;
-  std::uint32_t CWL = 4;
-  std::uint32_t tRCD = 14;
-  std::uint32_t tRP = 14;
-  std::uint32_t tRAS = 34;
-  std::uint32_t tRC = 48;
-  std::uint32_t tRRD_S = 4;
-  std::uint32_t tRRD_L = 6;
-  std::uint32_t tFAW = 30;
-  std::uint32_t tCCD_S = 1;
-  std::uint32_t tCCD_L = 2;
-  std::uint32_t tWTR_S = 6;
-  std::uint32_t tWTR_L = 8;
-  std::uint32_t tWR = 16;
-  std::uint32_t tRTP = 6;
-  std::uint32_t tRFC = 260;
-  std::uint32_t tREFI = 3900;
+  // Timings, tCK: every field of the contract (spec/tpuemu.json "hbm"/"timings").
+#define TPUEMU_DRAM_TIMING_MEMBER(name, doc) std::uint32_t name = 0;
+  TPUEMU_SPEC_HBM_TIMINGS(TPUEMU_DRAM_TIMING_MEMBER)
+#undef TPUEMU_DRAM_TIMING_MEMBER
 
   // A refresh-deadline violation is flagged when more than this many tREFI pass between two
   // REFs of a channel (JEDEC allows postponing 8; the contract says 9). 0 disables the check.
@@ -50,6 +40,13 @@ struct Config {
   // Throws std::invalid_argument naming the first bad field (zero, not a power of two, a burst
   // wider than the 64-bit write mask can cover, an odd burst length).
   void validate() const;
+
+  // The timings in the contract's order (spec::hbm::kTimingNames), e.g. to pack timing_t.
+  std::array<std::uint32_t, spec::hbm::kNumTimings> timings() const {
+#define TPUEMU_DRAM_TIMING_VALUE(name, doc) name,
+    return {TPUEMU_SPEC_HBM_TIMINGS(TPUEMU_DRAM_TIMING_VALUE)};
+#undef TPUEMU_DRAM_TIMING_VALUE
+  }
 };
 
 }  // namespace tpuemu::sim::dram

@@ -13,16 +13,14 @@
 #include <vector>
 
 #include "tpuemu/sim/dram_config.h"
+#include "tpuemu/sim/hbm_address.h"
+#include "tpuemu/spec/contract.h"
 
 namespace tpuemu::sim::hbm {
 
-// The controller's address-map orders (hbm_pkg::amap_order_e), most significant field first.
-enum class AddressOrder : std::uint8_t {
-  RoBaBgChCo = 0,  // "ro-ba-bg-ch-co" (default)
-  RoChBaBgCo = 1,  // "ro-ch-ba-bg-co"
-  ChRoBaBgCo = 2,  // "ch-ro-ba-bg-co"
-  RoBaBgCoCh = 3,  // "ro-ba-bg-co-ch"
-};
+// The controller's address-map orders (hbm_spec_pkg::amap_order_e, from the contract's named
+// orders spec::hbm::kAddressMaps), most significant field first in the names.
+using AddressOrder = spec::hbm::AddressOrder;
 
 struct HbmSetup {
   dram::Config dram;
@@ -33,6 +31,12 @@ struct HbmSetup {
 struct Coordinate {
   std::uint32_t channel = 0, bank_group = 0, bank = 0, row = 0, column = 0;
 };
+inline Coordinate coordinate_of(const FieldValues& v) {
+  namespace field = spec::hbm::field;
+  return Coordinate{v[field::ch], v[field::bg], v[field::ba], v[field::ro], v[field::co]};
+}
+// The setup's address map: its named order and the field widths of its geometry.
+AddressLayout address_layout(const HbmSetup& setup);
 // Byte address -> DRAM coordinate under the setup's address map (burst offset dropped).
 Coordinate decode_address(const HbmSetup& setup, std::uint64_t byte_address);
 
