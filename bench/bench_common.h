@@ -20,13 +20,14 @@
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
-#include "tpuemu/compile.h"
-#include "tpuemu/config.h"
-#include "tpuemu/layout.h"
-#include "tpuemu/program.h"
-#include "tpuemu/reference.h"
-#include "tpuemu/hbm_config.h"
+#include "tpuemu/compile/compile.h"
+#include "tpuemu/compile/reference.h"
+#include "tpuemu/config/config.h"
+#include "tpuemu/config/hbm_config.h"
+#include "tpuemu/layout/layout.h"
+#include "tpuemu/program/program.h"
 #include "tpuemu/sim/core_sim.h"
+#include "tpuemu/sim_setup/hbm_setup.h"
 #include "tpuemu/spec/contract.h"
 
 namespace tpuemu::bench {
@@ -85,8 +86,8 @@ inline double thread_cpu_seconds() {
 // ---------------------------------------------------------------------------------------------
 // Driving a core through its CSRs
 // ---------------------------------------------------------------------------------------------
-// The memory behind the core's port exactly as the preset describes it (the same mapping as the
-// rtl device backend, host/src/device/open_device.cpp): the simple latency/bandwidth model, or the
+// The memory behind the core's port exactly as the preset describes it (the same mapping as the rtl
+// device backend, host/src/device/rtl/rtl_backend.cpp): the simple latency/bandwidth model, or the
 // HBM subsystem (RTL controller + DRAM device model) with the preset's timing set and page policy.
 // An unknown model throws rather than silently falling back.
 inline sim::MemoryModelConfig memory_config(const Preset& preset) {

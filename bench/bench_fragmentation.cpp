@@ -14,7 +14,8 @@
 #include <fmt/format.h>
 
 #include "tpuemu/alloc/alloc_trace.h"
-#include "tpuemu/alloc/planner.h"
+#include "tpuemu/plan/planner.h"
+#include "tpuemu/plan/trace_buffers.h"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // One HBM stack through the Verilated RTL controller and the DRAM device model (HbmSystem), driven
-// by the replay of `tpuemu hbm` (host/src/run/hbm_trace.cpp, docs/hbm-trace.md):
+// by the replay of `tpuemu hbm` (host/src/hbm_replay/hbm_trace.cpp, docs/hbm-trace.md):
 //
 //   BM_HbmStream/<set>  sequential 64-byte reads from address 0
 //   BM_HbmRandom/<set>  uniformly random 64-byte reads over the capacity (seed 1)
@@ -17,8 +17,8 @@
 #include <fmt/format.h>
 
 #include "bench_common.h"
-#include "tpuemu/hbm_config.h"
-#include "tpuemu/hbm_trace.h"
+#include "tpuemu/config/hbm_config.h"
+#include "tpuemu/hbm_replay/hbm_trace.h"
 
 namespace tpuemu::bench {
 namespace {

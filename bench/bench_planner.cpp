@@ -21,7 +21,7 @@
 #include <fmt/format.h>
 
 #include "../tests/unit/planner_instances.h"
-#include "tpuemu/alloc/planner.h"
+#include "tpuemu/plan/planner.h"
 
 namespace {
 

@@ -5,9 +5,9 @@
 #include <cstdlib>
 #include <random>
 
-#include "tpuemu/config.h"
-#include "tpuemu/device.h"
-#include "tpuemu/program.h"
+#include "tpuemu/config/config.h"
+#include "tpuemu/device/device.h"
+#include "tpuemu/program/program.h"
 
 namespace tpuemu {
 namespace {

@@ -2,7 +2,7 @@
 // on the Verilated cores, checked bit-exactly; the acceptance figures of the issue as assertions.
 #include <gtest/gtest.h>
 
-#include "tpuemu/runner.h"
+#include "tpuemu/run/runner.h"
 
 namespace tpuemu {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tpuemu/runner.h"
+#include "tpuemu/run/runner.h"
 
 namespace tpuemu {
 namespace {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "tpuemu/program.h"
+#include "tpuemu/program/program.h"
 #include "tpuemu/sim/core_sim.h"
 #include "tpuemu/spec/contract.h"
 

@@ -7,9 +7,9 @@
 #include <tuple>
 
 #include "core_fixture.h"
-#include "tpuemu/compile.h"
-#include "tpuemu/config.h"
-#include "tpuemu/reference.h"
+#include "tpuemu/compile/compile.h"
+#include "tpuemu/compile/reference.h"
+#include "tpuemu/config/config.h"
 
 namespace tpuemu::test {
 namespace {

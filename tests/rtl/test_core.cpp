@@ -5,7 +5,7 @@
 #include <random>
 
 #include "core_fixture.h"
-#include "tpuemu/reference.h"
+#include "tpuemu/compile/reference.h"
 
 namespace tpuemu::test {
 namespace {

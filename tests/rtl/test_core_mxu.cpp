@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core_fixture.h"
-#include "tpuemu/reference.h"
+#include "tpuemu/compile/reference.h"
 
 namespace tpuemu::test {
 namespace {

@@ -38,7 +38,7 @@
 #include "Vhbm_ctrl_16ch.h"
 #include "Vhbm_ctrl_8ch.h"
 #include "dram/device.h"
-#include "tpuemu/hbm_config.h"
+#include "tpuemu/sim_setup/hbm_setup.h"
 #include "tpuemu/sim/hbm_address.h"
 #include "verilated.h"
 

@@ -14,7 +14,7 @@
 
 #include <fmt/format.h>
 
-#include "tpuemu/alloc/planner.h"
+#include "tpuemu/plan/planner.h"
 
 namespace tpuemu::alloc::testing {
 

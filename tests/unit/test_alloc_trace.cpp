@@ -7,8 +7,8 @@
 
 #include "test_support.h"
 #include "tpuemu/alloc/alloc_trace.h"
-#include "tpuemu/config.h"
-#include "tpuemu/serving_trace.h"
+#include "tpuemu/config/config.h"
+#include "tpuemu/run/serving_trace.h"
 
 namespace tpuemu::alloc {
 namespace {

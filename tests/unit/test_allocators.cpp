@@ -16,7 +16,7 @@
 
 #include "test_support.h"
 #include "tpuemu/alloc/allocator.h"
-#include "tpuemu/error.h"
+#include "tpuemu/base/error.h"
 
 namespace tpuemu::alloc {
 namespace {

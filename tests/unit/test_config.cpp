@@ -11,8 +11,8 @@
 
 #include <fmt/format.h>
 
-#include "tpuemu/config.h"
-#include "tpuemu/error.h"
+#include "tpuemu/base/error.h"
+#include "tpuemu/config/config.h"
 
 namespace tpuemu {
 namespace {

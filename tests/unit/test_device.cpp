@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "test_firmware_fake.h"
-#include "tpuemu/config.h"
-#include "tpuemu/device.h"
+#include "tpuemu/config/config.h"
+#include "tpuemu/device/device.h"
+#include "tpuemu/device/protocol.h"
 #include "tpuemu/fw/sim_hal.h"
-#include "tpuemu/protocol.h"
 #include "tpuemu/sim/core_sim.h"
 
 namespace {

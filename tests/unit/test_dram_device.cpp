@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "dram/device.h"
-#include "tpuemu/hbm_config.h"
+#include "tpuemu/sim_setup/hbm_setup.h"
 
 namespace tpuemu::sim::dram {
 namespace {

@@ -13,8 +13,8 @@
 
 #include <fmt/format.h>
 
-#include "tpuemu/error.h"
-#include "tpuemu/hbm_config.h"
+#include "tpuemu/base/error.h"
+#include "tpuemu/config/hbm_config.h"
 
 namespace tpuemu {
 namespace {

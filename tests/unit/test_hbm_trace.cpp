@@ -10,9 +10,9 @@
 
 #include <fmt/format.h>
 
-#include "tpuemu/error.h"
-#include "tpuemu/hbm_config.h"
-#include "tpuemu/hbm_trace.h"
+#include "tpuemu/base/error.h"
+#include "tpuemu/config/hbm_config.h"
+#include "tpuemu/hbm_replay/hbm_trace.h"
 
 namespace tpuemu {
 namespace {

@@ -4,8 +4,8 @@
 #include <map>
 #include <random>
 
-#include "tpuemu/error.h"
-#include "tpuemu/layout.h"
+#include "tpuemu/base/error.h"
+#include "tpuemu/layout/layout.h"
 
 namespace tpuemu {
 namespace {

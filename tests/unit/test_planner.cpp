@@ -7,7 +7,7 @@
 
 #include "planner_instances.h"
 #include "test_support.h"
-#include "tpuemu/alloc/planner.h"
+#include "tpuemu/plan/planner.h"
 
 namespace tpuemu::alloc {
 namespace {

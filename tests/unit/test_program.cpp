@@ -6,8 +6,8 @@
 #include <fstream>
 #include <random>
 
-#include "tpuemu/error.h"
-#include "tpuemu/program.h"
+#include "tpuemu/base/error.h"
+#include "tpuemu/program/program.h"
 
 namespace tpuemu {
 namespace {

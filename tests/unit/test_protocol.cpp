@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "tpuemu/device/protocol.h"
 #include "tpuemu/fw/protocol.h"
-#include "tpuemu/protocol.h"
 
 namespace {
 

@@ -3,8 +3,8 @@
 
 #include <random>
 
-#include "tpuemu/error.h"
-#include "tpuemu/reference.h"
+#include "tpuemu/base/error.h"
+#include "tpuemu/compile/reference.h"
 
 namespace tpuemu {
 namespace {

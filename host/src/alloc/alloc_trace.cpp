@@ -7,9 +7,9 @@
 
 #include <fmt/format.h>
 
-#include "csv_reader.h"
-#include "tpuemu/atomic_file.h"
-#include "tpuemu/error.h"
+#include "tpuemu/alloc/csv_reader.h"
+#include "tpuemu/base/atomic_file.h"
+#include "tpuemu/base/error.h"
 
 namespace tpuemu::alloc {
 namespace {
@@ -191,27 +191,6 @@ std::uint64_t min_replay_capacity(const AllocTrace& trace, const std::string& sp
     else low = mid;
   }
   return high;
-}
-
-std::vector<PlanBuffer> plan_buffers_from_trace(const AllocTrace& trace, const std::string& space) {
-  std::vector<PlanBuffer> buffers;
-  std::unordered_map<std::string, std::size_t> live;
-  std::int64_t index = 0;
-  for (const TraceEvent& e : trace.events) {
-    ++index;
-    if (e.space != space) continue;
-    if (e.alloc) {
-      live[e.id] = buffers.size();
-      buffers.push_back({e.id, index, 0, e.size, e.alignment});
-    } else if (const auto it = live.find(e.id); it != live.end()) {
-      buffers[it->second].upper = index;
-      live.erase(it);
-    }
-  }
-  for (PlanBuffer& b : buffers) {
-    if (b.upper == 0) b.upper = index + 1;
-  }
-  return buffers;
 }
 
 std::string format_replay(const ReplayResult& result) {

@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "policies.h"
-#include "tpuemu/error.h"
+#include "tpuemu/base/error.h"
 
 namespace tpuemu::alloc {
 

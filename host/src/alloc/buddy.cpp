@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 
 #include "policies.h"
-#include "tpuemu/error.h"
+#include "tpuemu/base/error.h"
 
 namespace tpuemu::alloc {
 

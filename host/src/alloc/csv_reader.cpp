@@ -1,4 +1,4 @@
-#include "csv_reader.h"
+#include "tpuemu/alloc/csv_reader.h"
 
 #include <algorithm>
 #include <charconv>

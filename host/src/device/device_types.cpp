@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "tpuemu/device.h"
+#include "tpuemu/device/device.h"
 
 namespace tpuemu {
 

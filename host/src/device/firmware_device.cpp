@@ -3,9 +3,9 @@
 
 #include <fmt/format.h>
 
-#include "tpuemu/device.h"
+#include "tpuemu/device/device.h"
+#include "tpuemu/device/protocol.h"
 #include "tpuemu/fw/firmware.h"
-#include "tpuemu/protocol.h"
 
 namespace tpuemu {
 

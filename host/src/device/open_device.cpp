@@ -1,90 +1,17 @@
-// Backend selection by name, and the in-process "rtl" backend: the Verilated core (CoreSim), the
-// firmware's simulator HAL, and frames handed to the firmware in memory.
-#include <stdexcept>
-
+// Backend selection by name. Each backend lives in its own folder (rtl/: the Verilated core in
+// this process); a backend that was not built is reported as such.
 #include <fmt/format.h>
 
-#include "tpuemu/config.h"
-#include "tpuemu/device.h"
-#include "tpuemu/hbm_config.h"
+#include "tpuemu/config/config.h"
+#include "tpuemu/device/device.h"
 
 #if TPUEMU_DEVICE_HAVE_RTL
-#include "tpuemu/fw/sim_hal.h"
-#include "tpuemu/sim/core_sim.h"
+#include "rtl/rtl_backend.h"
 #endif
 
 namespace tpuemu {
 
 namespace {
-
-#if TPUEMU_DEVICE_HAVE_RTL
-// Owns the simulated core and its HAL; turns simulator exceptions (caught by the HAL so that
-// they never cross the firmware) into tpuemu::Error after each frame.
-class RtlTransport final : public InProcessTransport {
- public:
-  struct Parts {
-    std::unique_ptr<sim::CoreSim> core;
-    std::unique_ptr<fw::SimHal> hal;
-  };
-
-  explicit RtlTransport(Parts parts)
-      : InProcessTransport(parts.hal->hal(), "rtl"),
-        core_(std::move(parts.core)),
-        hal_(std::move(parts.hal)) {}
-
- std::optional<sim::hbm::Statistics> memory_statistics() const override {
-    return core_->hbm_statistics();
-  }
-
- protected:
-  void after_frame() override {
-    try {
-      hal_->rethrow_if_failed();
-    } catch (const Error&) {
-      throw;
-    } catch (const std::exception& e) {
-      throw Error("device", fmt::format("rtl: simulator failed: {}", e.what()));
-    }
-  }
-
- private:
-  std::unique_ptr<sim::CoreSim> core_;  // declared before hal_: destroyed after it
-  std::unique_ptr<fw::SimHal> hal_;
-};
-
-std::unique_ptr<Device> open_rtl(const Preset& preset, const DeviceOptions& options) {
-  if (!sim::core_sim_available(preset.name))
-    throw Error("device", fmt::format("backend rtl: no Verilated core for preset '{}' in this "
-                                      "build", preset.name));
-  sim::MemoryModelConfig mem;
-  mem.capacity_bytes = preset.hbm.capacity_bytes;
-  mem.latency_cycles = preset.hbm.latency_cycles;
-  mem.bytes_per_cycle = preset.hbm.bytes_per_cycle;
-  mem.backpressure_permille = options.backpressure_permille;
-  mem.seed = options.seed;
-  if (preset.hbm.model == "hbm") {
-    const HbmTimingSet set = load_hbm_timing_set(preset.hbm.timing_set);
-    mem.hbm = hbm_setup_from(set, preset.hbm.page_policy == "closed");
-    // DRAM clocks per core clock: core period / tCK
-    mem.dram_cycles_per_core_cycle = 1000.0 / (preset.clock_ghz * set.tck_ps);
-  }
-  RtlTransport::Parts parts;
-  try {
-    parts.core = sim::make_core_sim(preset.name, mem);
-    if (!options.trace_fst.empty()) parts.core->open_trace(options.trace_fst);
-    parts.core->reset();
-  } catch (const Error&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw Error("device", fmt::format("backend rtl: cannot start the core for preset '{}': {}",
-                                      preset.name, e.what()));
-  }
-  parts.hal = std::make_unique<fw::SimHal>(*parts.core);
-  FirmwareDeviceOptions fo;
-  fo.max_chunk = options.max_chunk;
-  return make_firmware_device(std::make_unique<RtlTransport>(std::move(parts)), fo);
-}
-#endif
 
 void check_config(const Device& dev, const Preset& preset) {
   const std::uint32_t want = preset.config_csr();
@@ -106,7 +33,7 @@ std::unique_ptr<Device> open_device(std::string_view backend, const Preset& pres
   std::unique_ptr<Device> dev;
   if (backend == "rtl") {
 #if TPUEMU_DEVICE_HAVE_RTL
-    dev = open_rtl(preset, options);
+    dev = detail::open_rtl_device(preset, options);
 #else
     throw Error("device", "backend rtl is not built into this binary (the Verilated core, CMake "
                           "target tpuemu_sim, was not available when it was configured)");

@@ -1,5 +1,5 @@
 // Host side of the wire protocol, on top of the firmware's freestanding codec.
-#include "tpuemu/protocol.h"
+#include "tpuemu/device/protocol.h"
 
 #include <fmt/format.h>
 

@@ -1,9 +1,9 @@
 // In-process transport: frames go straight into the firmware's command processor.
 #include <fmt/format.h>
 
-#include "tpuemu/device.h"
+#include "tpuemu/device/device.h"
+#include "tpuemu/device/protocol.h"
 #include "tpuemu/fw/firmware.h"
-#include "tpuemu/protocol.h"
 
 namespace tpuemu {
 

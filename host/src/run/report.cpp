@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "tpuemu/runner.h"
+#include "tpuemu/run/runner.h"
 
 namespace tpuemu {
 namespace {

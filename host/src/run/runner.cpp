@@ -1,14 +1,14 @@
-#include "tpuemu/runner.h"
+#include "tpuemu/run/runner.h"
 
 #include <chrono>
 #include <random>
 
 #include <fmt/format.h>
 
-#include "tpuemu/error.h"
-#include "tpuemu/hbm_config.h"
-#include "tpuemu/layout.h"
-#include "tpuemu/reference.h"
+#include "tpuemu/base/error.h"
+#include "tpuemu/compile/reference.h"
+#include "tpuemu/config/hbm_config.h"
+#include "tpuemu/layout/layout.h"
 
 namespace tpuemu {
 namespace {

@@ -1,4 +1,4 @@
-#include "tpuemu/serving_trace.h"
+#include "tpuemu/run/serving_trace.h"
 
 #include <algorithm>
 #include <deque>
@@ -9,8 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "tpuemu/error.h"
-#include "tpuemu/layout.h"
+#include "tpuemu/base/error.h"
+#include "tpuemu/layout/layout.h"
 
 namespace tpuemu {
 

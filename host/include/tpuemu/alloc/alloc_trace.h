@@ -13,7 +13,6 @@
 #include <nlohmann/json.hpp>
 
 #include "tpuemu/alloc/memory_space.h"
-#include "tpuemu/alloc/planner.h"
 
 namespace tpuemu::alloc {
 
@@ -73,11 +72,6 @@ ReplayResult replay_alloc_trace(const AllocTrace& trace, const ReplayOptions& op
 // the bisection met that works, not a proof that no smaller one does.
 std::uint64_t min_replay_capacity(const AllocTrace& trace, const std::string& space, const std::string& policy,
                                   std::uint64_t granularity = 256, std::uint64_t step = 4096);
-
-// The buffers of one space with the lifetimes the trace gives them, for the offline planner:
-// [index of the alloc event, index of the free event) in trace order; buffers never freed live to
-// the end. Offsets the planner finds are what an allocator knowing the future could do.
-std::vector<PlanBuffer> plan_buffers_from_trace(const AllocTrace& trace, const std::string& space);
 
 // Metrics side by side, one column per policy, one block per space.
 std::string format_replay(const ReplayResult& result);

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "tpuemu/alloc/allocator.h"
-#include "tpuemu/error.h"
+#include "tpuemu/base/error.h"
 
 namespace tpuemu::alloc {
 

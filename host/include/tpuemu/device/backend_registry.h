@@ -1,0 +1,48 @@
+// Device backends by name, as IREE's HAL drivers register themselves: each backend folder
+// (host/src/device/<backend>/) has one registration function that adds its name, a description
+// and a factory; open_device() looks the name up here. Nothing in the registry names a backend's
+// types, so the layers above never depend on one backend.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tpuemu/config/config.h"
+#include "tpuemu/device/device.h"
+
+namespace tpuemu {
+
+struct DeviceBackend {
+  // "rtl", or a scheme ending in "://" ("remote://") that matches every name starting with it.
+  std::string name;
+  std::string description;
+  // Opens a device for `backend` (the full name the user gave, e.g. "remote://host:7000").
+  std::function<std::unique_ptr<Device>(std::string_view backend, const Preset& preset,
+                                        const DeviceOptions& options)>
+      open;
+};
+
+class DeviceBackendRegistry {
+ public:
+  // Throws Error when the name is empty, registered already, or the factory is missing.
+  void add(DeviceBackend backend);
+  // The backend for a name (exact, or by scheme prefix); nullptr when none matches.
+  const DeviceBackend* find(std::string_view backend) const;
+  const std::vector<DeviceBackend>& backends() const { return backends_; }
+  // "fake, rtl": the registered names, sorted, for messages.
+  std::string names() const;
+  // Opens the named backend; throws Error "unknown backend 'x' (known: ...)" for no match.
+  std::unique_ptr<Device> open(std::string_view backend, const Preset& preset,
+                               const DeviceOptions& options) const;
+
+ private:
+  std::vector<DeviceBackend> backends_;
+};
+
+// The backends built into this binary (a new registry each call: there is no global one).
+DeviceBackendRegistry built_in_device_backends();
+
+}  // namespace tpuemu

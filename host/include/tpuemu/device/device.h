@@ -1,0 +1,249 @@
+// Layer 7 of the host runtime: a device that runs programs (design.md section 4).
+//
+// A Device holds HBM, SMEM, semaphores and a core; the host writes data and a program, runs it,
+// reads results and performance counters. Every backend goes through the firmware
+// (firmware/, docs/protocol.md): a Device sends request frames over a Transport and decodes the
+// responses. Backends are chosen by name:
+//   "rtl"                the Verilated core in this process, frames handed to the firmware in memory
+//   "remote://host:port" the same frames over TCP to `tpuemu serve` or a board (not built yet)
+// Errors throw tpuemu::Error ("device: ..."); a failed run throws RunError, which carries the
+// RunResult, unless RunOptions::throw_on_failure is false.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tpuemu/base/error.h"
+#include "tpuemu/sim/hbm_system.h"
+
+struct fw_hal;
+
+namespace tpuemu {
+
+struct Preset;
+
+// What the device reports about itself (INFO command).
+struct DeviceInfo {
+  std::string backend;                // "rtl", "remote://host:port", ...
+  std::uint32_t id = 0;               // ID CSR, 0x54505545 ("TPUE")
+  std::uint32_t config = 0;           // CONFIG CSR as read
+  std::uint32_t dim = 0;              // CONFIG[15:0]
+  std::uint32_t vmem_rows = 0;        // 1 << CONFIG[23:16]
+  std::uint32_t acc_rows = 0;         // 1 << CONFIG[31:24]
+  std::uint32_t firmware_version = 0; // major << 16 | minor << 8 | patch
+  std::uint32_t protocol_version = 0;
+  std::uint32_t max_payload = 0;      // largest frame payload the firmware accepts
+  std::uint32_t max_chunk = 0;        // largest data part of one memory transfer
+  std::uint32_t num_semaphores = 0;
+  std::uint32_t num_counters = 0;
+  std::uint64_t hbm_capacity = 0;     // bytes
+  std::uint32_t status = 0;           // STATUS CSR when INFO was answered
+  std::uint32_t poll_slice = 0;       // cycles between two STATUS polls of RUN
+
+  std::string firmware_version_string() const;  // "1.0.0"
+};
+
+enum class RunStatus {
+  Done,      // every queue drained after END
+  Error,     // the core stopped with an error code other than deadlock (see error_code)
+  Deadlock,  // the core's deadlock detector fired (error code 2)
+  Timeout,   // the firmware watchdog: still busy after RunOptions::max_cycles
+  Idle,      // state() only: not running, no completed run, no error (e.g. after reset)
+  Busy,      // state() only: running
+};
+std::string_view to_string(RunStatus status);
+
+// QUEUE_STATE and HEAD_WAIT decoded (docs/isa.md).
+struct QueueInfo {
+  std::uint32_t entries = 0;
+  bool head_waits = false;      // the head instruction waits on a semaphore
+  std::uint32_t wait_sem = 0;   // its semaphore (valid when head_waits)
+};
+struct QueueState {
+  QueueInfo dma, mxu, vector;
+  bool fetch_stopped = false;
+  // HEAD_WAIT[31:24]: wait count of the first waiting head, in the order DMA, MXU, vector.
+  std::uint32_t first_wait_count = 0;
+  std::uint32_t raw_queue_state = 0;
+  std::uint32_t raw_head_wait = 0;
+
+  static QueueState decode(std::uint32_t queue_state, std::uint32_t head_wait);
+};
+
+struct RunOptions {
+  // Firmware watchdog: cycles to wait for the core before giving up (RunStatus::Timeout). > 0.
+  std::uint64_t max_cycles = 100'000'000;
+  // A run that does not end Done throws RunError; false returns the result instead.
+  bool throw_on_failure = true;
+  // Keep waiting for a run that timed out instead of starting a new one.
+  bool resume = false;
+};
+
+struct RunResult {
+  RunStatus status = RunStatus::Idle;
+  std::uint64_t cycles = 0;         // core busy cycles during this call (delta of COUNTER[0]);
+                                    // state(): COUNTER[0] since the last reset
+  std::uint64_t waited_cycles = 0;  // cycles the firmware let pass while polling
+  std::uint32_t error_code = 0;     // STATUS[15:8]: 1 illegal opcode, 2 deadlock,
+                                    // 3 address out of range, 4 semaphore overflow
+  std::uint32_t error_pc = 0;       // ERROR_INFO: pc of the faulting instruction
+  std::uint32_t pc = 0;             // PC: next instruction to fetch
+  std::uint32_t status_raw = 0;     // STATUS CSR
+  QueueState queues;
+  std::array<std::uint32_t, 32> semaphores{};
+
+  bool ok() const noexcept { return status == RunStatus::Done; }
+  // One line, e.g. "deadlock at pc 7: DMA queue (1 entry) head waits s3>=1 (sem=0), MXU queue
+  // empty, vector queue empty, fetch stopped".
+  std::string describe() const;
+};
+
+std::string_view error_code_name(std::uint32_t error_code);  // "deadlock", "illegal opcode", ...
+
+// The performance counters of docs/isa.md, in CSR order.
+struct Counters {
+  std::uint64_t cycles = 0;                 // 0  cycles while busy
+  std::uint64_t mxu_busy = 0;               // 1  cycles a row entered the array
+  std::uint64_t mxu_stall_semaphore = 0;    // 2
+  std::uint64_t mxu_stall_weights = 0;      // 3  waiting for weights
+  std::uint64_t mxu_stall_bank_conflict = 0;// 4  VMEM bank conflict
+  std::uint64_t dma_stall_semaphore = 0;    // 5
+  std::uint64_t dma_stall_memory = 0;       // 6  request not accepted / outstanding limit
+  std::uint64_t vector_stall_semaphore = 0; // 7
+  std::uint64_t fetch_stall = 0;            // 8  target queue full
+  std::uint64_t bytes_hbm_to_vmem = 0;      // 9
+  std::uint64_t bytes_vmem_to_hbm = 0;      // 10
+  std::uint64_t bytes_hbm_to_smem = 0;      // 11
+  std::uint64_t bytes_smem_to_hbm = 0;      // 12
+  std::uint64_t bytes_acc_to_hbm = 0;       // 13
+  std::uint64_t vmem_bank_conflicts = 0;    // 14
+  std::uint64_t instructions_fetched = 0;   // 15
+  std::uint64_t mem_read_beats = 0;         // 16
+  std::uint64_t mem_write_beats = 0;        // 17
+  std::uint64_t vector_busy = 0;            // 18
+  std::uint64_t weight_load_busy = 0;       // 19
+  std::uint64_t mxu_idle_empty = 0;         // 20 MXU idle with an empty queue
+  std::uint64_t vector_stall_bank_conflict = 0;  // 21
+
+  static constexpr std::size_t kCount = 22;
+  // Counter j (0 <= j < kCount); throws std::out_of_range otherwise.
+  std::uint64_t& at(std::size_t j);
+  std::uint64_t at(std::size_t j) const;
+  static std::string_view name(std::size_t j);  // the field name, "mxu_busy"
+  std::array<std::uint64_t, kCount> to_array() const;
+  // Values beyond kCount are ignored, missing ones stay 0.
+  static Counters from_array(std::span<const std::uint64_t> values);
+
+  bool operator==(const Counters&) const = default;
+};
+
+// A run that did not end Done (RunOptions::throw_on_failure).
+class RunError : public Error {
+ public:
+  explicit RunError(RunResult result);
+  const RunResult& result() const noexcept { return result_; }
+
+ private:
+  RunResult result_;
+};
+
+// Moves whole frames between the host and the firmware.
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  // Sends one complete request frame.
+  virtual void send(std::span<const std::uint8_t> frame) = 0;
+  // Receives the next complete response frame (not validated).
+  virtual std::vector<std::uint8_t> receive() = 0;
+  virtual std::string name() const = 0;
+  // Statistics of the memory behind the core, when the transport can see it (the in-process rtl
+  // backend with the HBM subsystem); remote transports report nothing yet.
+  virtual std::optional<sim::hbm::Statistics> memory_statistics() const { return std::nullopt; }
+};
+
+// Hands each frame to fw_handle_frame with in-memory buffers (no copy through a socket).
+class InProcessTransport : public Transport {
+ public:
+  // hal must outlive the transport.
+  explicit InProcessTransport(const fw_hal* hal, std::string name = "in-process");
+  void send(std::span<const std::uint8_t> frame) override;
+  std::vector<std::uint8_t> receive() override;
+  std::string name() const override { return name_; }
+
+ protected:
+  // Called after every fw_handle_frame; the rtl backend rethrows simulator exceptions here.
+  virtual void after_frame() {}
+
+ private:
+  const fw_hal* hal_;
+  std::string name_;
+  std::unique_ptr<std::uint8_t[]> buffer_;  // one response frame of the largest size
+  std::size_t response_size_ = 0;
+  bool have_response_ = false;
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+
+  virtual const DeviceInfo& info() const = 0;
+  // Round trip of an arbitrary payload (PING); returns what came back.
+  virtual std::vector<std::uint8_t> ping(std::span<const std::uint8_t> payload = {}) = 0;
+  // HBM byte access; transfers larger than info().max_chunk are split.
+  virtual void write_hbm(std::uint64_t addr, std::span<const std::uint8_t> data) = 0;
+  virtual void read_hbm(std::uint64_t addr, std::span<std::uint8_t> data) = 0;
+  std::vector<std::uint8_t> read_hbm(std::uint64_t addr, std::size_t size);
+  // SMEM 32-bit words from word index `word` on.
+  virtual void write_smem(std::uint32_t word, std::span<const std::uint32_t> words) = 0;
+  virtual void read_smem(std::uint32_t word, std::span<std::uint32_t> words) = 0;
+  // Writes the program (32 bytes per instruction) at addr (32-byte aligned) and sets PROG_BASE.
+  virtual void load_program(std::uint64_t addr, std::span<const std::uint8_t> program) = 0;
+  virtual void set_semaphore(std::uint32_t index, std::uint32_t value) = 0;
+  // Starts the program at PROG_BASE and waits until it ends, fails or the watchdog fires.
+  virtual RunResult run(const RunOptions& options = {}) = 0;
+  // The core's current state (GET_STATE), without running anything.
+  virtual RunResult state() = 0;
+  virtual Counters counters() = 0;
+  // Soft reset: clears queues, semaphores, status and counters; memory is kept.
+  virtual void reset() = 0;
+  // See Transport::memory_statistics().
+  virtual std::optional<sim::hbm::Statistics> memory_statistics() const { return std::nullopt; }
+};
+
+struct FirmwareDeviceOptions {
+  // Split memory transfers into pieces of at most this many bytes (0: what the firmware reports).
+  std::size_t max_chunk = 0;
+};
+
+// A Device that speaks the wire protocol over transport. Sends INFO at once (throws if the
+// firmware does not answer properly). info().backend is transport->name().
+std::unique_ptr<Device> make_firmware_device(std::unique_ptr<Transport> transport,
+                                             const FirmwareDeviceOptions& options = {});
+
+struct DeviceOptions {
+  // rtl backend: memory model knobs beyond the preset's hbm section.
+  std::uint32_t backpressure_permille = 0;
+  std::uint64_t seed = 1;
+  // rtl backend: FST waveform of the whole session (empty: no trace).
+  std::filesystem::path trace_fst;
+  // Compare the device's CONFIG CSR with the preset's (catches a core built for another preset).
+  bool check_config = true;
+  std::size_t max_chunk = 0;  // see FirmwareDeviceOptions
+};
+
+// Opens a backend by name ("rtl", "remote://host:port") for the given preset. Throws Error for an
+// unknown or unavailable backend.
+std::unique_ptr<Device> open_device(std::string_view backend, const Preset& preset,
+                                    const DeviceOptions& options = {});
+// Whether the rtl backend was built into this binary (the Verilated core was available).
+bool rtl_backend_built();
+
+}  // namespace tpuemu

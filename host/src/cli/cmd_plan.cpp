@@ -1,0 +1,116 @@
+// `tpuemu plan FILE.csv --capacity N`: the offline memory planner (docs/planner.md).
+#include <cstdio>
+#include <iostream>
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "tpuemu/alloc/alloc_trace.h"
+#include "tpuemu/alloc/memory_space.h"
+#include "tpuemu/base/error.h"
+#include "tpuemu/plan/planner.h"
+#include "tpuemu/plan/trace_buffers.h"
+
+namespace tpuemu::cli {
+namespace {
+
+struct PlanArgs {
+  std::string input;
+  std::string space;  // set: the input is an allocation trace and this space's buffers are planned
+  std::string capacity;
+  double timeout = 10;
+  std::string output;
+  bool json = false;
+};
+
+std::string default_output(const std::string& input) {
+  const std::filesystem::path p(input);
+  std::filesystem::path out = p;
+  out.replace_filename(p.stem().string() + ".planned.csv");
+  return out.string();
+}
+
+double pct(std::uint64_t x, std::uint64_t of) { return of == 0 ? 0.0 : 100.0 * static_cast<double>(x) / static_cast<double>(of); }
+
+int run_plan(const PlanArgs& a) {
+  const std::uint64_t capacity = alloc::parse_bytes(a.capacity);  // validated by the option
+  const auto buffers = a.space.empty() ? alloc::read_plan_csv(a.input)
+                                       : alloc::plan_buffers_from_trace(alloc::read_alloc_trace(a.input), a.space);
+  if (buffers.empty()) throw Error(a.input, a.space.empty() ? "no buffers" : fmt::format("no buffers in space '{}'", a.space));
+  alloc::PlanOptions options;
+  options.capacity = capacity;
+  options.timeout_seconds = a.timeout;
+  const alloc::PlanResult r = alloc::plan_buffers(buffers, options);
+  const std::string output = a.output.empty() ? default_output(a.input) : a.output;
+  const bool write = r.status != alloc::PlanStatus::Infeasible;
+  if (write) alloc::write_plan_csv(output, buffers, r.offsets);
+
+  const char* status = r.status == alloc::PlanStatus::Solved ? "solved"
+                       : r.status == alloc::PlanStatus::Timeout ? "timeout" : "infeasible";
+  if (a.json) {
+    nlohmann::json j = {{"file", a.input}, {"buffers", buffers.size()}, {"capacity", capacity},
+                        {"peak_live_bytes", r.peak_live_bytes}, {"greedy_height", r.greedy_height},
+                        {"status", status}, {"solved_by_greedy", r.solved_by_greedy},
+                        {"height", r.height}, {"search_nodes", r.search_nodes}, {"seconds", r.seconds}};
+    if (!r.reason.empty()) j["reason"] = r.reason;
+    if (write) j["output"] = output;
+    std::cout << j.dump(2) << '\n';
+  } else {
+    std::cout << fmt::format("{}: {} buffers\n", a.input, buffers.size());
+    std::cout << fmt::format("  peak live bytes   {} ({:.1f}% of the capacity {})\n", r.peak_live_bytes,
+                             pct(r.peak_live_bytes, capacity), capacity);
+    if (r.status != alloc::PlanStatus::Infeasible || r.greedy_height != 0) {
+      std::cout << fmt::format("  greedy height     {} ({:.1f}% of the capacity)\n", r.greedy_height,
+                               pct(r.greedy_height, capacity));
+    }
+    if (r.status == alloc::PlanStatus::Solved) {
+      if (r.solved_by_greedy) std::cout << "  result            solved by greedy (decreasing size, best fit)\n";
+      else std::cout << fmt::format("  result            solved by search in {:.3f} s ({} nodes)\n", r.seconds, r.search_nodes);
+      std::cout << fmt::format("  height            {} ({:.1f}% of the capacity)\n", r.height, pct(r.height, capacity));
+    } else if (r.status == alloc::PlanStatus::Timeout) {
+      std::cout << fmt::format("  result            timeout after {} search nodes; best placement {} bytes\n",
+                               r.search_nodes, r.height);
+    } else {
+      std::cout << "  result            infeasible\n";
+    }
+    if (write) std::cout << fmt::format("  wrote             {}\n", output);
+  }
+  if (r.status == alloc::PlanStatus::Infeasible) throw Error(a.input, fmt::format("infeasible: {}", r.reason));
+  if (r.status == alloc::PlanStatus::Timeout) {
+    std::fprintf(stderr, "tpuemu: %s: %s (written to %s)\n", a.input.c_str(), r.reason.c_str(), output.c_str());
+    return kExitTimeout;
+  }
+  return 0;
+}
+
+}  // namespace
+
+Subcommand add_plan_command(CLI::App& app) {
+  auto args = std::make_shared<PlanArgs>();
+  auto* cmd = app.add_subcommand("plan", "Offline memory planning: fixed offsets for buffers with known lifetimes (MiniMalloc CSV)");
+  cmd->add_option("file", args->input, "CSV: id,lower,upper,size[,alignment]")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--capacity", args->capacity, "Memory size in bytes: 1048576, 64KiB, 16MiB, 1GiB")
+      ->required()
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            try {
+              if (alloc::parse_bytes(text) > 0) return {};
+            } catch (const Error&) {
+            }
+            return fmt::format("'{}' is not a byte count (e.g. 65536, 64KiB, 16MiB)", text);
+          },
+          "BYTES"));
+  cmd->add_option("--space", args->space,
+                  "Plan an allocation trace (docs/alloc-trace.md) instead: the buffers of this space, "
+                  "lifetimes in event order");
+  cmd->add_option("--timeout", args->timeout, "Seconds of exact search before giving up (exit 4)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--out", args->output, "Output CSV with an offset column (default: FILE.planned.csv)");
+  cmd->add_flag("--json", args->json, "Print the result as JSON");
+  return {cmd, [args] { return run_plan(*args); }};
+}
+
+}  // namespace tpuemu::cli

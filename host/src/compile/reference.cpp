@@ -1,0 +1,98 @@
+// Reference model (see reference.h). Correctness over speed: this is the oracle.
+#include "tpuemu/compile/reference.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "tpuemu/base/error.h"
+
+namespace tpuemu {
+namespace {
+
+void check_size(std::string_view what, std::size_t got, std::size_t rows, std::size_t cols) {
+  if (got != rows * cols) {
+    throw Error(what, fmt::format("expected {}x{} = {} elements, got {}", rows, cols, rows * cols, got));
+  }
+}
+
+// Runs every layer but the last fully (matmul + requantize); returns the int8 input of the last.
+std::vector<std::int8_t> run_hidden(std::span<const std::int8_t> x, std::size_t batch,
+                                    std::span<const MlpLayer> layers) {
+  if (layers.empty()) throw Error("mlp_reference", "no layers");
+  check_size("mlp input", x.size(), batch, layers[0].in_features);
+  std::vector<std::int8_t> act(x.begin(), x.end());
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    const MlpLayer& l = layers[i];
+    const std::string where = fmt::format("mlp layer {}", i);
+    if (i > 0 && l.in_features != layers[i - 1].out_features) {
+      throw Error(where, fmt::format("in_features {} does not match the previous out_features {}",
+                                     l.in_features, layers[i - 1].out_features));
+    }
+    check_size(where + " weights", l.weights.size(), l.in_features, l.out_features);
+  }
+  for (std::size_t i = 0; i + 1 < layers.size(); ++i) {
+    const MlpLayer& l = layers[i];
+    const auto acc = matmul_int8(act, l.weights, batch, l.in_features, l.out_features);
+    act = requantize(acc, l.scale, l.shift, l.relu);
+  }
+  return act;
+}
+
+}  // namespace
+
+std::vector<std::int32_t> matmul_int8(std::span<const std::int8_t> a, std::span<const std::int8_t> b,
+                                      std::size_t m, std::size_t k, std::size_t n) {
+  check_size("matmul A", a.size(), m, k);
+  check_size("matmul B", b.size(), k, n);
+  std::vector<std::int32_t> c(m * n);
+  for (std::size_t i = 0; i < m; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      // Unsigned arithmetic: wraps modulo 2^32 without undefined behaviour.
+      std::uint32_t sum = 0;
+      for (std::size_t kk = 0; kk < k; ++kk) {
+        const std::int32_t prod = std::int32_t{a[i * k + kk]} * std::int32_t{b[kk * n + j]};
+        sum += static_cast<std::uint32_t>(prod);
+      }
+      c[i * n + j] = static_cast<std::int32_t>(sum);
+    }
+  }
+  return c;
+}
+
+std::int8_t requantize(std::int32_t x, std::int32_t scale, unsigned shift, bool relu) {
+  if (shift >= 64) throw Error("requantize", fmt::format("shift {} must be < 64", shift));
+  std::int64_t p = std::int64_t{x} * std::int64_t{scale};  // |p| <= 2^62: exact
+  if (shift > 0) {
+    // 64-bit wrapping add, as in hardware (C++20 defines the conversion back to signed).
+    p = static_cast<std::int64_t>(static_cast<std::uint64_t>(p) + (std::uint64_t{1} << (shift - 1)));
+  }
+  p >>= shift;  // arithmetic in C++20
+  p = std::clamp<std::int64_t>(p, -128, 127);
+  if (relu) p = std::max<std::int64_t>(p, 0);
+  return static_cast<std::int8_t>(p);
+}
+
+std::vector<std::int8_t> requantize(std::span<const std::int32_t> x, std::int32_t scale,
+                                    unsigned shift, bool relu) {
+  std::vector<std::int8_t> out(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) out[i] = requantize(x[i], scale, shift, relu);
+  return out;
+}
+
+std::vector<std::int8_t> mlp_reference(std::span<const std::int8_t> x, std::size_t batch,
+                                       std::span<const MlpLayer> layers) {
+  const auto act = run_hidden(x, batch, layers);
+  const MlpLayer& last = layers.back();
+  const auto acc = matmul_int8(act, last.weights, batch, last.in_features, last.out_features);
+  return requantize(acc, last.scale, last.shift, last.relu);
+}
+
+std::vector<std::int32_t> mlp_reference_int32(std::span<const std::int8_t> x, std::size_t batch,
+                                              std::span<const MlpLayer> layers) {
+  const auto act = run_hidden(x, batch, layers);
+  const MlpLayer& last = layers.back();
+  return matmul_int8(act, last.weights, batch, last.in_features, last.out_features);
+}
+
+}  // namespace tpuemu

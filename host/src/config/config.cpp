@@ -1,0 +1,228 @@
+// Presets: load, validate, find, print.
+#include <algorithm>
+#include <bit>
+#include <cstdlib>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "tpuemu/config/config.h"
+
+namespace tpuemu {
+namespace {
+
+constexpr std::uint64_t kMaxHbmBytes = std::uint64_t{1} << 32;  // DMA and fetch addresses: 32 bit
+
+// The memory models the simulator harness implements; a typo must not fall back to a default.
+constexpr std::string_view kHbmModels[] = {"simple", "hbm"};
+
+bool is_pow2(std::uint64_t x) { return std::has_single_bit(x); }
+
+std::uint32_t log2u(std::uint64_t x) { return static_cast<std::uint32_t>(std::bit_width(x) - 1); }
+
+std::uint32_t to_u32(std::uint64_t x) { return static_cast<std::uint32_t>(x); }
+
+void check_name(const JsonObjectReader& r, const std::string& name) {
+  const bool ok = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '-' || c == '_' || c == '.';
+  });
+  if (!ok) throw r.error("name", fmt::format("must be a non-empty [A-Za-z0-9._-] name, got \"{}\"", name));
+}
+
+HbmConfig hbm_from_json(JsonObjectReader r, std::uint32_t dim) {
+  HbmConfig h;
+  h.model = r.get_string("model");
+  if (std::find(std::begin(kHbmModels), std::end(kHbmModels), h.model) == std::end(kHbmModels)) {
+    throw r.error("model", fmt::format("unknown HBM model \"{}\" (known: {})", h.model,
+                                       fmt::join(kHbmModels, ", ")));
+  }
+  h.capacity_bytes = r.get_uint("capacity_bytes", dim, kMaxHbmBytes);
+  if (h.capacity_bytes % dim != 0) {
+    throw r.error("capacity_bytes",
+                  fmt::format("must be a multiple of dim ({}), got {}", dim, h.capacity_bytes));
+  }
+  // "simple": fixed latency and a bandwidth cap. "hbm": the RTL HBM controller and the DRAM
+  // device model with a timing set from configs/hbm/; its latency comes from the timings, and
+  // bytes_per_cycle is the bandwidth the roofline assumes for the core's port.
+  if (h.model == "simple" || r.has("latency_cycles")) {
+    h.latency_cycles = to_u32(r.get_uint("latency_cycles", 1, 1'000'000));
+  }
+  h.bytes_per_cycle = to_u32(r.get_uint("bytes_per_cycle", 1, dim));
+  if (h.model == "hbm") {
+    h.timing_set = r.get_string("timing_set");
+    if (r.has("page_policy")) {
+      h.page_policy = r.get_string("page_policy");
+      if (h.page_policy != "open" && h.page_policy != "closed") {
+        throw r.error("page_policy", fmt::format("expected \"open\" or \"closed\", got \"{}\"", h.page_policy));
+      }
+    }
+  }
+  r.finish();
+  return h;
+}
+
+}  // namespace
+
+std::uint32_t Preset::config_csr() const {
+  return (dim & 0xFFFFu) | (log2u(vmem_rows) << 16) | (log2u(acc_rows) << 24);
+}
+
+Preset preset_from_json(const JsonDocument& doc) {
+  JsonObjectReader r(doc, "");
+  Preset p;
+  p.name = r.get_string("name");
+  check_name(r, p.name);
+  p.description = r.get_string("description");
+
+  p.dim = to_u32(r.get_uint("dim", 4, 256));
+  if (!is_pow2(p.dim)) throw r.error("dim", fmt::format("must be a power of two, got {}", p.dim));
+
+  // Upper bounds below are sanity limits (far beyond any real core) that keep every derived
+  // byte count well inside 64 bits and row indices inside 32.
+  p.vmem_rows = to_u32(r.get_uint("vmem_rows", p.dim, 1u << 24));
+  if (!is_pow2(p.vmem_rows)) {
+    throw r.error("vmem_rows", fmt::format("must be a power of two, got {}", p.vmem_rows));
+  }
+  p.vmem_banks = to_u32(r.get_uint("vmem_banks", 1, p.vmem_rows));
+  if (!is_pow2(p.vmem_banks) || p.vmem_rows % p.vmem_banks != 0) {
+    throw r.error("vmem_banks", fmt::format("must be a power of two dividing vmem_rows ({}), got {}",
+                                            p.vmem_rows, p.vmem_banks));
+  }
+  p.acc_rows = to_u32(r.get_uint("acc_rows", 1, 1u << 24));
+  if (!is_pow2(p.acc_rows)) {
+    throw r.error("acc_rows", fmt::format("must be a power of two, got {}", p.acc_rows));
+  }
+  const std::uint32_t words_per_row = p.dim / 4;
+  p.smem_words = to_u32(r.get_uint("smem_words", words_per_row, 1u << 24));
+  if (p.smem_words % words_per_row != 0) {
+    throw r.error("smem_words",
+                  fmt::format("must be a multiple of dim/4 ({}, one SMEM row), got {}",
+                              words_per_row, p.smem_words));
+  }
+  // QUEUE_STATE reports each queue's fill in 8 bits.
+  p.queue_depth = to_u32(r.get_uint("queue_depth", 1, 255));
+  p.mem_outstanding = to_u32(r.get_uint("mem_outstanding", 1, 1024));
+  p.clock_ghz = r.get_number("clock_ghz", 0.0, 100.0);
+  p.hbm = hbm_from_json(r.get_object("hbm"), p.dim);
+  r.finish();
+  return p;
+}
+
+Preset load_preset_file(const std::filesystem::path& path) {
+  return preset_from_json(JsonDocument::load(path));
+}
+
+std::vector<std::filesystem::path> default_preset_dirs() {
+  std::vector<std::filesystem::path> dirs;
+  if (const char* env = std::getenv("TPUEMU_CONFIG_DIR"); env != nullptr && *env != '\0') {
+    dirs.emplace_back(env);
+  }
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const auto exe_dir = exe.parent_path();
+    dirs.push_back((exe_dir / ".." / "configs" / "presets").lexically_normal());
+    dirs.push_back(exe_dir / "configs" / "presets");
+  }
+#ifdef TPUEMU_DEV_PRESET_DIR
+  dirs.emplace_back(TPUEMU_DEV_PRESET_DIR);
+#endif
+  return dirs;
+}
+
+std::vector<std::string> list_presets(std::span<const std::filesystem::path> search_dirs) {
+  std::vector<std::string> names;
+  for (const auto& dir : search_dirs) {
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+      if (entry.path().extension() == ".json" && entry.is_regular_file(ec)) {
+        names.push_back(entry.path().stem().string());
+      }
+    }
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
+std::vector<std::string> list_presets() {
+  const auto dirs = default_preset_dirs();
+  return list_presets(dirs);
+}
+
+Preset load_preset(std::string_view name_or_path,
+                   std::span<const std::filesystem::path> search_dirs) {
+  const bool is_path = name_or_path.find('/') != std::string_view::npos ||
+                       name_or_path.ends_with(".json");
+  if (is_path) return load_preset_file(std::filesystem::path(name_or_path));
+
+  for (const auto& dir : search_dirs) {
+    const auto file = dir / (std::string(name_or_path) + ".json");
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(file, ec)) continue;
+    const auto doc = JsonDocument::load(file);
+    Preset p = preset_from_json(doc);
+    // A copied file that kept its old name would make `--preset x` silently run preset y.
+    if (p.name != name_or_path) {
+      throw doc.error_at("/name", fmt::format("preset file {}.json is named \"{}\"; the name must "
+                                              "match the file name",
+                                              name_or_path, p.name));
+    }
+    return p;
+  }
+  const auto available = list_presets(search_dirs);
+  std::vector<std::string> dirs;
+  for (const auto& d : search_dirs) dirs.push_back(d.string());
+  throw Error(fmt::format("unknown preset \"{}\" (available: {}; searched: {})", name_or_path,
+                          available.empty() ? "none" : fmt::format("{}", fmt::join(available, ", ")),
+                          dirs.empty() ? "no directories" : fmt::format("{}", fmt::join(dirs, ", "))));
+}
+
+Preset load_preset(std::string_view name_or_path) {
+  const auto dirs = default_preset_dirs();
+  return load_preset(name_or_path, dirs);
+}
+
+nlohmann::json to_json(const Preset& p) {
+  nlohmann::json hbm = {{"model", p.hbm.model},
+                        {"capacity_bytes", p.hbm.capacity_bytes},
+                        {"bytes_per_cycle", p.hbm.bytes_per_cycle}};
+  if (p.hbm.model == "simple" || p.hbm.latency_cycles != 0) hbm["latency_cycles"] = p.hbm.latency_cycles;
+  if (p.hbm.model == "hbm") {
+    hbm["timing_set"] = p.hbm.timing_set;
+    hbm["page_policy"] = p.hbm.page_policy;
+  }
+  return nlohmann::json{
+      {"name", p.name},
+      {"description", p.description},
+      {"dim", p.dim},
+      {"vmem_rows", p.vmem_rows},
+      {"vmem_banks", p.vmem_banks},
+      {"acc_rows", p.acc_rows},
+      {"smem_words", p.smem_words},
+      {"queue_depth", p.queue_depth},
+      {"mem_outstanding", p.mem_outstanding},
+      {"clock_ghz", p.clock_ghz},
+      {"hbm", hbm},
+  };
+}
+
+std::string describe(const Preset& p) {
+  return fmt::format(
+      "preset {}: {}\n"
+      "  MXU        {}x{} int8 ({} MAC/cycle, {:.1f} TOPS at {} GHz)\n"
+      "  VMEM       {} rows x {} B = {} KiB in {} banks\n"
+      "  ACC        {} rows x {} int32 = {} KiB\n"
+      "  SMEM       {} words ({} rows)\n"
+      "  queues     {} entries; {} reads in flight\n"
+      "  HBM        {} model, {} MiB, {} cycles latency, {} B/cycle ({:.1f} GB/s)\n",
+      p.name, p.description, p.dim, p.dim, p.peak_macs_per_cycle(),
+      2.0 * static_cast<double>(p.peak_macs_per_cycle()) * p.clock_ghz / 1000.0, p.clock_ghz,
+      p.vmem_rows, p.dim, p.vmem_bytes() / 1024, p.vmem_banks, p.acc_rows, p.dim,
+      p.acc_bytes() / 1024, p.smem_words, p.smem_rows(), p.queue_depth, p.mem_outstanding,
+      p.hbm.model, p.hbm.capacity_bytes >> 20, p.hbm.latency_cycles, p.hbm.bytes_per_cycle,
+      p.hbm_peak_gbps());
+}
+
+}  // namespace tpuemu

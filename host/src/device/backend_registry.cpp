@@ -1,0 +1,49 @@
+#include "tpuemu/device/backend_registry.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "backends.h"
+
+namespace tpuemu {
+
+void DeviceBackendRegistry::add(DeviceBackend backend) {
+  if (backend.name.empty()) throw Error("device", "a device backend needs a name");
+  if (!backend.open) throw Error("device", fmt::format("device backend '{}' has no factory", backend.name));
+  if (find(backend.name) != nullptr) {
+    throw Error("device", fmt::format("device backend '{}' is registered twice", backend.name));
+  }
+  backends_.push_back(std::move(backend));
+}
+
+const DeviceBackend* DeviceBackendRegistry::find(std::string_view backend) const {
+  for (const DeviceBackend& b : backends_) {
+    const bool scheme = b.name.ends_with("://");
+    if (scheme ? backend.starts_with(b.name) : backend == b.name) return &b;
+  }
+  return nullptr;
+}
+
+std::string DeviceBackendRegistry::names() const {
+  std::vector<std::string> names;
+  for (const DeviceBackend& b : backends_) names.push_back(b.name.ends_with("://") ? b.name + "host:port" : b.name);
+  std::sort(names.begin(), names.end());
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+std::unique_ptr<Device> DeviceBackendRegistry::open(std::string_view backend, const Preset& preset,
+                                                    const DeviceOptions& options) const {
+  const DeviceBackend* b = find(backend);
+  if (b == nullptr) throw Error("device", fmt::format("unknown backend '{}' (known: {})", backend, names()));
+  return b->open(backend, preset, options);
+}
+
+DeviceBackendRegistry built_in_device_backends() {
+  DeviceBackendRegistry registry;
+  register_rtl_backend(registry);
+  register_fake_backend(registry);
+  return registry;
+}
+
+}  // namespace tpuemu

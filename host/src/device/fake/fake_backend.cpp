@@ -1,0 +1,40 @@
+// The `fake` backend: the functional core model (functional_core.h) behind the real firmware,
+// frames passed in memory. It needs no Verilator, so the layers above the device and the
+// conformance suite can be tested without a Verilated core; results are exact, cycles are not.
+#include <memory>
+
+#include "../backends.h"
+#include "functional_core.h"
+
+namespace tpuemu {
+namespace {
+
+// Owns the model the firmware talks to.
+class FakeTransport final : public InProcessTransport {
+ public:
+  explicit FakeTransport(std::unique_ptr<fake::FunctionalCore> core)
+      : InProcessTransport(core->hal(), "fake"), core_(std::move(core)) {}
+
+ private:
+  std::unique_ptr<fake::FunctionalCore> core_;
+};
+
+std::unique_ptr<Device> open_fake(std::string_view, const Preset& preset, const DeviceOptions& options) {
+  fake::CoreShape shape;
+  shape.dim = preset.dim;
+  shape.vmem_rows = preset.vmem_rows;
+  shape.acc_rows = preset.acc_rows;
+  shape.smem_words = preset.smem_words;
+  shape.hbm_bytes = preset.hbm.capacity_bytes;
+  FirmwareDeviceOptions fo;
+  fo.max_chunk = options.max_chunk;
+  return make_firmware_device(std::make_unique<FakeTransport>(std::make_unique<fake::FunctionalCore>(shape)), fo);
+}
+
+}  // namespace
+
+void register_fake_backend(DeviceBackendRegistry& registry) {
+  registry.add({"fake", "functional model of the core behind the firmware (exact results, approximate cycles)", open_fake});
+}
+
+}  // namespace tpuemu

@@ -1,0 +1,716 @@
+// HBM traces and patterns through the RTL controller + DRAM device model (docs/hbm-trace.md).
+#include "tpuemu/hbm_replay/hbm_trace.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "tpuemu/base/error.h"
+#include "tpuemu/config/hbm_config.h"
+#include "tpuemu/sim/hbm_system.h"
+#include "tpuemu/sim_setup/hbm_setup.h"
+
+namespace tpuemu {
+namespace {
+
+namespace hbm = sim::hbm;
+
+constexpr std::uint64_t kBurstBytes = 64;
+
+// ---------------------------------------------------------------------------------------------
+// Parsing
+// ---------------------------------------------------------------------------------------------
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+std::vector<std::string_view> fields_of(std::string_view s) {
+  std::vector<std::string_view> out;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && is_space(s[i])) ++i;
+    const std::size_t start = i;
+    while (i < s.size() && !is_space(s[i])) ++i;
+    if (i > start) out.push_back(s.substr(start, i - start));
+  }
+  return out;
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return (x >= 'a' && x <= 'z' ? x - 32 : x) == (y >= 'a' && y <= 'z' ? y - 32 : y);
+         });
+}
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sources
+// ---------------------------------------------------------------------------------------------
+class VectorSource final : public HbmRequestSource {
+ public:
+  VectorSource(std::vector<HbmTraceRequest> requests, std::string name)
+      : requests_(std::move(requests)), name_(std::move(name)) {}
+  std::optional<HbmTraceRequest> next() override {
+    if (next_ == requests_.size()) return std::nullopt;
+    return requests_[next_++];
+  }
+  std::uint64_t size() const override { return requests_.size(); }
+  std::string describe() const override { return name_; }
+
+ private:
+  std::vector<HbmTraceRequest> requests_;
+  std::size_t next_ = 0;
+  std::string name_;
+};
+
+// A uniform double in [0, 1) from the top 53 bits (the same sequence on every platform).
+double unit(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
+
+class PatternSource final : public HbmRequestSource {
+ public:
+  PatternSource(const HbmTimingSet& set, const HbmPatternOptions& o)
+      : o_(o), bursts_(set.capacity_bytes() / kBurstBytes), rng_(o.seed) {}
+  std::optional<HbmTraceRequest> next() override {
+    if (index_ == o_.requests) return std::nullopt;
+    HbmTraceRequest r;
+    const std::uint64_t burst =
+        o_.pattern == HbmPattern::Stream ? index_ % bursts_ : rng_() & (bursts_ - 1);
+    r.address = burst * kBurstBytes;
+    r.write = o_.read_ratio < 1.0 && unit(rng_) >= o_.read_ratio;
+    ++index_;
+    return r;
+  }
+  std::uint64_t size() const override { return o_.requests; }
+  std::string describe() const override {
+    return fmt::format("{} ({} requests, read ratio {:.2f}, seed {})", to_string(o_.pattern),
+                       o_.requests, o_.read_ratio, o_.seed);
+  }
+
+ private:
+  HbmPatternOptions o_;
+  std::uint64_t bursts_;  // a power of two (every geometry field is)
+  std::mt19937_64 rng_;
+  std::uint64_t index_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Replay
+// ---------------------------------------------------------------------------------------------
+std::uint64_t splitmix64(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// Latencies in tCK: exact below the cap, the cap bucket above (p50/p99 then read as >= cap).
+class LatencyHistogram {
+ public:
+  void add(std::uint64_t v) {
+    ++bins_[std::min<std::uint64_t>(v, kBins - 1)];
+    ++count_;
+    sum_ += v;
+  }
+  HbmLatencyFigures figures() const {
+    HbmLatencyFigures f;
+    f.count = count_;
+    if (count_ == 0) return f;
+    f.mean = static_cast<double>(sum_) / static_cast<double>(count_);
+    f.p50 = percentile(0.50);
+    f.p99 = percentile(0.99);
+    return f;
+  }
+
+ private:
+  static constexpr std::size_t kBins = 1 << 16;
+  // The smallest v with at least ceil(q * count) samples <= v.
+  std::uint64_t percentile(double q) const {
+    const auto target = std::max<std::uint64_t>(
+        1, static_cast<std::uint64_t>(q * static_cast<double>(count_) + 0.999999));
+    std::uint64_t seen = 0;
+    for (std::size_t i = 0; i < kBins; ++i) {
+      seen += bins_[i];
+      if (seen >= target) return i;
+    }
+    return kBins - 1;
+  }
+  std::vector<std::uint64_t> bins_ = std::vector<std::uint64_t>(kBins, 0);
+  std::uint64_t count_ = 0, sum_ = 0;
+};
+
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+HbmChannelFigures figures_of(const hbm::ChannelStatistics& c) {
+  HbmChannelFigures f;
+  f.reads = c.reads;
+  f.writes = c.writes;
+  f.row_hits = c.row_hits;
+  f.row_misses = c.row_misses;
+  f.row_conflicts = c.row_conflicts;
+  f.acts = c.acts;
+  f.precharges = c.precharges;
+  f.refreshes = c.refreshes;
+  f.refresh_cycles = c.refresh_cycles;
+  f.turnarounds = c.turnarounds;
+  f.queue_occupancy_sum = c.queue_occupancy_sum;
+  f.data_bus_busy_cycles = c.data_bus_busy_cycles;
+  return f;
+}
+
+double ratio(double a, double b) { return b == 0 ? 0.0 : a / b; }
+double ratio(std::uint64_t a, std::uint64_t b) {
+  return ratio(static_cast<double>(a), static_cast<double>(b));
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Traces
+// ---------------------------------------------------------------------------------------------
+std::vector<HbmTraceRequest> parse_hbm_trace(std::string_view text, std::string_view file,
+                                             const HbmTimingSet& set) {
+  std::vector<HbmTraceRequest> out;
+  const std::uint64_t capacity = set.capacity_bytes();
+  std::size_t line_no = 0;
+  std::optional<std::uint64_t> last_cycle;
+  while (!text.empty()) {
+    const std::size_t nl = text.find('\n');
+    const std::string_view raw = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+    ++line_no;
+    const std::string_view shown = trim(raw);
+    const auto fail = [&](const std::string& what) {
+      return Error::at(file, line_no, fmt::format("{} in '{}'", what, shown));
+    };
+    const auto fields = fields_of(raw.substr(0, raw.find('#')));
+    if (fields.empty()) continue;
+
+    // Address.
+    std::string_view hex = fields[0];
+    if (hex.size() >= 2 && hex[0] == '0' && (hex[1] == 'x' || hex[1] == 'X')) hex.remove_prefix(2);
+    std::uint64_t address = 0;
+    bool ok = !hex.empty();
+    bool overflow = false;
+    for (char c : hex) {
+      const int d = hex_digit(c);
+      if (d < 0) {
+        ok = false;
+        break;
+      }
+      if (address >> 60) overflow = true;
+      address = (address << 4) | static_cast<std::uint64_t>(d);
+    }
+    if (!ok) throw fail(fmt::format("bad hex address '{}'", fields[0]));
+    if (overflow) throw fail(fmt::format("hex address '{}' does not fit in 64 bits", fields[0]));
+
+    // Operation.
+    if (fields.size() < 2) throw fail("missing operation (READ or WRITE) after the address");
+    HbmTraceRequest r;
+    r.address = address;
+    if (iequals(fields[1], "READ")) {
+      r.write = false;
+    } else if (iequals(fields[1], "WRITE")) {
+      r.write = true;
+    } else {
+      throw fail(fmt::format("unknown operation '{}' (expected READ or WRITE)", fields[1]));
+    }
+
+    // Cycle.
+    if (fields.size() < 3) throw fail("missing cycle after the operation");
+    const std::string_view cyc = fields[2];
+    if (cyc.front() == '-') throw fail(fmt::format("negative cycle {}", cyc));
+    std::uint64_t cycle = 0;
+    for (char c : cyc) {
+      if (c < '0' || c > '9') {
+        throw fail(fmt::format("bad cycle '{}' (expected a decimal count of tCK)", cyc));
+      }
+      const auto d = static_cast<std::uint64_t>(c - '0');
+      if (cycle > (~std::uint64_t{0} - d) / 10) {
+        throw fail(fmt::format("cycle '{}' does not fit in 64 bits", cyc));
+      }
+      cycle = cycle * 10 + d;
+    }
+    if (fields.size() > 3) throw fail(fmt::format("unexpected '{}' after the cycle", fields[3]));
+    if (last_cycle && cycle < *last_cycle) {
+      throw fail(fmt::format("cycle {} goes backwards (the previous request is at cycle {})",
+                             cycle, *last_cycle));
+    }
+    if (address >= capacity) {
+      throw Error::at(file, line_no,
+                      fmt::format("address {:#x} is beyond the capacity {:#x} of {}", address,
+                                  capacity, set.name));
+    }
+    last_cycle = cycle;
+    r.cycle = cycle;
+    out.push_back(r);
+  }
+  return out;
+}
+
+std::vector<HbmTraceRequest> load_hbm_trace(const std::filesystem::path& path,
+                                            const HbmTimingSet& set) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path.string(), "cannot read the trace file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw Error(path.string(), "cannot read the trace file");
+  auto requests = parse_hbm_trace(text.str(), path.string(), set);
+  if (requests.empty()) throw Error(path.string(), "the trace has no requests");
+  return requests;
+}
+
+std::unique_ptr<HbmRequestSource> hbm_trace_source(std::vector<HbmTraceRequest> requests,
+                                                   std::string name) {
+  return std::make_unique<VectorSource>(std::move(requests), std::move(name));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Patterns
+// ---------------------------------------------------------------------------------------------
+std::string_view to_string(HbmPattern pattern) {
+  return pattern == HbmPattern::Stream ? "stream" : "random";
+}
+
+HbmPattern parse_hbm_pattern(std::string_view name) {
+  if (name == "stream") return HbmPattern::Stream;
+  if (name == "random") return HbmPattern::Random;
+  throw Error(fmt::format("unknown pattern '{}' (expected stream or random)", name));
+}
+
+std::unique_ptr<HbmRequestSource> hbm_pattern_source(const HbmTimingSet& set,
+                                                     const HbmPatternOptions& options) {
+  if (options.requests == 0) throw Error("--requests must be at least 1");
+  if (!(options.read_ratio >= 0.0 && options.read_ratio <= 1.0)) {
+    throw Error(fmt::format("--read-ratio must be in [0, 1], got {}", options.read_ratio));
+  }
+  return std::make_unique<PatternSource>(set, options);
+}
+
+void hbm_write_data(std::uint64_t burst_address, std::uint64_t write_seq, std::uint8_t out[64]) {
+  std::uint64_t state = burst_address * 0x2545F4914F6CDD1Dull ^ write_seq;
+  for (int i = 0; i < 8; ++i) {
+    const std::uint64_t w = splitmix64(state);
+    std::memcpy(out + 8 * i, &w, 8);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Figures
+// ---------------------------------------------------------------------------------------------
+double HbmChannelFigures::row_hit_rate() const {
+  return ratio(row_hits, row_hits + row_misses + row_conflicts);
+}
+
+double HbmChannelFigures::mean_queue_occupancy(std::uint64_t cycles) const {
+  return ratio(queue_occupancy_sum, cycles);
+}
+
+HbmChannelFigures& HbmChannelFigures::operator+=(const HbmChannelFigures& o) {
+  reads += o.reads;
+  writes += o.writes;
+  row_hits += o.row_hits;
+  row_misses += o.row_misses;
+  row_conflicts += o.row_conflicts;
+  acts += o.acts;
+  precharges += o.precharges;
+  refreshes += o.refreshes;
+  refresh_cycles += o.refresh_cycles;
+  turnarounds += o.turnarounds;
+  queue_occupancy_sum += o.queue_occupancy_sum;
+  data_bus_busy_cycles += o.data_bus_busy_cycles;
+  return *this;
+}
+
+double HbmReplayReport::gbps(const HbmChannelFigures& c) const {
+  // bytes per ns = GB/s
+  return ratio(static_cast<double>(c.requests() * burst_bytes),
+               static_cast<double>(cycles) * tck_ns);
+}
+
+double HbmReplayReport::peak_fraction(const HbmChannelFigures& c, bool whole_stack) const {
+  return ratio(gbps(c), whole_stack ? peak_gbps : peak_gbps_per_channel);
+}
+
+double HbmReplayReport::act_rate_bound() const {
+  if (tRC == 0 || tFAW == 0 || tRRD_S == 0) return 0;
+  return std::min({static_cast<double>(banks) / static_cast<double>(tRC),
+                   4.0 / static_cast<double>(tFAW), 1.0 / static_cast<double>(tRRD_S)});
+}
+
+double HbmReplayReport::cycles_per_second() const {
+  return ratio(static_cast<double>(cycles), wall_seconds);
+}
+
+double HbmReplayReport::cycles_per_cpu_second() const {
+  return ratio(static_cast<double>(cycles), cpu_seconds);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Replay
+// ---------------------------------------------------------------------------------------------
+HbmReplayReport replay_hbm(const HbmTimingSet& set, HbmRequestSource& source,
+                           const HbmReplayOptions& options) {
+  if (options.max_in_flight == 0 || options.max_in_flight > 256) {
+    throw Error(fmt::format("hbm: max_in_flight must be in [1, 256], got {}",
+                            options.max_in_flight));
+  }
+  if (options.window < options.max_in_flight || options.window > (1u << 20)) {
+    throw Error(fmt::format("hbm: --window must be in [{}, {}], got {}", options.max_in_flight,
+                            1u << 20, options.window));
+  }
+  std::unique_ptr<hbm::HbmSystem> system;
+  try {
+    system = hbm::make_hbm_system(hbm_setup_from(set, options.closed_page));
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Error(set.name, e.what());
+  }
+  hbm::HbmSystem& sys = *system;
+  const unsigned channels = set.geometry.channels;
+  const unsigned lanes = sys.lanes();
+  const std::size_t window = options.window;
+
+  // A request between entering the replay and its response.
+  struct Slot {
+    std::uint64_t address = 0;       // burst aligned
+    std::uint64_t expected_seq = 0;  // reads: the write whose data they must return (0: zeros)
+    std::uint64_t offered_at = 0;
+    bool write = false;
+  };
+  std::vector<Slot> slots(window);
+  std::vector<std::uint32_t> free_slots(window);
+  for (std::size_t i = 0; i < window; ++i) free_slots[i] = static_cast<std::uint32_t>(window - 1 - i);
+  std::vector<std::uint8_t> free_ids;
+  for (unsigned id = options.max_in_flight; id-- > 0;) free_ids.push_back(static_cast<std::uint8_t>(id));
+  std::array<std::uint32_t, 256> slot_of_id{};
+  std::vector<std::deque<std::uint32_t>> waiting(channels);  // per channel, in source order
+  // Channels that may still have a request on a lane. The system says how many requests the
+  // lanes gave to the channels in a tick, not which; so a channel gets a new request only once
+  // every request on the lanes was taken since it got its last one. This keeps at most one
+  // request per channel on the lanes (a channel takes one per cycle anyway), so each channel
+  // receives its requests in source order.
+  std::vector<char> on_lane(channels, 0);
+  unsigned pending_on_lanes = 0;
+  unsigned next_channel = 0;  // round robin start of the offers
+  std::unordered_map<std::uint64_t, std::uint64_t> last_write;  // burst address -> write seq
+  std::uint64_t write_seq = 0;
+  std::uint8_t wdata[64];
+  std::uint8_t expected[64];
+  LatencyHistogram offer_latency;
+
+  HbmReplayReport report;
+  report.config = set.name;
+  report.source = options.source_name.empty() ? source.describe() : options.source_name;
+  report.page_policy = options.closed_page ? "closed" : "open";
+  report.tck_ns = set.tck_ns();
+  report.burst_bytes = set.burst_bytes();
+  report.peak_gbps = set.peak_gbps();
+  report.peak_gbps_per_channel = set.peak_gbps_per_channel();
+  report.tRCD = set.timings.tRCD;
+  report.tRP = set.timings.tRP;
+  report.tRC = set.timings.tRC;
+  report.tFAW = set.timings.tFAW;
+  report.tRRD_S = set.timings.tRRD_S;
+  report.tBURST = set.tBURST();
+  report.banks = set.banks_per_channel();
+
+  std::optional<HbmTraceRequest> next = source.next();
+  std::uint64_t entered = 0, answered = 0, last_progress = 0;
+  const auto wall0 = std::chrono::steady_clock::now();
+  const double cpu0 = thread_cpu_seconds();
+
+  while (next || answered < entered) {
+    const std::uint64_t now = sys.cycle();
+    // Requests whose cycle has come enter the window, in source order.
+    while (next && next->cycle <= now && !free_slots.empty()) {
+      const std::uint32_t i = free_slots.back();
+      free_slots.pop_back();
+      Slot& s = slots[i];
+      s.address = next->address & ~(kBurstBytes - 1);
+      s.write = next->write;
+      if (s.write) {
+        s.expected_seq = ++write_seq;
+        last_write[s.address] = write_seq;
+      } else {
+        const auto it = last_write.find(s.address);
+        s.expected_seq = it == last_write.end() ? 0 : it->second;
+      }
+      waiting[set.decode(s.address).channel].push_back(i);
+      ++entered;
+      if (s.write) ++report.writes;
+      else ++report.reads;
+      next = source.next();
+    }
+    // Offers: the oldest waiting request of each channel with none on a lane, round robin.
+    for (unsigned k = 0; k < channels && pending_on_lanes < lanes && !free_ids.empty(); ++k) {
+      const unsigned ch = (next_channel + k) % channels;
+      if (on_lane[ch] || waiting[ch].empty()) continue;
+      const std::uint32_t i = waiting[ch].front();
+      Slot& s = slots[i];
+      hbm::Request r;
+      r.write = s.write;
+      r.addr = s.address;
+      r.id = free_ids.back();
+      if (s.write) {
+        hbm_write_data(s.address, s.expected_seq, wdata);
+        r.wdata = wdata;
+      }
+      if (!sys.offer(r)) break;
+      free_ids.pop_back();
+      slot_of_id[r.id] = i;
+      waiting[ch].pop_front();
+      s.offered_at = now;
+      on_lane[ch] = 1;
+      ++pending_on_lanes;
+      next_channel = (ch + 1) % channels;
+    }
+
+    sys.tick();
+    if (sys.fault()) throw Error(*sys.fault());
+    pending_on_lanes -= std::min(pending_on_lanes, sys.accepted_last_tick());
+    if (pending_on_lanes == 0) std::fill(on_lane.begin(), on_lane.end(), 0);
+
+    for (const hbm::Response& r : sys.responses()) {
+      const std::uint32_t i = slot_of_id[r.id];
+      const Slot& s = slots[i];
+      if (!s.write) {
+        offer_latency.add(now - s.offered_at);
+        if (s.expected_seq == 0) {
+          std::memset(expected, 0, sizeof expected);
+        } else {
+          hbm_write_data(s.address, s.expected_seq, expected);
+        }
+        if (std::memcmp(expected, r.data.data(), 64) != 0) {
+          throw Error(fmt::format("hbm: read of {:#x} (id {}) returned data that differs from {} "
+                                  "(the controller or the device lost or reordered data)",
+                                  s.address, r.id,
+                                  s.expected_seq ? fmt::format("write #{}", s.expected_seq)
+                                                 : std::string("zeros (never written)")));
+        }
+        ++report.reads_checked;
+      }
+      free_ids.push_back(r.id);
+      free_slots.push_back(i);
+      ++answered;
+      last_progress = sys.cycle();
+    }
+    if (answered < entered && sys.cycle() - last_progress > options.stall_limit) {
+      throw Error(fmt::format("hbm: no response for {} cycles with {} requests outstanding "
+                              "(cycle {})",
+                              options.stall_limit, entered - answered, sys.cycle()));
+    }
+    if (answered == entered) last_progress = sys.cycle();
+  }
+  sys.finish();
+  if (sys.fault()) throw Error(*sys.fault());
+  report.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  report.cpu_seconds = thread_cpu_seconds() - cpu0;
+
+  const hbm::Statistics st = sys.statistics();
+  report.requests = entered;
+  report.cycles = sys.cycle();
+  for (const auto& c : st.channels) {
+    report.channels.push_back(figures_of(c));
+    report.total += report.channels.back();
+  }
+  report.read_latency.count = report.total.reads;
+  report.read_latency.mean = st.read_latency_mean;
+  report.read_latency.p50 = st.read_latency_p50;
+  report.read_latency.p99 = st.read_latency_p99;
+  report.read_latency_offer = offer_latency.figures();
+  if (report.total.requests() != entered) {
+    throw Error(fmt::format("hbm: the controller counted {} requests, {} were answered",
+                            report.total.requests(), entered));
+  }
+  return report;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reports
+// ---------------------------------------------------------------------------------------------
+std::string format_hbm_report(const HbmReplayReport& r) {
+  std::string s;
+  const auto line = [&s](const std::string& text) {
+    s += text;
+    s += '\n';
+  };
+  const HbmChannelFigures& t = r.total;
+  const std::uint64_t served = t.row_hits + t.row_misses + t.row_conflicts;
+  const auto ns = [&](double tck) { return tck * r.tck_ns; };
+  line(fmt::format("tpuemu hbm: {} on {} ({} channels, {} page, tCK {:.3f} ns)", r.source,
+                   r.config, r.channels.size(), r.page_policy, r.tck_ns));
+  line(fmt::format("requests    {} ({} reads, {} writes) answered in {} cycles = {:.2f} us",
+                   r.requests, r.reads, r.writes, r.cycles, ns(static_cast<double>(r.cycles)) / 1e3));
+  line(fmt::format("bandwidth   {:.1f} GB/s = {:.1f}% of the {:.1f} GB/s peak", r.gbps(t),
+                   100 * r.peak_fraction(t, true), r.peak_gbps));
+  const HbmLatencyFigures& c = r.read_latency;
+  const HbmLatencyFigures& o = r.read_latency_offer;
+  if (c.count != 0) {
+    line(fmt::format("read lat.   mean {:.1f} tCK ({:.1f} ns), p50 {} tCK ({:.1f} ns), p99 {} tCK "
+                     "({:.1f} ns): accepted by the controller -> data out",
+                     c.mean, ns(c.mean), c.p50, ns(static_cast<double>(c.p50)), c.p99,
+                     ns(static_cast<double>(c.p99))));
+    line(fmt::format("            mean {:.1f} tCK ({:.1f} ns), p50 {} tCK ({:.1f} ns), p99 {} tCK "
+                     "({:.1f} ns): offered on a lane -> data back (with waits for a full queue)",
+                     o.mean, ns(o.mean), o.p50, ns(static_cast<double>(o.p50)), o.p99,
+                     ns(static_cast<double>(o.p99))));
+  } else {
+    line("read lat.   no reads");
+  }
+  line(fmt::format("rows        hit rate {:.1f}%: {} hits, {} misses, {} conflicts; {} ACT, {} PRE",
+                   100 * t.row_hit_rate(), t.row_hits, t.row_misses, t.row_conflicts, t.acts,
+                   t.precharges));
+  line(fmt::format("refresh     {} REF, {} cycles ({:.1f}% of channel time)", t.refreshes,
+                   t.refresh_cycles,
+                   100 * ratio(t.refresh_cycles, r.cycles * r.channels.size())));
+  line(fmt::format("queues      mean occupancy {:.1f} requests per channel; {} read/write "
+                   "turnarounds",
+                   ratio(t.mean_queue_occupancy(r.cycles), static_cast<double>(r.channels.size())),
+                   t.turnarounds));
+  line(fmt::format("data        {} reads checked against the writes of the run: all match",
+                   r.reads_checked));
+  if (served != 0 && ratio(t.row_misses + t.row_conflicts, served) > 0.25) {
+    const double acts = r.act_rate_bound();
+    line(fmt::format("why         {:.0f}% of requests found their row closed: each needs an ACT "
+                     "(and a conflict a PRE first: tRP {} + tRCD {} tCK before its column "
+                     "command), and a channel can ACT at most min({} banks / tRC {}, 4 / tFAW {}, "
+                     "1 / tRRD_S {}) = {:.3f} times per tCK: {:.1f}% of the peak if every burst "
+                     "needs one, against one column command per burst (tBURST {} tCK) for row hits",
+                     100 * ratio(t.row_misses + t.row_conflicts, served), r.tRP, r.tRCD, r.banks,
+                     r.tRC, r.tFAW, r.tRRD_S, acts, 100 * acts * static_cast<double>(r.tBURST),
+                     r.tBURST));
+  }
+  line(fmt::format("simulation  {:.2f} s wall, {:.2f} s CPU: {:.0f} DRAM cycles per wall second "
+                   "({:.0f} per CPU second)",
+                   r.wall_seconds, r.cpu_seconds, r.cycles_per_second(), r.cycles_per_cpu_second()));
+  line("");
+  line(fmt::format("{:>7} {:>9} {:>9} {:>8} {:>6} {:>6} {:>9} {:>9} {:>9} {:>5} {:>9} {:>6} {:>7}",
+                   "channel", "reads", "writes", "GB/s", "%peak", "hit%", "hits", "misses",
+                   "conflicts", "REFs", "REF cyc", "occ.", "turns"));
+  const auto row = [&](const std::string& name, const HbmChannelFigures& f, bool whole) {
+    line(fmt::format(
+        "{:>7} {:>9} {:>9} {:>8.1f} {:>6.1f} {:>6.1f} {:>9} {:>9} {:>9} {:>5} {:>9} {:>6.1f} {:>7}",
+        name, f.reads, f.writes, r.gbps(f), 100 * r.peak_fraction(f, whole),
+        100 * f.row_hit_rate(), f.row_hits, f.row_misses, f.row_conflicts, f.refreshes,
+        f.refresh_cycles,
+        whole ? ratio(f.mean_queue_occupancy(r.cycles), static_cast<double>(r.channels.size()))
+              : f.mean_queue_occupancy(r.cycles),
+        f.turnarounds));
+  };
+  for (std::size_t i = 0; i < r.channels.size(); ++i) row(std::to_string(i), r.channels[i], false);
+  row("total", t, true);
+  return s;
+}
+
+namespace {
+
+nlohmann::json channel_json(const HbmReplayReport& r, const HbmChannelFigures& f, bool whole) {
+  return {{"reads", f.reads},
+          {"writes", f.writes},
+          {"gbps", r.gbps(f)},
+          {"peak_fraction", r.peak_fraction(f, whole)},
+          {"row_hits", f.row_hits},
+          {"row_misses", f.row_misses},
+          {"row_conflicts", f.row_conflicts},
+          {"row_hit_rate", f.row_hit_rate()},
+          {"acts", f.acts},
+          {"precharges", f.precharges},
+          {"refreshes", f.refreshes},
+          {"refresh_cycles", f.refresh_cycles},
+          {"mean_queue_occupancy",
+           whole ? ratio(f.mean_queue_occupancy(r.cycles), static_cast<double>(r.channels.size()))
+                 : f.mean_queue_occupancy(r.cycles)},
+          {"turnarounds", f.turnarounds}};
+}
+
+nlohmann::json latency_json(const HbmReplayReport& r, const HbmLatencyFigures& l) {
+  return {{"count", l.count},
+          {"mean_tck", l.mean},
+          {"p50_tck", l.p50},
+          {"p99_tck", l.p99},
+          {"mean_ns", l.mean * r.tck_ns},
+          {"p50_ns", static_cast<double>(l.p50) * r.tck_ns},
+          {"p99_ns", static_cast<double>(l.p99) * r.tck_ns}};
+}
+
+}  // namespace
+
+nlohmann::json hbm_report_to_json(const HbmReplayReport& r) {
+  nlohmann::json channels = nlohmann::json::array();
+  for (const auto& c : r.channels) channels.push_back(channel_json(r, c, false));
+  return {{"config", r.config},
+          {"source", r.source},
+          {"page_policy", r.page_policy},
+          {"tck_ns", r.tck_ns},
+          {"peak_gbps", r.peak_gbps},
+          {"peak_gbps_per_channel", r.peak_gbps_per_channel},
+          {"requests", r.requests},
+          {"reads", r.reads},
+          {"writes", r.writes},
+          {"cycles", r.cycles},
+          {"ns", static_cast<double>(r.cycles) * r.tck_ns},
+          {"total", channel_json(r, r.total, true)},
+          {"channels", channels},
+          {"read_latency", latency_json(r, r.read_latency)},
+          {"read_latency_from_offer", latency_json(r, r.read_latency_offer)},
+          {"reads_checked", r.reads_checked},
+          {"simulation",
+           {{"wall_seconds", r.wall_seconds},
+            {"cpu_seconds", r.cpu_seconds},
+            {"cycles_per_second", r.cycles_per_second()},
+            {"cycles_per_cpu_second", r.cycles_per_cpu_second()}}}};
+}
+
+HbmReplayReport run_hbm_command(const HbmCommandOptions& o) {
+  if (o.trace_file.empty() == o.pattern.empty()) {
+    throw Error("hbm: give either --trace FILE or --pattern stream|random");
+  }
+  if (o.page_policy != "open" && o.page_policy != "closed") {
+    throw Error(fmt::format("hbm: --page-policy must be open or closed, got '{}'", o.page_policy));
+  }
+  const HbmTimingSet set = load_hbm_timing_set(o.config);
+  HbmReplayOptions options;
+  options.closed_page = o.page_policy == "closed";
+  options.window = o.window;
+  std::unique_ptr<HbmRequestSource> source;
+  if (!o.trace_file.empty()) {
+    source = hbm_trace_source(load_hbm_trace(o.trace_file, set), o.trace_file);
+  } else {
+    HbmPatternOptions p;
+    p.pattern = parse_hbm_pattern(o.pattern);
+    p.requests = o.requests;
+    p.read_ratio = o.read_ratio;
+    p.seed = o.seed;
+    source = hbm_pattern_source(set, p);
+  }
+  return replay_hbm(set, *source, options);
+}
+
+}  // namespace tpuemu

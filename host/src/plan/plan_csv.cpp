@@ -1,0 +1,72 @@
+// MiniMalloc CSV for the planner (docs/planner.md): header `id,lower,upper,size[,alignment]`
+// (any order; an `offset` column is ignored on input), one buffer per row.
+#include <algorithm>
+#include <bit>
+#include <climits>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "tpuemu/alloc/csv_reader.h"
+#include "tpuemu/base/atomic_file.h"
+#include "tpuemu/base/error.h"
+#include "tpuemu/plan/planner.h"
+
+namespace tpuemu::alloc {
+
+std::vector<PlanBuffer> read_plan_csv(const std::filesystem::path& path) {
+  CsvReader csv = CsvReader::from_file(path);
+  csv.require_columns({"id", "lower", "upper", "size"});
+  csv.allow_only_columns({"id", "lower", "upper", "size", "alignment", "offset"});
+  std::vector<PlanBuffer> buffers;
+  std::map<std::string, std::size_t, std::less<>> first_line_of_id;
+  const auto time = [&](std::string_view column) {
+    const std::uint64_t v = csv.unsigned_field(column);
+    if (v > static_cast<std::uint64_t>(INT64_MAX)) throw csv.error_at(column, fmt::format("{} {} is out of range", column, v));
+    return static_cast<std::int64_t>(v);
+  };
+  while (csv.next_row()) {
+    PlanBuffer b;
+    b.id = csv.field("id");
+    if (b.id.empty()) throw csv.error_at("id", "empty id");
+    b.lower = time("lower");
+    b.upper = time("upper");
+    b.size = csv.unsigned_field("size");
+    if (csv.has_value("alignment")) b.alignment = csv.unsigned_field("alignment");
+    if (b.upper <= b.lower) throw csv.error_at("upper", fmt::format("upper {} <= lower {}", b.upper, b.lower));
+    if (b.size == 0) throw csv.error_at("size", "size is zero");
+    if (!std::has_single_bit(b.alignment)) {
+      throw csv.error_at("alignment", fmt::format("alignment {} is not a power of two", b.alignment));
+    }
+    if (const auto [it, fresh] = first_line_of_id.emplace(b.id, csv.line()); !fresh) {
+      throw csv.error_at("id", fmt::format("duplicate id '{}' (first on line {})", b.id, it->second));
+    }
+    buffers.push_back(std::move(b));
+  }
+  return buffers;
+}
+
+void write_plan_csv(const std::filesystem::path& path, std::span<const PlanBuffer> buffers,
+                    std::span<const std::uint64_t> offsets) {
+  if (offsets.size() != buffers.size()) {
+    throw Error(path.string(), fmt::format("{} offsets for {} buffers", offsets.size(), buffers.size()));
+  }
+  bool aligned = false;
+  for (const auto& b : buffers) aligned = aligned || b.alignment != 1;
+  std::string out = aligned ? "id,lower,upper,size,alignment,offset\n" : "id,lower,upper,size,offset\n";
+  for (std::size_t i = 0; i < buffers.size(); ++i) {
+    const auto& b = buffers[i];
+    if (aligned) {
+      out += fmt::format("{},{},{},{},{},{}\n", b.id, b.lower, b.upper, b.size, b.alignment, offsets[i]);
+    } else {
+      out += fmt::format("{},{},{},{},{}\n", b.id, b.lower, b.upper, b.size, offsets[i]);
+    }
+  }
+  write_file_atomically(path, out);
+}
+
+}  // namespace tpuemu::alloc

@@ -1,0 +1,333 @@
+// Offline memory planner (docs/planner.md): peak-live lower bound, two greedy placements (XLA's
+// global decreasing-size best fit and first fit in lifetime order; the lower wins per
+// time-connected group), then an exact MiniMalloc-style search (planner_search.cpp) on every
+// time-connected group of buffers still too high.
+#include "tpuemu/plan/planner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <tuple>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "planner_search.h"
+#include "tpuemu/base/error.h"
+
+namespace tpuemu::alloc {
+namespace {
+
+using detail::align_up;
+
+void validate(std::span<const PlanBuffer> buffers) {
+  for (const auto& b : buffers) {
+    const std::string place = fmt::format("buffer '{}'", b.id);
+    if (b.size == 0) throw Error(place, "size is zero");
+    if (b.upper <= b.lower) throw Error(place, fmt::format("upper {} <= lower {}", b.upper, b.lower));
+    if (b.alignment == 0 || (b.alignment & (b.alignment - 1)) != 0) {
+      throw Error(place, fmt::format("alignment {} is not a power of two", b.alignment));
+    }
+  }
+}
+
+struct Peak {
+  std::uint64_t bytes = 0;
+  std::int64_t time = 0;
+};
+
+Peak peak_of(std::span<const PlanBuffer> buffers) {
+  // (time, is_start, size): ends sort before starts at the same time (half-open lifetimes).
+  std::vector<std::tuple<std::int64_t, bool, std::uint64_t>> events;
+  events.reserve(2 * buffers.size());
+  for (const auto& b : buffers) {
+    events.emplace_back(b.lower, true, b.size);
+    events.emplace_back(b.upper, false, b.size);
+  }
+  std::sort(events.begin(), events.end());
+  Peak peak;
+  std::uint64_t live = 0;
+  for (const auto& [time, start, size] : events) {
+    if (!start) {
+      live -= size;
+      continue;
+    }
+    live += size;
+    if (live > peak.bytes) peak = {live, time};
+  }
+  return peak;
+}
+
+std::uint64_t height_of(std::span<const PlanBuffer> buffers, std::span<const std::uint64_t> offsets) {
+  std::uint64_t h = 0;
+  for (std::size_t i = 0; i < buffers.size(); ++i) h = std::max(h, offsets[i] + buffers[i].size);
+  return h;
+}
+
+// Indices 0..n-1 ordered by `before`.
+template <typename Less>
+std::vector<std::size_t> sorted_indices(std::size_t n, Less before) {
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(), before);
+  return order;
+}
+
+bool overlap_in_time(const PlanBuffer& a, const PlanBuffer& b) {
+  return a.lower < b.upper && b.lower < a.upper;
+}
+
+// XLA heap simulator's global decreasing-size best fit: biggest first (ties: longest lifetime,
+// then id), each into the smallest gap between the already placed buffers it overlaps in time
+// that holds it, else on top of them.
+std::vector<std::uint64_t> greedy(std::span<const PlanBuffer> buffers) {
+  const std::size_t n = buffers.size();
+  const auto order = sorted_indices(n, [&](std::size_t x, std::size_t y) {
+    const auto& a = buffers[x];
+    const auto& b = buffers[y];
+    if (a.size != b.size) return a.size > b.size;
+    if (a.upper - a.lower != b.upper - b.lower) return a.upper - a.lower > b.upper - b.lower;
+    if (a.id != b.id) return a.id < b.id;
+    return x < y;
+  });
+  std::vector<std::uint64_t> offsets(n, 0);
+  std::vector<std::size_t> placed;
+  placed.reserve(n);
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> busy;  // [offset, end) of overlapping buffers
+  for (const std::size_t i : order) {
+    const auto& b = buffers[i];
+    busy.clear();
+    for (const std::size_t j : placed) {
+      if (overlap_in_time(b, buffers[j])) busy.emplace_back(offsets[j], offsets[j] + buffers[j].size);
+    }
+    std::sort(busy.begin(), busy.end());
+    std::uint64_t cursor = 0;  // end of the busy space so far
+    std::uint64_t best = 0, best_gap = std::numeric_limits<std::uint64_t>::max();
+    bool fits = false;
+    for (const auto& [start, end] : busy) {
+      if (start > cursor) {
+        const std::uint64_t at = align_up(cursor, b.alignment);
+        if (at + b.size <= start && start - cursor < best_gap) {
+          best_gap = start - cursor;
+          best = at;
+          fits = true;
+        }
+      }
+      cursor = std::max(cursor, end);
+    }
+    offsets[i] = fits ? best : align_up(cursor, b.alignment);
+    placed.push_back(i);
+  }
+  return offsets;
+}
+
+// Online first fit with the lifetimes known: buffers by start time (ties: larger first, then
+// input order), each at the lowest aligned offset free among the already placed buffers that
+// overlap it in time. This is what a first-fit allocator would do on the trace (an allocation
+// never moves), so the planner never needs more than online first fit.
+std::vector<std::uint64_t> first_fit_by_lifetime(std::span<const PlanBuffer> buffers) {
+  const std::size_t n = buffers.size();
+  const auto order = sorted_indices(n, [&](std::size_t x, std::size_t y) {
+    const auto& a = buffers[x];
+    const auto& b = buffers[y];
+    if (a.lower != b.lower) return a.lower < b.lower;
+    if (a.size != b.size) return a.size > b.size;
+    return x < y;
+  });
+  // Placed in order of lower, so a placed buffer overlaps the current one iff its upper is later
+  // than the current lower: keep the live ones ordered by offset.
+  std::vector<std::uint64_t> offsets(n, 0);
+  std::map<std::uint64_t, std::size_t> live;  // offset -> buffer (live buffers never share one)
+  std::multimap<std::int64_t, std::uint64_t> ends;  // upper -> offset, to expire
+  for (const std::size_t i : order) {
+    const auto& b = buffers[i];
+    while (!ends.empty() && ends.begin()->first <= b.lower) {
+      live.erase(ends.begin()->second);
+      ends.erase(ends.begin());
+    }
+    std::uint64_t at = align_up(0, b.alignment);
+    for (const auto& [offset, j] : live) {
+      if (at + b.size <= offset) break;
+      at = std::max(at, align_up(offset + buffers[j].size, b.alignment));
+    }
+    offsets[i] = at;
+    live.emplace(at, i);
+    ends.emplace(b.upper, at);
+  }
+  return offsets;
+}
+
+// Groups of buffers connected through overlapping lifetimes: independent sub-problems.
+std::vector<std::vector<std::size_t>> time_groups(std::span<const PlanBuffer> buffers) {
+  const auto order = sorted_indices(buffers.size(), [&](std::size_t x, std::size_t y) {
+    return std::pair(buffers[x].lower, x) < std::pair(buffers[y].lower, y);
+  });
+  std::vector<std::vector<std::size_t>> groups;
+  std::int64_t end = 0;
+  for (const std::size_t i : order) {
+    if (groups.empty() || buffers[i].lower >= end) {
+      groups.emplace_back();
+      end = buffers[i].upper;
+    }
+    groups.back().push_back(i);
+    end = std::max(end, buffers[i].upper);
+  }
+  return groups;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+std::uint64_t peak_live_bytes(std::span<const PlanBuffer> buffers) { return peak_of(buffers).bytes; }
+
+std::optional<std::string> check_placement(std::span<const PlanBuffer> buffers,
+                                           std::span<const std::uint64_t> offsets,
+                                           std::uint64_t capacity) {
+  if (offsets.size() != buffers.size()) {
+    return fmt::format("{} offsets for {} buffers", offsets.size(), buffers.size());
+  }
+  for (std::size_t i = 0; i < buffers.size(); ++i) {
+    const auto& b = buffers[i];
+    if (b.alignment != 0 && offsets[i] % b.alignment != 0) {
+      return fmt::format("buffer '{}' at offset {} is not aligned to {}", b.id, offsets[i], b.alignment);
+    }
+    if (offsets[i] > capacity || b.size > capacity - offsets[i]) {
+      return fmt::format("buffer '{}' at offset {} of size {} ends beyond the capacity {}", b.id,
+                         offsets[i], b.size, capacity);
+    }
+  }
+  // Sweep over time with the live buffers ordered by offset: a new buffer can only collide with
+  // its neighbours in that order (the live ones never overlap each other).
+  std::vector<std::tuple<std::int64_t, bool, std::size_t>> events;  // ends first at equal times
+  events.reserve(2 * buffers.size());
+  for (std::size_t i = 0; i < buffers.size(); ++i) {
+    events.emplace_back(buffers[i].lower, true, i);
+    events.emplace_back(buffers[i].upper, false, i);
+  }
+  std::sort(events.begin(), events.end());
+  std::map<std::uint64_t, std::size_t> live;  // offset -> buffer
+  const auto describe = [&](std::size_t i) {
+    const auto& b = buffers[i];
+    return fmt::format("'{}' (time [{}, {}), bytes [{}, {}))", b.id, b.lower, b.upper, offsets[i],
+                       offsets[i] + b.size);
+  };
+  for (const auto& [time, start, i] : events) {
+    if (!start) {
+      live.erase(offsets[i]);
+      continue;
+    }
+    const std::uint64_t lo = offsets[i], hi = offsets[i] + buffers[i].size;
+    auto next = live.lower_bound(lo);
+    if (next != live.end() && next->first < hi) {
+      return fmt::format("buffers {} and {} overlap", describe(next->second), describe(i));
+    }
+    if (next != live.begin()) {
+      const auto prev = std::prev(next);
+      if (prev->first + buffers[prev->second].size > lo) {
+        return fmt::format("buffers {} and {} overlap", describe(prev->second), describe(i));
+      }
+    }
+    live.emplace(lo, i);
+  }
+  return std::nullopt;
+}
+
+PlanResult plan_buffers(std::span<const PlanBuffer> buffers, const PlanOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  validate(buffers);
+  PlanResult r;
+  const Peak peak = peak_of(buffers);
+  r.peak_live_bytes = peak.bytes;
+  const std::uint64_t capacity = options.capacity;
+  if (peak.bytes > capacity) {
+    r.status = PlanStatus::Infeasible;
+    r.reason = fmt::format("peak live bytes {} at time {} exceed the capacity {}", peak.bytes,
+                           peak.time, capacity);
+    r.seconds = seconds_since(start);
+    return r;
+  }
+
+  // Two greedy placements; per time-connected group (independent: neither greedy compares
+  // buffers that don't overlap in time) the lower one is kept.
+  r.offsets = greedy(buffers);
+  r.greedy_height = height_of(buffers, r.offsets);
+  const auto groups = time_groups(buffers);
+  const auto group_height = [&](const std::vector<std::size_t>& group, const std::vector<std::uint64_t>& offsets) {
+    std::uint64_t h = 0;
+    for (const std::size_t i : group) h = std::max(h, offsets[i] + buffers[i].size);
+    return h;
+  };
+  if (r.greedy_height > capacity) {
+    const std::vector<std::uint64_t> ff = first_fit_by_lifetime(buffers);
+    for (const auto& group : groups) {
+      if (group_height(group, ff) < group_height(group, r.offsets)) {
+        for (const std::size_t i : group) r.offsets[i] = ff[i];
+      }
+    }
+    r.greedy_height = height_of(buffers, r.offsets);
+  }
+  r.height = r.greedy_height;
+  const auto finish_solved = [&] {
+    if (const auto problem = check_placement(buffers, r.offsets, capacity)) {
+      throw Error(fmt::format("planner bug: invalid placement: {}", *problem));
+    }
+    r.status = PlanStatus::Solved;
+    r.height = height_of(buffers, r.offsets);
+    r.seconds = seconds_since(start);
+    return r;
+  };
+  if (r.greedy_height <= capacity) {
+    r.solved_by_greedy = true;
+    return finish_solved();
+  }
+
+  // Exact search, group by group; a group the greedy pass already fits keeps its placement
+  // (greedy only ever compares buffers that overlap in time, so it is the same per group).
+  const double timeout = std::clamp(std::isnan(options.timeout_seconds) ? 0.0 : options.timeout_seconds,
+                                    0.0, 1e7);
+  const auto deadline =
+      start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout));
+  bool timed_out = false;
+  std::vector<detail::SearchBuffer> group_buffers;
+  for (const auto& group : groups) {
+    if (group_height(group, r.offsets) <= capacity) continue;
+    group_buffers.clear();
+    for (const std::size_t i : group) {
+      const auto& b = buffers[i];
+      group_buffers.push_back({b.lower, b.upper, b.size, b.alignment});
+    }
+    const detail::SearchResult s = detail::search_placement(group_buffers, capacity, deadline);
+    r.search_nodes += s.nodes;
+    if (s.outcome == detail::SearchOutcome::Exhausted) {
+      r.status = PlanStatus::Infeasible;
+      r.reason = "exhaustive search found no placement";
+      r.offsets.clear();
+      r.height = 0;
+      r.seconds = seconds_since(start);
+      return r;
+    }
+    if (s.outcome == detail::SearchOutcome::Timeout) {
+      timed_out = true;
+      break;
+    }
+    for (std::size_t k = 0; k < group.size(); ++k) r.offsets[group[k]] = s.offsets[k];
+  }
+  if (timed_out) {
+    r.status = PlanStatus::Timeout;
+    r.height = height_of(buffers, r.offsets);
+    r.seconds = seconds_since(start);
+    r.reason = fmt::format("no placement within capacity found in {:g} s; best placement needs {} bytes",
+                           timeout, r.height);
+    return r;
+  }
+  return finish_solved();
+}
+
+}  // namespace tpuemu::alloc
