@@ -35,8 +35,14 @@ module tpu_top import tpu_pkg::*; #(
   localparam int unsigned AccRowW  = $clog2(AccRows);
   localparam int unsigned SmemW    = $clog2(SmemWords);
   localparam int unsigned SmemRowW = (SmemWords / (Dim / 4) > 1) ? $clog2(SmemWords / (Dim / 4)) : 1;
-  localparam int unsigned QEntryW  = 32 + InstrWidth;
   localparam int unsigned QCntW    = $clog2(QueueDepth) + 1;
+
+  // A queue entry: the instruction and the PC it was fetched from (reported in ERROR_INFO).
+  typedef struct packed {
+    logic [31:0] pc;
+    instr_t      instr;
+  } q_entry_t;
+  localparam int unsigned QEntryW = $bits(q_entry_t);
 
   // ---------------- CSR state
   logic [AddrWidth-1:0] prog_base_q;
@@ -57,13 +63,16 @@ module tpu_top import tpu_pkg::*; #(
   logic [2:0]              q_push, q_pop, q_full, q_empty;
   logic [InstrWidth-1:0]   f_instr;
   logic [31:0]             f_pc;
-  logic [2:0][QEntryW-1:0] q_head;
+  q_entry_t                f_entry;
+  q_entry_t [2:0]          q_head;
   logic [2:0][QCntW-1:0]   q_count;
 
+  assign f_entry.pc    = f_pc;
+  assign f_entry.instr = f_instr;
   for (genvar q = 0; q < 3; q++) begin : g_queue
     sync_fifo #(.Width(QEntryW), .Depth(QueueDepth)) u_queue (
       .clk_i, .rst_ni, .clear_i(clear || start),
-      .push_i(q_push[q]), .data_i({f_pc, f_instr}), .pop_i(q_pop[q]), .data_o(q_head[q]),
+      .push_i(q_push[q]), .data_i(f_entry), .pop_i(q_pop[q]), .data_o(q_head[q]),
       .empty_o(q_empty[q]), .full_o(q_full[q]), .count_o(q_count[q])
     );
   end
@@ -137,8 +146,8 @@ module tpu_top import tpu_pkg::*; #(
   assign csr_sem_we  = csr_wr && csr_sem_hit;
 
   for (genvar q = 0; q < 3; q++) begin : g_sem_fields
-    assign sem_idx[q] = q_head[q][13:9];
-    assign sem_cnt[q] = q_head[q][21:14];
+    assign sem_idx[q] = q_head[q].instr.hdr.wait_sem;
+    assign sem_cnt[q] = q_head[q].instr.hdr.wait_cnt;
   end
 
   sem_bank #(.NumWaiters(3), .NumSignals(8)) u_sems (
@@ -222,7 +231,7 @@ module tpu_top import tpu_pkg::*; #(
   ) u_dma (
     .clk_i, .rst_ni, .clear_i(clear),
     .instr_valid_i    (!q_empty[0]),
-    .instr_i          (q_head[0][InstrWidth-1:0]),
+    .instr_i          (q_head[0].instr),
     .instr_pop_o      (q_pop[0]),
     .sem_req_o        (sem_req[0]),
     .sem_gnt_i        (sem_gnt[0]),
@@ -265,7 +274,7 @@ module tpu_top import tpu_pkg::*; #(
   mxu_ctrl #(.Dim(Dim), .VmemRows(VmemRows), .AccRows(AccRows)) u_mxu (
     .clk_i, .rst_ni, .clear_i(clear),
     .instr_valid_i    (!q_empty[1]),
-    .instr_i          (q_head[1][InstrWidth-1:0]),
+    .instr_i          (q_head[1].instr),
     .instr_pop_o      (q_pop[1]),
     .sem_req_o        (sem_req[1]),
     .sem_gnt_i        (sem_gnt[1]),
@@ -300,7 +309,7 @@ module tpu_top import tpu_pkg::*; #(
   vec_unit #(.Dim(Dim), .VmemRows(VmemRows), .AccRows(AccRows), .SmemWords(SmemWords)) u_vec (
     .clk_i, .rst_ni, .clear_i(clear),
     .instr_valid_i (!q_empty[2]),
-    .instr_i       (q_head[2][InstrWidth-1:0]),
+    .instr_i       (q_head[2].instr),
     .instr_pop_o   (q_pop[2]),
     .sem_req_o     (sem_req[2]),
     .sem_gnt_i     (sem_gnt[2]),
@@ -342,11 +351,11 @@ module tpu_top import tpu_pkg::*; #(
     if (f_illegal) begin
       err_code_now = ErrIllegalOpcode;
     end else if (eng_err[0]) begin
-      err_code_now = ErrAddressRange; err_pc_now = q_head[0][QEntryW-1 -: 32];
+      err_code_now = ErrAddressRange; err_pc_now = q_head[0].pc;
     end else if (eng_err[1]) begin
-      err_code_now = ErrAddressRange; err_pc_now = q_head[1][QEntryW-1 -: 32];
+      err_code_now = ErrAddressRange; err_pc_now = q_head[1].pc;
     end else if (eng_err[2]) begin
-      err_code_now = ErrAddressRange; err_pc_now = q_head[2][QEntryW-1 -: 32];
+      err_code_now = ErrAddressRange; err_pc_now = q_head[2].pc;
     end else if (sem_overflow) begin
       err_code_now = ErrSemOverflow;
     end else if (deadlock_cnt_q == 4'hF) begin

@@ -53,20 +53,27 @@ module mxu_ctrl import tpu_pkg::*; #(
   localparam int unsigned DimW     = $clog2(Dim) + 1;
 
   // ---------------- decode
-  instr_hdr_t hdr;
-  assign hdr = instr_hdr_t'(instr_i[31:0]);
-  logic [31:0] op_vmem, op_acc, op_rows;
-  logic        op_bank, op_accum;
-  assign op_vmem  = instr_i[63:32];
-  assign op_acc   = instr_i[95:64];
-  assign op_rows  = instr_i[127:96];
-  assign op_bank  = (hdr.opcode == OpLoadW) ? instr_i[64] : instr_i[128];
-  assign op_accum = instr_i[129];
+  // LOADW and MATMUL share the header and the first VMEM row; the bank bit sits in a different
+  // word of each, so both layouts are decoded and the opcode picks.
+  instr_loadw_t  loadw;
+  instr_matmul_t matmul;
+  instr_hdr_t    hdr;
+  assign loadw  = instr_i;
+  assign matmul = instr_i;
+  assign hdr    = matmul.hdr;
 
   logic is_loadw, is_matmul, is_nop;
   assign is_loadw  = (hdr.opcode == OpLoadW);
   assign is_matmul = (hdr.opcode == OpMatmul);
   assign is_nop    = !is_loadw && !is_matmul;
+
+  logic [31:0] op_vmem, op_acc, op_rows;
+  logic        op_bank, op_accum;
+  assign op_vmem  = is_loadw ? loadw.vmem_row : matmul.vmem_row;
+  assign op_acc   = matmul.acc_row;
+  assign op_rows  = matmul.rows;
+  assign op_bank  = is_loadw ? loadw.bank : matmul.bank;
+  assign op_accum = matmul.accumulate;
 
   logic bad;
   always_comb begin
@@ -236,7 +243,8 @@ module mxu_ctrl import tpu_pkg::*; #(
   end
 
   logic unused;
-  assign unused = ^{instr_i[255:130], hdr.rsvd_31_28, hdr.wait_cnt, hdr.wait_sem};
+  assign unused = ^{loadw.rsvd_255_65, loadw.hdr, matmul.rsvd_255_130, hdr.rsvd_31_28, hdr.wait_cnt,
+                    hdr.wait_sem};
 
   assign busy_o = wl_active_q || st_active_q || st_pipe_valid_q || !tag_empty;
   assign idle_o = !instr_valid_i && !busy_o;

@@ -63,19 +63,21 @@ module dma_engine import tpu_pkg::*; #(
   localparam int unsigned UnitW   = 36;
 
   // ---------------- descriptor decode and start
+  instr_dma_t dma;
   instr_hdr_t hdr;
-  assign hdr = instr_hdr_t'(instr_i[31:0]);
+  assign dma = instr_i;
+  assign hdr = dma.hdr;
   logic [31:0] d_hbm, d_local, d_hstride;
   logic [15:0] d_len, d_count;
   logic [19:0] d_lstride;
   logic [3:0]  d_path;
-  assign d_hbm     = instr_i[63:32];
-  assign d_local   = instr_i[95:64];
-  assign d_len     = instr_i[111:96];
-  assign d_count   = instr_i[127:112];
-  assign d_hstride = instr_i[159:128];
-  assign d_lstride = instr_i[179:160];
-  assign d_path    = instr_i[183:180];
+  assign d_hbm     = dma.hbm_addr;
+  assign d_local   = dma.local_addr;
+  assign d_len     = dma.len;
+  assign d_count   = dma.count;
+  assign d_hstride = dma.hbm_stride;
+  assign d_lstride = dma.local_stride;
+  assign d_path    = dma.path;
 
   logic d_is_read, d_empty, d_is_nop;
   assign d_is_nop  = (hdr.opcode == OpDmaNop);
@@ -332,7 +334,7 @@ module dma_engine import tpu_pkg::*; #(
   end
 
   logic unused;
-  assign unused = ^{instr_i[255:184], hdr.rsvd_31_28, hdr.wait_cnt, hdr.wait_sem, wbuf_full,
+  assign unused = ^{dma.rsvd_255_184, hdr.rsvd_31_28, hdr.wait_cnt, hdr.wait_sem, wbuf_full,
                     cur_row[31:20]};
 
   // ---------------- status
