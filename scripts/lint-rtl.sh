@@ -7,7 +7,7 @@ cd "$root"
 gen=$(mktemp -d)
 trap 'rm -rf "$gen"' EXIT
 python3 spec/gen_spec.py spec/tpuemu.json --sv-core "$gen/tpu_pkg.sv"
-sources=(rtl/lint.vlt "$gen/tpu_pkg.sv" rtl/common/*.sv rtl/mem/*.sv rtl/dma/*.sv rtl/mxu/*.sv rtl/ctrl/*.sv rtl/tpu_top.sv)
+sources=(+incdir+rtl/include rtl/lint.vlt "$gen/tpu_pkg.sv" rtl/common/*.sv rtl/mem/*.sv rtl/dma/*.sv rtl/mxu/*.sv rtl/ctrl/*.sv rtl/tpu_top.sv)
 # DIM 128 is linted by its own -Wall verilation at build time (2 minutes here would be redundant).
 for dim in 8 16 32; do
   verilator --lint-only -Wall "${sources[@]}" --top-module tpu_top -GDim="$dim"
