@@ -17,6 +17,7 @@ dma/dma_engine.sv
 mxu/mxu_pe.sv
 mxu/mxu_array.sv
 ctrl/sem_bank.sv
+ctrl/issue_gate.sv
 ctrl/fetch_unit.sv
 ctrl/mxu_ctrl.sv
 ctrl/vec_unit.sv

@@ -102,19 +102,24 @@ module mxu_ctrl import tpu_pkg::*; #(
   logic unit_free;
   // a NOP is a fence: it starts once everything before it has completed
   assign unit_free = is_loadw ? !wl_active_q : (is_matmul ? !st_active_q : !busy_o);
-  logic can_start;
-  assign can_start   = instr_valid_i && unit_free && !bad;
-  assign sem_req_o   = can_start && hdr.wait_en;
-  logic start;
-  assign start       = can_start && (!hdr.wait_en || sem_gnt_i);
-  assign instr_pop_o = start;
-  assign stall_sem_o = can_start && hdr.wait_en && !sem_gnt_i;
-  assign err_range_o = instr_valid_i && unit_free && bad;
-
-  logic matmul_empty;
+  logic matmul_empty, start;
   assign matmul_empty = is_matmul && (op_rows == '0);
-  assign sig_valid_o[0] = start && (is_nop || matmul_empty) && hdr.sig_en;
-  assign sig_sem_o[0]   = hdr.sig_sem;
+  issue_gate #(.CheckBeforeWait(1'b1)) u_issue (
+    .valid_i         (instr_valid_i && unit_free),
+    .bad_i           (bad),
+    .wait_en_i       (hdr.wait_en),
+    .sem_req_o,
+    .sem_gnt_i,
+    .issue_o         (start),
+    .stall_sem_o,
+    .err_o           (err_range_o),
+    .done_at_issue_i (is_nop || matmul_empty),
+    .sig_en_i        (hdr.sig_en),
+    .sig_sem_i       (hdr.sig_sem),
+    .sig_valid_o     (sig_valid_o[0]),
+    .sig_sem_o       (sig_sem_o[0])
+  );
+  assign instr_pop_o = start;
 
   // ---------------- weight loader
   logic wl_can_load;

@@ -64,18 +64,24 @@ module vec_unit import tpu_pkg::*; #(
   logic signed [31:0]  scale_q;
   logic [5:0]          shift_q;
 
-  logic can_start;
-  assign can_start   = instr_valid_i && !active_q && !bad;
-  assign sem_req_o   = can_start && hdr.wait_en;
-  logic start;
-  assign start       = can_start && (!hdr.wait_en || sem_gnt_i);
-  assign instr_pop_o = start;
-  assign stall_sem_o = can_start && hdr.wait_en && !sem_gnt_i;
-  assign err_range_o = instr_valid_i && !active_q && bad;
-  logic empty_op;
+  logic empty_op, start;
   assign empty_op = !is_quant || (op_rows == '0);
-  assign sig_valid_o[0] = start && empty_op && hdr.sig_en;
-  assign sig_sem_o[0]   = hdr.sig_sem;
+  issue_gate #(.CheckBeforeWait(1'b1)) u_issue (
+    .valid_i         (instr_valid_i && !active_q),
+    .bad_i           (bad),
+    .wait_en_i       (hdr.wait_en),
+    .sem_req_o,
+    .sem_gnt_i,
+    .issue_o         (start),
+    .stall_sem_o,
+    .err_o           (err_range_o),
+    .done_at_issue_i (empty_op),
+    .sig_en_i        (hdr.sig_en),
+    .sig_sem_i       (hdr.sig_sem),
+    .sig_valid_o     (sig_valid_o[0]),
+    .sig_sem_o       (sig_sem_o[0])
+  );
+  assign instr_pop_o = start;
 
   assign smem_addr_o = SmemW'(op_smem);
   assign acc_raddr_o = acc_q;

@@ -115,21 +115,29 @@ module dma_engine import tpu_pkg::*; #(
   // a NOP is a fence: it starts once every earlier descriptor has completed
   assign can_start = instr_valid_i && !active_q &&
                      (d_is_nop ? !busy_o : (d_empty || !cls_full[d_is_read ? 0 : 1]));
-  assign sem_req_o   = can_start && hdr.wait_en;
   logic start;
-  assign start       = can_start && (!hdr.wait_en || sem_gnt_i) && !d_bad;
+  issue_gate #(.CheckBeforeWait(1'b0)) u_issue (
+    .valid_i         (can_start),
+    .bad_i           (d_bad),
+    .wait_en_i       (hdr.wait_en),
+    .sem_req_o,
+    .sem_gnt_i,
+    .issue_o         (start),
+    .stall_sem_o,
+    .err_o           (err_range_o),
+    .done_at_issue_i (d_empty),
+    .sig_en_i        (hdr.sig_en),
+    .sig_sem_i       (hdr.sig_sem),
+    .sig_valid_o     (sig_valid_o[0]),
+    .sig_sem_o       (sig_sem_o[0])
+  );
   assign instr_pop_o = start;
-  assign stall_sem_o = can_start && hdr.wait_en && !sem_gnt_i;
-  assign err_range_o = can_start && d_bad;
 
   logic [UnitW-1:0] d_units;
   assign d_units = UnitW'(d_len) * UnitW'(d_count) * ((d_path == PathAccToHbm) ? UnitW'(4) : UnitW'(1));
   assign cls_in  = {hdr.sig_en, hdr.sig_sem, d_units};
   assign cls_push[0] = start && !d_empty && d_is_read;
   assign cls_push[1] = start && !d_empty && !d_is_read;
-
-  assign sig_valid_o[0] = start && d_empty && hdr.sig_en;
-  assign sig_sem_o[0]   = hdr.sig_sem;
 
   // ---------------- read path: requests, tags, returned data
   logic             rtag_full, rtag_empty, rdat_empty;
