@@ -16,7 +16,7 @@ module tpu_top import tpu_pkg::*; #(
   // CSR bus
   input  logic                 csr_valid_i,
   input  logic                 csr_write_i,
-  input  logic [11:0]          csr_addr_i,
+  input  logic [CsrAddrWidth-1:0] csr_addr_i,
   input  logic [31:0]          csr_wdata_i,
   output logic [31:0]          csr_rdata_o,
   // memory port
@@ -35,35 +35,36 @@ module tpu_top import tpu_pkg::*; #(
   localparam int unsigned AccRowW  = $clog2(AccRows);
   localparam int unsigned SmemW    = $clog2(SmemWords);
   localparam int unsigned SmemRowW = (SmemWords / (Dim / 4) > 1) ? $clog2(SmemWords / (Dim / 4)) : 1;
-  localparam int unsigned QEntryW  = 32 + InstrWidth;
   localparam int unsigned QCntW    = $clog2(QueueDepth) + 1;
 
-  // ---------------- CSR state
-  logic [AddrWidth-1:0] prog_base_q;
-  logic                 busy_q, done_q, err_q;
-  logic [7:0]           err_code_q;
-  logic [31:0]          err_pc_q;
-  logic [SmemW-1:0]     smem_addr_q;
-  logic [3:0]           deadlock_cnt_q;
+  // A queue entry: the instruction and the PC it was fetched from (reported in ERROR_INFO).
+  typedef struct packed {
+    logic [31:0] pc;
+    instr_t      instr;
+  } q_entry_t;
+  localparam int unsigned QEntryW = $bits(q_entry_t);
 
-  logic csr_wr, csr_rd;
-  assign csr_wr = csr_valid_i && csr_write_i;
-  assign csr_rd = csr_valid_i && !csr_write_i;
-  logic start, clear;
-  assign start = csr_wr && (csr_addr_i == CsrCtrl) && csr_wdata_i[0] && !busy_q;
-  assign clear = csr_wr && (csr_addr_i == CsrCtrl) && csr_wdata_i[1];
+  // ---------------- CSRs and run control
+  logic                 start, clear;
+  logic [AddrWidth-1:0] prog_base;
+  logic                 run_busy, run_done, run_err;
+  logic [7:0]           run_err_code;
+  logic [31:0]          run_err_pc;
 
   // ---------------- queues
   logic [2:0]              q_push, q_pop, q_full, q_empty;
   logic [InstrWidth-1:0]   f_instr;
   logic [31:0]             f_pc;
-  logic [2:0][QEntryW-1:0] q_head;
+  q_entry_t                f_entry;
+  q_entry_t [2:0]          q_head;
   logic [2:0][QCntW-1:0]   q_count;
 
+  assign f_entry.pc    = f_pc;
+  assign f_entry.instr = f_instr;
   for (genvar q = 0; q < 3; q++) begin : g_queue
     sync_fifo #(.Width(QEntryW), .Depth(QueueDepth)) u_queue (
       .clk_i, .rst_ni, .clear_i(clear || start),
-      .push_i(q_push[q]), .data_i({f_pc, f_instr}), .pop_i(q_pop[q]), .data_o(q_head[q]),
+      .push_i(q_push[q]), .data_i(f_entry), .pop_i(q_pop[q]), .data_o(q_head[q]),
       .empty_o(q_empty[q]), .full_o(q_full[q]), .count_o(q_count[q])
     );
   end
@@ -76,8 +77,8 @@ module tpu_top import tpu_pkg::*; #(
   fetch_unit #(.Dim(Dim)) u_fetch (
     .clk_i, .rst_ni, .clear_i(clear),
     .start_i     (start),
-    .prog_base_i (prog_base_q),
-    .halt_i      (!busy_q),
+    .prog_base_i (prog_base),
+    .halt_i      (!run_busy),
     .req_valid_o (f_req_valid),
     .req_ready_i (f_req_ready),
     .req_addr_o  (f_req_addr),
@@ -127,18 +128,14 @@ module tpu_top import tpu_pkg::*; #(
   logic [NumSems-1:0][SemWidth-1:0] sem_value;
   logic             sem_overflow;
   logic             csr_sem_we;
-  logic       csr_sem_hit;
-  logic [4:0] csr_sem_idx;
-  logic [CsrAddrWidth-1:0] csr_sem_off;
-  assign csr_sem_off = csr_addr_i - CsrSem;
-  assign csr_sem_hit = (csr_addr_i >= CsrSem) && (32'(csr_addr_i) < 32'(CsrSem) + CsrSemStride * NumSems) &&
-                       (csr_addr_i[1:0] == 2'b00);
-  assign csr_sem_idx = csr_sem_off[2 +: SemIdxWidth];
-  assign csr_sem_we  = csr_wr && csr_sem_hit;
+  logic [SemIdxWidth-1:0] csr_sem_idx;
+  logic [SemWidth-1:0]    csr_sem_wdata;
+  logic [2:0][31:0] head_pc;
 
   for (genvar q = 0; q < 3; q++) begin : g_sem_fields
-    assign sem_idx[q] = q_head[q][13:9];
-    assign sem_cnt[q] = q_head[q][21:14];
+    assign sem_idx[q] = q_head[q].instr.hdr.wait_sem;
+    assign sem_cnt[q] = q_head[q].instr.hdr.wait_cnt;
+    assign head_pc[q] = q_head[q].pc;
   end
 
   sem_bank #(.NumWaiters(3), .NumSignals(8)) u_sems (
@@ -152,7 +149,7 @@ module tpu_top import tpu_pkg::*; #(
     .sig_sem_i   (sig_sem),
     .csr_we_i    (csr_sem_we),
     .csr_sem_i   (csr_sem_idx),
-    .csr_wdata_i (csr_wdata_i[SemWidth-1:0]),
+    .csr_wdata_i (csr_sem_wdata),
     .value_o     (sem_value),
     .overflow_o  (sem_overflow)
   );
@@ -192,13 +189,13 @@ module tpu_top import tpu_pkg::*; #(
   logic [SmemW-1:0]     smem_vec_addr;
   logic [1:0][31:0]     smem_vec_rdata;
   logic [31:0]          smem_csr_rdata;
-  logic                 smem_csr_access;
-  assign smem_csr_access = csr_valid_i && (csr_addr_i == CsrSmemData);
+  logic                 smem_csr_we;
+  logic [SmemW-1:0]     smem_csr_addr;
 
   smem #(.Dim(Dim), .Words(SmemWords)) u_smem (
     .clk_i,
-    .csr_we_i    (smem_csr_access && csr_write_i),
-    .csr_addr_i  (smem_addr_q),
+    .csr_we_i    (smem_csr_we),
+    .csr_addr_i  (smem_csr_addr),
     .csr_wdata_i (csr_wdata_i),
     .csr_rdata_o (smem_csr_rdata),
     .dma_we_i    (smem_dma_we),
@@ -222,7 +219,7 @@ module tpu_top import tpu_pkg::*; #(
   ) u_dma (
     .clk_i, .rst_ni, .clear_i(clear),
     .instr_valid_i    (!q_empty[0]),
-    .instr_i          (q_head[0][InstrWidth-1:0]),
+    .instr_i          (q_head[0].instr),
     .instr_pop_o      (q_pop[0]),
     .sem_req_o        (sem_req[0]),
     .sem_gnt_i        (sem_gnt[0]),
@@ -265,7 +262,7 @@ module tpu_top import tpu_pkg::*; #(
   mxu_ctrl #(.Dim(Dim), .VmemRows(VmemRows), .AccRows(AccRows)) u_mxu (
     .clk_i, .rst_ni, .clear_i(clear),
     .instr_valid_i    (!q_empty[1]),
-    .instr_i          (q_head[1][InstrWidth-1:0]),
+    .instr_i          (q_head[1].instr),
     .instr_pop_o      (q_pop[1]),
     .sem_req_o        (sem_req[1]),
     .sem_gnt_i        (sem_gnt[1]),
@@ -300,7 +297,7 @@ module tpu_top import tpu_pkg::*; #(
   vec_unit #(.Dim(Dim), .VmemRows(VmemRows), .AccRows(AccRows), .SmemWords(SmemWords)) u_vec (
     .clk_i, .rst_ni, .clear_i(clear),
     .instr_valid_i (!q_empty[2]),
-    .instr_i       (q_head[2][InstrWidth-1:0]),
+    .instr_i       (q_head[2].instr),
     .instr_pop_o   (q_pop[2]),
     .sem_req_o     (sem_req[2]),
     .sem_gnt_i     (sem_gnt[2]),
@@ -321,166 +318,87 @@ module tpu_top import tpu_pkg::*; #(
     .err_range_o   (eng_err[2])
   );
 
-  // ---------------- completion, deadlock and errors
-  logic all_drained, deadlock_now;
-  assign all_drained  = f_stopped && f_idle && (&q_empty) && !(|eng_busy);
-  always_comb begin
-    deadlock_now = busy_q && f_idle && (f_stopped || f_stall) && !(|eng_busy) &&
-                   (!(&q_empty) || f_stall);
-    for (int unsigned q = 0; q < 3; q++) begin
-      if (!q_empty[q] && !eng_stall_sem[q]) deadlock_now = 1'b0;
-    end
-  end
+  // ---------------- run control, counters, CSRs
+  run_ctrl u_run (
+    .clk_i, .rst_ni,
+    .start_i         (start),
+    .clear_i         (clear),
+    .fetch_stopped_i (f_stopped),
+    .fetch_idle_i    (f_idle),
+    .fetch_stall_i   (f_stall),
+    .fetch_illegal_i (f_illegal),
+    .fetch_pc_i      (f_pc),
+    .q_empty_i       (q_empty),
+    .head_pc_i       (head_pc),
+    .eng_busy_i      (eng_busy),
+    .eng_stall_sem_i (eng_stall_sem),
+    .eng_err_i       (eng_err),
+    .sem_overflow_i  (sem_overflow),
+    .busy_o          (run_busy),
+    .done_o          (run_done),
+    .err_o           (run_err),
+    .err_code_o      (run_err_code),
+    .err_pc_o        (run_err_pc)
+  );
+  assign busy_o = run_busy;
 
-  logic       err_now;
-  logic [7:0] err_code_now;
-  logic [31:0] err_pc_now;
-  always_comb begin
-    err_now      = 1'b1;
-    err_code_now = ErrNone;
-    err_pc_now   = f_pc;
-    if (f_illegal) begin
-      err_code_now = ErrIllegalOpcode;
-    end else if (eng_err[0]) begin
-      err_code_now = ErrAddressRange; err_pc_now = q_head[0][QEntryW-1 -: 32];
-    end else if (eng_err[1]) begin
-      err_code_now = ErrAddressRange; err_pc_now = q_head[1][QEntryW-1 -: 32];
-    end else if (eng_err[2]) begin
-      err_code_now = ErrAddressRange; err_pc_now = q_head[2][QEntryW-1 -: 32];
-    end else if (sem_overflow) begin
-      err_code_now = ErrSemOverflow;
-    end else if (deadlock_cnt_q == 4'hF) begin
-      err_code_now = ErrDeadlock;
-    end else begin
-      err_now = 1'b0;
-    end
-  end
+  logic [NumCounters-1:0][63:0] counters;
 
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      prog_base_q <= '0; busy_q <= 1'b0; done_q <= 1'b0; err_q <= 1'b0; err_code_q <= '0;
-      err_pc_q <= '0; smem_addr_q <= '0; deadlock_cnt_q <= '0;
-    end else begin
-      if (csr_wr && csr_addr_i == CsrProgBase) prog_base_q <= csr_wdata_i;
-      if (csr_valid_i && csr_addr_i == CsrSmemAddr && csr_write_i) smem_addr_q <= SmemW'(csr_wdata_i);
-      else if (smem_csr_access) smem_addr_q <= smem_addr_q + 1'b1;
-      if (clear) begin
-        busy_q <= 1'b0; done_q <= 1'b0; err_q <= 1'b0; err_code_q <= '0; err_pc_q <= '0;
-        deadlock_cnt_q <= '0;
-      end else if (start) begin
-        busy_q <= 1'b1; done_q <= 1'b0; err_q <= 1'b0; err_code_q <= '0; deadlock_cnt_q <= '0;
-      end else if (busy_q) begin
-        deadlock_cnt_q <= deadlock_now ? deadlock_cnt_q + 1'b1 : '0;
-        if (err_now) begin
-          busy_q <= 1'b0; err_q <= 1'b1; err_code_q <= err_code_now; err_pc_q <= err_pc_now;
-        end else if (all_drained) begin
-          busy_q <= 1'b0; done_q <= 1'b1;
-        end
-      end
-    end
-  end
-  assign busy_o = busy_q;
+  perf_counters #(.Dim(Dim), .ConflictW($bits(v_conflicts))) u_counters (
+    .clk_i, .rst_ni,
+    .clear_i          (clear || start),
+    .busy_i           (run_busy),
+    .fetch_stall_i    (f_stall),
+    .fetched_i        (f_fetched),
+    .dma_stall_sem_i  (eng_stall_sem[0]),
+    .dma_stall_mem_i  (dma_stall_mem),
+    .dma_path_beat_i  (dma_path_beat),
+    .mxu_row_in_i     (mxu_row_in),
+    .mxu_stall_sem_i  (eng_stall_sem[1]),
+    .mxu_stall_w_i    (mxu_stall_w),
+    .mxu_stall_vmem_i (mxu_stall_vmem),
+    .mxu_wload_i      (mxu_wload),
+    .mxu_idle_i       (mxu_idle),
+    .vec_busy_i       (eng_busy[2]),
+    .vec_stall_sem_i  (eng_stall_sem[2]),
+    .vec_stall_vmem_i (vec_stall_vmem),
+    .vmem_conflicts_i (v_conflicts),
+    .mem_req_valid_i  (mem_req_valid_o),
+    .mem_req_ready_i  (mem_req_ready_i),
+    .mem_req_write_i  (mem_req_write_o),
+    .mem_rsp_valid_i  (mem_rsp_valid_i),
+    .counters_o       (counters)
+  );
 
-  // ---------------- performance counters
-  logic [NumCounters-1:0][63:0] cnt_q;
-  logic [NumCounters-1:0][15:0] cnt_inc;
-  always_comb begin
-    cnt_inc = '0;
-    cnt_inc[CntCycles]        = 16'(busy_q);
-    cnt_inc[CntMxuBusy]       = 16'(mxu_row_in);
-    cnt_inc[CntMxuStallSemaphore] = 16'(eng_stall_sem[1]);
-    cnt_inc[CntMxuStallWeights] = 16'(mxu_stall_w);
-    cnt_inc[CntMxuStallBankConflict] = 16'(mxu_stall_vmem);
-    cnt_inc[CntDmaStallSemaphore] = 16'(eng_stall_sem[0]);
-    cnt_inc[CntDmaStallMemory] = 16'(dma_stall_mem);
-    cnt_inc[CntVectorStallSemaphore] = 16'(eng_stall_sem[2]);
-    cnt_inc[CntFetchStall]    = 16'(f_stall);
-    cnt_inc[CntBytesHbmToVmem] = dma_path_beat[3'(PathHbmToVmem)] ? 16'(Dim) : '0;
-    cnt_inc[CntBytesVmemToHbm] = dma_path_beat[3'(PathVmemToHbm)] ? 16'(Dim) : '0;
-    cnt_inc[CntBytesHbmToSmem] = dma_path_beat[3'(PathHbmToSmem)] ? 16'(Dim) : '0;
-    cnt_inc[CntBytesSmemToHbm] = dma_path_beat[3'(PathSmemToHbm)] ? 16'(Dim) : '0;
-    cnt_inc[CntBytesAccToHbm] = dma_path_beat[3'(PathAccToHbm)]  ? 16'(Dim) : '0;
-    cnt_inc[CntVmemBankConflicts] = 16'(v_conflicts);
-    cnt_inc[CntInstructionsFetched] = 16'(f_fetched);
-    cnt_inc[CntMemReadBeats]  = 16'(mem_rsp_valid_i);
-    cnt_inc[CntMemWriteBeats] = 16'(mem_req_valid_o && mem_req_ready_i && mem_req_write_o);
-    cnt_inc[CntVectorBusy] = 16'(eng_busy[2]);
-    cnt_inc[CntWeightLoadBusy] = 16'(mxu_wload);
-    cnt_inc[CntMxuIdleEmpty] = 16'(busy_q && mxu_idle);
-    cnt_inc[CntVectorStallBankConflict] = 16'(vec_stall_vmem);
-  end
-
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      cnt_q <= '0;
-    end else if (clear || start) begin
-      cnt_q <= '0;
-    end else begin
-      for (int unsigned j = 0; j < NumCounters; j++) cnt_q[j] <= cnt_q[j] + 64'(cnt_inc[j]);
-    end
-  end
-
-  // ---------------- CSR read mux (layouts: tpu_pkg csr_*_t, generated from spec/tpuemu.json)
-  logic [2:0] head_wait_vec;
-  assign head_wait_vec = eng_stall_sem;
-  csr_config_t      csr_config;
-  csr_status_t      csr_status;
-  csr_queue_state_t csr_queue_state;
-  csr_head_wait_t   csr_head_wait;
-  always_comb begin
-    csr_config                = '0;
-    csr_config.dim            = 16'(Dim);
-    csr_config.log2_vmem_rows = 8'(VmemRowW);
-    csr_config.log2_acc_rows  = 8'(AccRowW);
-    csr_status                = '0;
-    csr_status.busy           = busy_q;
-    csr_status.done           = done_q;
-    csr_status.error          = err_q;
-    csr_status.error_code     = err_code_q;
-    csr_queue_state               = '0;
-    csr_queue_state.dma_entries   = 8'(q_count[0]);
-    csr_queue_state.mxu_entries   = 8'(q_count[1]);
-    csr_queue_state.vec_entries   = 8'(q_count[2]);
-    csr_queue_state.fetch_stopped = f_stopped;
-    csr_queue_state.dma_waits     = head_wait_vec[0];
-    csr_queue_state.mxu_waits     = head_wait_vec[1];
-    csr_queue_state.vec_waits     = head_wait_vec[2];
-    csr_head_wait          = '0;
-    csr_head_wait.dma_sem  = sem_idx[0];
-    csr_head_wait.mxu_sem  = sem_idx[1];
-    csr_head_wait.vec_sem  = sem_idx[2];
-    csr_head_wait.wait_cnt = head_wait_vec[0] ? sem_cnt[0] : head_wait_vec[1] ? sem_cnt[1] : sem_cnt[2];
-  end
-
-  logic unused_off;
-  logic [CsrAddrWidth-1:0] cnt_off;
-  assign cnt_off = csr_addr_i - CsrCounter;
-  always_comb begin
-    csr_rdata_o = '0;
-    unused_off  = 1'b0;
-    unique case (csr_addr_i)
-      CsrId:         csr_rdata_o = IdValue;
-      CsrConfig:     csr_rdata_o = csr_config;
-      CsrStatus:     csr_rdata_o = csr_status;
-      CsrProgBase:   csr_rdata_o = prog_base_q;
-      CsrErrorInfo:  csr_rdata_o = err_pc_q;
-      CsrQueueState: csr_rdata_o = csr_queue_state;
-      CsrHeadWait:   csr_rdata_o = csr_head_wait;
-      CsrPc:         csr_rdata_o = f_pc;
-      CsrSmemAddr:   csr_rdata_o = 32'(smem_addr_q);
-      CsrSmemData:   csr_rdata_o = smem_csr_rdata;
-      default: begin
-        if (csr_sem_hit) begin
-          csr_rdata_o = 32'(sem_value[csr_sem_idx]);
-        end else if (csr_addr_i >= CsrCounter &&
-                     32'(csr_addr_i) < 32'(CsrCounter) + CsrCounterStride * NumCounters) begin
-          csr_rdata_o = cnt_off[2] ? cnt_q[cnt_off[11:3]][63:32] : cnt_q[cnt_off[11:3]][31:0];
-          unused_off  = ^cnt_off[1:0];
-        end
-      end
-    endcase
-  end
+  csr_block #(
+    .Dim(Dim), .VmemRows(VmemRows), .AccRows(AccRows), .SmemWords(SmemWords), .QCntW(QCntW)
+  ) u_csr (
+    .clk_i, .rst_ni,
+    .csr_valid_i, .csr_write_i, .csr_addr_i, .csr_wdata_i, .csr_rdata_o,
+    .busy_i          (run_busy),
+    .start_o         (start),
+    .clear_o         (clear),
+    .prog_base_o     (prog_base),
+    .sem_we_o        (csr_sem_we),
+    .sem_idx_o       (csr_sem_idx),
+    .sem_wdata_o     (csr_sem_wdata),
+    .sem_value_i     (sem_value),
+    .smem_we_o       (smem_csr_we),
+    .smem_addr_o     (smem_csr_addr),
+    .smem_rdata_i    (smem_csr_rdata),
+    .done_i          (run_done),
+    .err_i           (run_err),
+    .err_code_i      (run_err_code),
+    .err_pc_i        (run_err_pc),
+    .pc_i            (f_pc),
+    .fetch_stopped_i (f_stopped),
+    .q_count_i       (q_count),
+    .head_wait_i     (eng_stall_sem),
+    .head_sem_i      (sem_idx),
+    .head_cnt_i      (sem_cnt),
+    .counters_i      (counters)
+  );
 
   logic unused;
-  assign unused = ^{vec_idle, csr_sem_off, csr_rd, q_full, v_rvalid[2], v_rdata[2], v_rdata[1:0]};
+  assign unused = ^{vec_idle, q_full, v_rvalid[2], v_rdata[2], v_rdata[1:0]};
 endmodule

@@ -293,6 +293,13 @@ def gen_sv_core(s):
     out.append("")
     hdr = [dict(f, word=0) for f in s.header]
     out += sv_struct("instr_hdr_t", hdr, 32, "Instruction word w0, common to all instructions.")
+    # The view of an instruction before its opcode is known (fetch, the queues): the header and
+    # the opcode-specific rest, which the engines decode with the instr_<op>_t layouts below.
+    out += ["", "  // Any instruction: the common header and the opcode-specific body.",
+            "  typedef struct packed {",
+            f"    logic [{c['instr_width'] - 33}:0] body;  // [{c['instr_width'] - 1}:32] see instr_<op>_t",
+            "    instr_hdr_t hdr;  // [31:0]",
+            "  } instr_t;"]
     for o in s.opcodes:
         if not o["fields"]:
             continue

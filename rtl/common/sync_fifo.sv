@@ -45,6 +45,8 @@ module sync_fifo #(
     end
   end
 
+// Spelled out rather than with rtl/include/tpu_assert.svh: this file is also compiled into the
+// HBM controller models, whose builds have no rtl/include search path (yet).
 `ifndef SYNTHESIS
   logic chk_en_q;
   always_ff @(posedge clk_i or negedge rst_ni) begin

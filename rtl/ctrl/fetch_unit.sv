@@ -70,7 +70,7 @@ module fetch_unit import tpu_pkg::*; #(
   assign rsp_keep = rsp_valid_i && running_q && (discard_q == '0);
 
   // ---- dispatch
-  logic [InstrWidth-1:0] head_instr;
+  instr_t head_instr;
   always_comb begin
     for (int unsigned b = 0; b < BeatsPerInstr; b++) begin
       head_instr[b*SlotW +: SlotW] = buf_q[rd_q + PtrW'(b)];
@@ -79,7 +79,7 @@ module fetch_unit import tpu_pkg::*; #(
   logic [7:0] head_op;
   logic       head_ready, is_end, is_illegal;
   logic [1:0] head_q;
-  assign head_op    = head_instr[7:0];
+  assign head_op    = head_instr.hdr.opcode;
   assign head_ready = running_q && !halt_i && (buffered_q >= (PtrW+1)'(BeatsPerInstr));
   assign is_end     = (head_op == OpEnd);
   always_comb begin

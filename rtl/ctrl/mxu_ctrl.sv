@@ -53,20 +53,27 @@ module mxu_ctrl import tpu_pkg::*; #(
   localparam int unsigned DimW     = $clog2(Dim) + 1;
 
   // ---------------- decode
-  instr_hdr_t hdr;
-  assign hdr = instr_hdr_t'(instr_i[31:0]);
-  logic [31:0] op_vmem, op_acc, op_rows;
-  logic        op_bank, op_accum;
-  assign op_vmem  = instr_i[63:32];
-  assign op_acc   = instr_i[95:64];
-  assign op_rows  = instr_i[127:96];
-  assign op_bank  = (hdr.opcode == OpLoadW) ? instr_i[64] : instr_i[128];
-  assign op_accum = instr_i[129];
+  // LOADW and MATMUL share the header and the first VMEM row; the bank bit sits in a different
+  // word of each, so both layouts are decoded and the opcode picks.
+  instr_loadw_t  loadw;
+  instr_matmul_t matmul;
+  instr_hdr_t    hdr;
+  assign loadw  = instr_i;
+  assign matmul = instr_i;
+  assign hdr    = matmul.hdr;
 
   logic is_loadw, is_matmul, is_nop;
   assign is_loadw  = (hdr.opcode == OpLoadW);
   assign is_matmul = (hdr.opcode == OpMatmul);
   assign is_nop    = !is_loadw && !is_matmul;
+
+  logic [31:0] op_vmem, op_acc, op_rows;
+  logic        op_bank, op_accum;
+  assign op_vmem  = is_loadw ? loadw.vmem_row : matmul.vmem_row;
+  assign op_acc   = matmul.acc_row;
+  assign op_rows  = matmul.rows;
+  assign op_bank  = is_loadw ? loadw.bank : matmul.bank;
+  assign op_accum = matmul.accumulate;
 
   logic bad;
   always_comb begin
@@ -95,19 +102,24 @@ module mxu_ctrl import tpu_pkg::*; #(
   logic unit_free;
   // a NOP is a fence: it starts once everything before it has completed
   assign unit_free = is_loadw ? !wl_active_q : (is_matmul ? !st_active_q : !busy_o);
-  logic can_start;
-  assign can_start   = instr_valid_i && unit_free && !bad;
-  assign sem_req_o   = can_start && hdr.wait_en;
-  logic start;
-  assign start       = can_start && (!hdr.wait_en || sem_gnt_i);
-  assign instr_pop_o = start;
-  assign stall_sem_o = can_start && hdr.wait_en && !sem_gnt_i;
-  assign err_range_o = instr_valid_i && unit_free && bad;
-
-  logic matmul_empty;
+  logic matmul_empty, start;
   assign matmul_empty = is_matmul && (op_rows == '0);
-  assign sig_valid_o[0] = start && (is_nop || matmul_empty) && hdr.sig_en;
-  assign sig_sem_o[0]   = hdr.sig_sem;
+  issue_gate #(.CheckBeforeWait(1'b1)) u_issue (
+    .valid_i         (instr_valid_i && unit_free),
+    .bad_i           (bad),
+    .wait_en_i       (hdr.wait_en),
+    .sem_req_o,
+    .sem_gnt_i,
+    .issue_o         (start),
+    .stall_sem_o,
+    .err_o           (err_range_o),
+    .done_at_issue_i (is_nop || matmul_empty),
+    .sig_en_i        (hdr.sig_en),
+    .sig_sem_i       (hdr.sig_sem),
+    .sig_valid_o     (sig_valid_o[0]),
+    .sig_sem_o       (sig_sem_o[0])
+  );
+  assign instr_pop_o = start;
 
   // ---------------- weight loader
   logic wl_can_load;
@@ -236,7 +248,8 @@ module mxu_ctrl import tpu_pkg::*; #(
   end
 
   logic unused;
-  assign unused = ^{instr_i[255:130], hdr.rsvd_31_28, hdr.wait_cnt, hdr.wait_sem};
+  assign unused = ^{loadw.rsvd_255_65, loadw.hdr, matmul.rsvd_255_130, hdr.rsvd_31_28, hdr.wait_cnt,
+                    hdr.wait_sem};
 
   assign busy_o = wl_active_q || st_active_q || st_pipe_valid_q || !tag_empty;
   assign idle_o = !instr_valid_i && !busy_o;

@@ -34,19 +34,21 @@ module vec_unit import tpu_pkg::*; #(
   output logic                  stall_vmem_o,
   output logic                  err_range_o
 );
-  instr_hdr_t hdr;
-  assign hdr = instr_hdr_t'(instr_i[31:0]);
+  instr_vquant_t vq;
+  instr_hdr_t    hdr;
+  assign vq  = instr_i;
+  assign hdr = vq.hdr;
   logic [31:0] op_acc, op_vmem, op_rows, op_scale, op_smem;
   logic [5:0]  op_shift;
   logic        op_relu, op_from_smem, is_quant;
-  assign op_acc       = instr_i[63:32];
-  assign op_vmem      = instr_i[95:64];
-  assign op_rows      = instr_i[127:96];
-  assign op_scale     = instr_i[159:128];
-  assign op_shift     = instr_i[165:160];
-  assign op_relu      = instr_i[166];
-  assign op_from_smem = instr_i[167];
-  assign op_smem      = instr_i[223:192];
+  assign op_acc       = vq.acc_row;
+  assign op_vmem      = vq.vmem_row;
+  assign op_rows      = vq.rows;
+  assign op_scale     = vq.scale;
+  assign op_shift     = vq.shift;
+  assign op_relu      = vq.relu;
+  assign op_from_smem = vq.smem_params;
+  assign op_smem      = vq.smem_word;
   assign is_quant     = (hdr.opcode == OpVQuant);
 
   logic bad;
@@ -62,18 +64,24 @@ module vec_unit import tpu_pkg::*; #(
   logic signed [31:0]  scale_q;
   logic [5:0]          shift_q;
 
-  logic can_start;
-  assign can_start   = instr_valid_i && !active_q && !bad;
-  assign sem_req_o   = can_start && hdr.wait_en;
-  logic start;
-  assign start       = can_start && (!hdr.wait_en || sem_gnt_i);
-  assign instr_pop_o = start;
-  assign stall_sem_o = can_start && hdr.wait_en && !sem_gnt_i;
-  assign err_range_o = instr_valid_i && !active_q && bad;
-  logic empty_op;
+  logic empty_op, start;
   assign empty_op = !is_quant || (op_rows == '0);
-  assign sig_valid_o[0] = start && empty_op && hdr.sig_en;
-  assign sig_sem_o[0]   = hdr.sig_sem;
+  issue_gate #(.CheckBeforeWait(1'b1)) u_issue (
+    .valid_i         (instr_valid_i && !active_q),
+    .bad_i           (bad),
+    .wait_en_i       (hdr.wait_en),
+    .sem_req_o,
+    .sem_gnt_i,
+    .issue_o         (start),
+    .stall_sem_o,
+    .err_o           (err_range_o),
+    .done_at_issue_i (empty_op),
+    .sig_en_i        (hdr.sig_en),
+    .sig_sem_i       (hdr.sig_sem),
+    .sig_valid_o     (sig_valid_o[0]),
+    .sig_sem_o       (sig_sem_o[0])
+  );
+  assign instr_pop_o = start;
 
   assign smem_addr_o = SmemW'(op_smem);
   assign acc_raddr_o = acc_q;
@@ -128,7 +136,7 @@ module vec_unit import tpu_pkg::*; #(
   end
 
   logic unused;
-  assign unused = ^{instr_i[255:224], instr_i[191:168], hdr.rsvd_31_28, hdr.wait_cnt, hdr.wait_sem};
+  assign unused = ^{vq.rsvd_255_224, vq.rsvd_191_168, hdr.rsvd_31_28, hdr.wait_cnt, hdr.wait_sem};
 
   assign busy_o = active_q;
   assign idle_o = !instr_valid_i && !active_q;

@@ -63,19 +63,21 @@ module dma_engine import tpu_pkg::*; #(
   localparam int unsigned UnitW   = 36;
 
   // ---------------- descriptor decode and start
+  instr_dma_t dma;
   instr_hdr_t hdr;
-  assign hdr = instr_hdr_t'(instr_i[31:0]);
+  assign dma = instr_i;
+  assign hdr = dma.hdr;
   logic [31:0] d_hbm, d_local, d_hstride;
   logic [15:0] d_len, d_count;
   logic [19:0] d_lstride;
   logic [3:0]  d_path;
-  assign d_hbm     = instr_i[63:32];
-  assign d_local   = instr_i[95:64];
-  assign d_len     = instr_i[111:96];
-  assign d_count   = instr_i[127:112];
-  assign d_hstride = instr_i[159:128];
-  assign d_lstride = instr_i[179:160];
-  assign d_path    = instr_i[183:180];
+  assign d_hbm     = dma.hbm_addr;
+  assign d_local   = dma.local_addr;
+  assign d_len     = dma.len;
+  assign d_count   = dma.count;
+  assign d_hstride = dma.hbm_stride;
+  assign d_lstride = dma.local_stride;
+  assign d_path    = dma.path;
 
   logic d_is_read, d_empty, d_is_nop;
   assign d_is_nop  = (hdr.opcode == OpDmaNop);
@@ -113,21 +115,29 @@ module dma_engine import tpu_pkg::*; #(
   // a NOP is a fence: it starts once every earlier descriptor has completed
   assign can_start = instr_valid_i && !active_q &&
                      (d_is_nop ? !busy_o : (d_empty || !cls_full[d_is_read ? 0 : 1]));
-  assign sem_req_o   = can_start && hdr.wait_en;
   logic start;
-  assign start       = can_start && (!hdr.wait_en || sem_gnt_i) && !d_bad;
+  issue_gate #(.CheckBeforeWait(1'b0)) u_issue (
+    .valid_i         (can_start),
+    .bad_i           (d_bad),
+    .wait_en_i       (hdr.wait_en),
+    .sem_req_o,
+    .sem_gnt_i,
+    .issue_o         (start),
+    .stall_sem_o,
+    .err_o           (err_range_o),
+    .done_at_issue_i (d_empty),
+    .sig_en_i        (hdr.sig_en),
+    .sig_sem_i       (hdr.sig_sem),
+    .sig_valid_o     (sig_valid_o[0]),
+    .sig_sem_o       (sig_sem_o[0])
+  );
   assign instr_pop_o = start;
-  assign stall_sem_o = can_start && hdr.wait_en && !sem_gnt_i;
-  assign err_range_o = can_start && d_bad;
 
   logic [UnitW-1:0] d_units;
   assign d_units = UnitW'(d_len) * UnitW'(d_count) * ((d_path == PathAccToHbm) ? UnitW'(4) : UnitW'(1));
   assign cls_in  = {hdr.sig_en, hdr.sig_sem, d_units};
   assign cls_push[0] = start && !d_empty && d_is_read;
   assign cls_push[1] = start && !d_empty && !d_is_read;
-
-  assign sig_valid_o[0] = start && d_empty && hdr.sig_en;
-  assign sig_sem_o[0]   = hdr.sig_sem;
 
   // ---------------- read path: requests, tags, returned data
   logic             rtag_full, rtag_empty, rdat_empty;
@@ -332,7 +342,7 @@ module dma_engine import tpu_pkg::*; #(
   end
 
   logic unused;
-  assign unused = ^{instr_i[255:184], hdr.rsvd_31_28, hdr.wait_cnt, hdr.wait_sem, wbuf_full,
+  assign unused = ^{dma.rsvd_255_184, hdr.rsvd_31_28, hdr.wait_cnt, hdr.wait_sem, wbuf_full,
                     cur_row[31:20]};
 
   // ---------------- status

@@ -19,6 +19,8 @@
 // Protocol (guaranteed by the controller; checked by the assertion at the end when simulating):
 // bank b is never pushed while a row tagged b is in the array, and a row tagged b is presented no
 // earlier than the cycle after the last push of bank b.
+`include "tpu_assert.svh"
+
 module mxu_array #(
   parameter int unsigned Dim = 16
 ) (
@@ -181,10 +183,11 @@ module mxu_array #(
     assign unused_south[i] = ^{v_w0[Dim][i], v_w1[Dim][i]};
   end
 
+  // ---------------------------------------------------------------------------------------------
+  // Protocol check (simulation only; active with Verilator --assert). The window tracker below
+  // exists for the check alone, so it is left out of synthesis with it.
+  // ---------------------------------------------------------------------------------------------
 `ifndef SYNTHESIS
-  // ---------------------------------------------------------------------------------------------
-  // Protocol check (simulation only; active with Verilator --assert)
-  // ---------------------------------------------------------------------------------------------
   // A row presented in cycle t reads weights up to cycle t+2*Dim-1, so a push of bank b in cycle u
   // corrupts a row tagged b presented in cycle t if t <= u <= t+2*Dim-2 (u = t+2*Dim-1 takes
   // effect after the last read). The controller's rules (no push while a row of the bank is in
@@ -204,23 +207,10 @@ module mxu_array #(
   assign chk_hazard = wload_valid_i &&
                       |(chk_vld & (wload_bank_i ? chk_bank : ~chk_bank));
 
-  // Checked only after reset; an asynchronously reset enable keeps rst_ni purely asynchronous.
-  logic chk_en_q;
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      chk_en_q <= 1'b0;
-    end else begin
-      chk_en_q <= 1'b1;
-    end
-  end
-
-  always_ff @(posedge clk_i) begin
-    if (chk_en_q) begin
-      assert (!chk_hazard)
-        else $error("mxu_array: weight push to bank %0d while a row tagged %0d is in the array",
-                    wload_bank_i, wload_bank_i);
-    end
-  end
+  `TPU_ASSERT_INIT
+  `TPU_ASSERT_FMT(no_weight_hazard, !chk_hazard,
+                  ("mxu_array: weight push to bank %0d while a row tagged %0d is in the array",
+                   wload_bank_i, wload_bank_i))
 `endif
 
 endmodule
