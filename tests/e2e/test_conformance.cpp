@@ -1,12 +1,15 @@
 // The Device conformance suite: one set of tests, run against every backend built into this
-// binary ("rtl" always; a board when TPUEMU_BOARD=host:port is set and the remote backend exists).
+// binary (every registered one: "rtl", "fake"; a board when TPUEMU_BOARD=host:port is set and the
+// remote backend exists).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <random>
 
 #include "tpuemu/config/config.h"
+#include "tpuemu/device/backend_registry.h"
 #include "tpuemu/device/device.h"
+#include "tpuemu/run/runner.h"
 #include "tpuemu/program/program.h"
 
 namespace tpuemu {
@@ -14,7 +17,10 @@ namespace {
 
 std::vector<std::string> backends() {
   std::vector<std::string> out;
-  if (rtl_backend_built()) out.push_back("rtl");
+  const DeviceBackendRegistry registry = built_in_device_backends();
+  for (const DeviceBackend& b : registry.backends()) {
+    if (!b.name.ends_with("://")) out.push_back(b.name);
+  }
   if (const char* board = std::getenv("TPUEMU_BOARD")) out.push_back(std::string("remote://") + board);
   return out;
 }
@@ -108,6 +114,17 @@ TEST_P(Conformance, OutOfRangeAccessIsAnError) {
   std::vector<std::uint8_t> data(16);
   EXPECT_THROW(device_->write_hbm(preset_.hbm.capacity_bytes - 8, data), Error);
   EXPECT_THROW(device_->read_hbm(preset_.hbm.capacity_bytes, data), Error);
+}
+
+// The whole host stack on the backend: the MLP laid out, compiled (planner-placed VMEM, double
+// buffering, semaphores between the queues) and checked bit-exactly against the C++ reference.
+TEST_P(Conformance, CompiledMlpIsBitExact) {
+  RunSettings s;
+  s.backend = GetParam();
+  const WorkloadReport r = run_workload(preset_, load_workload(TPUEMU_TEST_DATA_DIR "/mlp.json"), s);
+  EXPECT_TRUE(r.bit_exact) << r.first_mismatch;
+  EXPECT_EQ(r.checked_values, 64u * 64u);
+  EXPECT_GT(r.counters.mxu_busy, 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, Conformance, ::testing::ValuesIn(backends()),

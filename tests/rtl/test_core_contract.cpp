@@ -10,7 +10,7 @@
 #include <string>
 
 #include "core_fixture.h"
-#include "tpuemu/config.h"
+#include "tpuemu/config/config.h"
 
 namespace tpuemu::test {
 namespace {

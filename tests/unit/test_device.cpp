@@ -14,6 +14,7 @@
 
 #include "test_firmware_fake.h"
 #include "tpuemu/config/config.h"
+#include "tpuemu/device/backend_registry.h"
 #include "tpuemu/device/device.h"
 #include "tpuemu/device/protocol.h"
 #include "tpuemu/fw/sim_hal.h"
@@ -331,13 +332,25 @@ TEST(Device, OpenDeviceByName) {
   tpuemu::Preset p;
   p.name = "small";
   EXPECT_EQ(error_of([&] { tpuemu::open_device("remote://localhost:7000", p); }),
-            "device: backend remote://localhost:7000: the remote backend is not built yet");
+            "device: unknown backend 'remote://localhost:7000' (known: fake, rtl)");
   EXPECT_EQ(error_of([&] { tpuemu::open_device("fpga", p); }),
-            "device: unknown backend 'fpga' (known: rtl, remote://host:port)");
-  if (!tpuemu::rtl_backend_built()) {
-    EXPECT_NE(error_of([&] { tpuemu::open_device("rtl", p); }).find("not built"),
-              std::string::npos);
-  }
+            "device: unknown backend 'fpga' (known: fake, rtl)");
+}
+
+TEST(Device, BackendRegistryRefusesDuplicatesAndMatchesSchemes) {
+  tpuemu::DeviceBackendRegistry r;
+  auto never = [](std::string_view, const tpuemu::Preset&, const tpuemu::DeviceOptions&)
+      -> std::unique_ptr<Device> { return nullptr; };
+  r.add({"one", "a backend", never});
+  r.add({"net://", "a scheme", never});
+  EXPECT_EQ(error_of([&] { r.add({"one", "again", never}); }),
+            "device: device backend 'one' is registered twice");
+  EXPECT_EQ(error_of([&] { r.add({"two", "no factory", nullptr}); }),
+            "device: device backend 'two' has no factory");
+  ASSERT_NE(r.find("net://host:1"), nullptr);
+  EXPECT_EQ(r.find("net://host:1")->name, "net://");
+  EXPECT_EQ(r.find("on"), nullptr);
+  EXPECT_EQ(r.names(), "net://host:port, one");
 }
 
 // ---------------------------------------------------------------------------------------------

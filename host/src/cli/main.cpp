@@ -14,6 +14,7 @@
 #include "tpuemu/base/error.h"
 #include "tpuemu/compile/workload.h"
 #include "tpuemu/config/config.h"
+#include "tpuemu/device/backend_registry.h"
 #include "tpuemu/device/device.h"
 #include "tpuemu/hbm_replay/hbm_trace.h"
 #include "tpuemu/program/program.h"
@@ -123,7 +124,11 @@ int cmd_info(const std::string& preset_name) {
     std::cout << fmt::format("{:<14} DIM {:<4} VMEM {:>5} KiB  ACC {:>4} KiB  HBM {} B/cycle  {}\n", p.name, p.dim,
                              p.vmem_bytes() / 1024, p.acc_bytes() / 1024, p.hbm.bytes_per_cycle, p.description);
   }
-  std::cout << fmt::format("rtl backend: {}\n", rtl_backend_built() ? "built" : "not built");
+  std::cout << "backends:\n";
+  const DeviceBackendRegistry registry = built_in_device_backends();
+  for (const DeviceBackend& b : registry.backends()) {
+    std::cout << fmt::format("  {:<8} {}\n", b.name, b.description);
+  }
   return 0;
 }
 
@@ -153,7 +158,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--buffers-out", run.buffers_out, "Accumulator regions / output slots")->check(CLI::Range(1, 3));
   run_cmd->add_flag("--no-resident", run.no_resident, "Never keep A panels resident in VMEM (reload them)");
   run_cmd->add_flag("--untiled", run.untiled, "Row-major layouts instead of TPU tiles");
-  run_cmd->add_option("--backend", run.backend, "Device backend: rtl");
+  run_cmd->add_option("--backend", run.backend, "Device backend (tpuemu info lists them): rtl, fake");
   run_cmd->add_flag("--json", run.json, "Print the report as JSON");
   run_cmd->add_option("--report", run.report_file, "Also write the JSON report to this file");
   run_cmd->add_option("--max-cycles", run.max_cycles, "Watchdog: give up after this many cycles");
@@ -170,7 +175,7 @@ int main(int argc, char** argv) {
   auto* exec_cmd = app.add_subcommand("exec", "Assemble a program (.s) and run it on a backend");
   exec_cmd->add_option("program", exec.program_file, "Assembly file")->required()->check(CLI::ExistingFile);
   exec_cmd->add_option("--preset", exec.preset, "Hardware preset");
-  exec_cmd->add_option("--backend", exec.backend, "Device backend: rtl");
+  exec_cmd->add_option("--backend", exec.backend, "Device backend (tpuemu info lists them): rtl, fake");
   exec_cmd->add_option("--max-cycles", exec.max_cycles, "Watchdog: give up after this many cycles");
   exec_cmd->add_flag("--json", exec.json, "Print the result as JSON");
 

@@ -1,13 +1,11 @@
-// Backend selection by name. Each backend lives in its own folder (rtl/: the Verilated core in
-// this process); a backend that was not built is reported as such.
+// Backend selection by name: each backend lives in its own folder and registers itself in the
+// registry (backend_registry.h); open_device() opens it and checks its CONFIG against the preset.
 #include <fmt/format.h>
 
 #include "tpuemu/config/config.h"
 #include "tpuemu/device/device.h"
 
-#if TPUEMU_DEVICE_HAVE_RTL
-#include "rtl/rtl_backend.h"
-#endif
+#include "tpuemu/device/backend_registry.h"
 
 namespace tpuemu {
 
@@ -26,26 +24,9 @@ void check_config(const Device& dev, const Preset& preset) {
 
 }  // namespace
 
-bool rtl_backend_built() { return TPUEMU_DEVICE_HAVE_RTL != 0; }
-
 std::unique_ptr<Device> open_device(std::string_view backend, const Preset& preset,
                                     const DeviceOptions& options) {
-  std::unique_ptr<Device> dev;
-  if (backend == "rtl") {
-#if TPUEMU_DEVICE_HAVE_RTL
-    dev = detail::open_rtl_device(preset, options);
-#else
-    throw Error("device", "backend rtl is not built into this binary (the Verilated core, CMake "
-                          "target tpuemu_sim, was not available when it was configured)");
-#endif
-  } else if (backend.starts_with("remote://")) {
-    throw Error("device", fmt::format("backend {}: the remote backend is not built yet", backend));
-  } else if (backend == "tlm") {
-    throw Error("device", "backend tlm: the SystemC backend is not built yet");
-  } else {
-    throw Error("device", fmt::format("unknown backend '{}' (known: rtl, remote://host:port)",
-                                      backend));
-  }
+  std::unique_ptr<Device> dev = built_in_device_backends().open(backend, preset, options);
   if (options.check_config) check_config(*dev, preset);
   return dev;
 }

@@ -239,11 +239,10 @@ struct DeviceOptions {
   std::size_t max_chunk = 0;  // see FirmwareDeviceOptions
 };
 
-// Opens a backend by name ("rtl", "remote://host:port") for the given preset. Throws Error for an
-// unknown or unavailable backend.
+// Opens a backend registered under this name (built_in_device_backends(): "rtl", "fake"; a
+// scheme such as "remote://" matches every name it starts) for the given preset. Throws Error for
+// an unknown backend, naming the known ones.
 std::unique_ptr<Device> open_device(std::string_view backend, const Preset& preset,
                                     const DeviceOptions& options = {});
-// Whether the rtl backend was built into this binary (the Verilated core was available).
-bool rtl_backend_built();
 
 }  // namespace tpuemu

@@ -3,6 +3,8 @@
 // conformance suite can be tested without a Verilated core; results are exact, cycles are not.
 #include <memory>
 
+#include "tpuemu/base/error.h"
+
 #include "../backends.h"
 #include "functional_core.h"
 
@@ -20,6 +22,13 @@ class FakeTransport final : public InProcessTransport {
 };
 
 std::unique_ptr<Device> open_fake(std::string_view, const Preset& preset, const DeviceOptions& options) {
+  // Options only the simulated memory system can honour are refused, never ignored.
+  if (!options.trace_fst.empty()) {
+    throw Error("device", "backend fake: a waveform trace needs the rtl backend (the fake has no signals)");
+  }
+  if (options.backpressure_permille != 0) {
+    throw Error("device", "backend fake: memory back-pressure needs the rtl backend (the fake has no memory timing)");
+  }
   fake::CoreShape shape;
   shape.dim = preset.dim;
   shape.vmem_rows = preset.vmem_rows;

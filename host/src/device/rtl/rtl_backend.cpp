@@ -1,6 +1,6 @@
 // The in-process "rtl" backend: the Verilated core (CoreSim), the firmware's simulator HAL, and
 // frames handed to the firmware in memory.
-#include "rtl_backend.h"
+#include "../backends.h"
 
 #include <stdexcept>
 
@@ -12,7 +12,7 @@
 #include "tpuemu/sim/core_sim.h"
 #include "tpuemu/sim_setup/hbm_setup.h"
 
-namespace tpuemu::detail {
+namespace tpuemu {
 
 namespace {
 
@@ -52,7 +52,7 @@ class RtlTransport final : public InProcessTransport {
 
 }  // namespace
 
-std::unique_ptr<Device> open_rtl_device(const Preset& preset, const DeviceOptions& options) {
+std::unique_ptr<Device> open_rtl_device(std::string_view, const Preset& preset, const DeviceOptions& options) {
   if (!sim::core_sim_available(preset.name))
     throw Error("device", fmt::format("backend rtl: no Verilated core for preset '{}' in this "
                                       "build", preset.name));
@@ -85,4 +85,8 @@ std::unique_ptr<Device> open_rtl_device(const Preset& preset, const DeviceOption
   return make_firmware_device(std::make_unique<RtlTransport>(std::move(parts)), fo);
 }
 
-}  // namespace tpuemu::detail
+void register_rtl_backend(DeviceBackendRegistry& registry) {
+  registry.add({"rtl", "the preset's Verilated core in this process, behind the firmware", open_rtl_device});
+}
+
+}  // namespace tpuemu
