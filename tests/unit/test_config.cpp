@@ -1,4 +1,4 @@
-// Presets and JSON input: shipped presets, validation, positioned errors, lookup.
+// Presets: shipped presets, validation, positioned errors, lookup (JSON input itself: test_base.cpp).
 #include <gtest/gtest.h>
 
 #include "test_support.h"
@@ -18,6 +18,7 @@ namespace tpuemu {
 namespace {
 
 using test::error_of;
+using test::expect_contains;
 using test::TempDir;
 
 namespace fs = std::filesystem;
@@ -58,10 +59,6 @@ nlohmann::json valid_preset_json() {
 std::string preset_error(const TempDir& dir, const nlohmann::json& j) {
   const auto path = dir.write("p.json", j.dump(2));
   return error_of([&] { load_preset_file(path); });
-}
-
-void expect_contains(const std::string& msg, const std::string& fragment) {
-  EXPECT_NE(msg.find(fragment), std::string::npos) << "message: " << msg << "\nexpected: " << fragment;
 }
 
 // ---- shipped presets ------------------------------------------------------------------------
@@ -202,85 +199,6 @@ TEST(Presets, MissingKeyIsAnError) {
   expect_contains(preset_error(dir, nlohmann::json::array()), "/: expected an object, got array");
 }
 
-// ---- JSON syntax errors ---------------------------------------------------------------------
-
-TEST(Json, MalformedJsonReportsLineAndColumn) {
-  test::TempDir dir;
-  struct Case {
-    std::string text;
-    std::string position;  // expected "line:column"
-    std::string fragment;
-  };
-  const std::vector<Case> cases = {
-      // Trailing comma: the '}' at line 3, column 1.
-      {"{\n  \"a\": 1,\n}\n", "3:1", "expected string literal"},
-      // Missing colon after a key: the 5 at line 2, column 9.
-      {"{\n  \"dim\" 5\n}", "2:9", "expected ':'"},
-      // A bad literal; the lexer stops at the first character that cannot continue it.
-      {"{\"a\": 1,\n \"b\": trux}", "2:10", "invalid literal"},
-      // Unterminated input: one past the last character (line 2 has 12).
-      {"{\n  \"a\": [1, 2", "2:13", "unexpected end of input"},
-      {"", "1:1", "unexpected end of input"},
-      // Multi-byte UTF-8 before the error counts in bytes.
-      {"{\"\xc3\xa9\": 1 2}", "1:10", "expected '}'"},
-  };
-  for (const auto& c : cases) {
-    const auto path = dir.write("bad.json", c.text);
-    const std::string msg = error_of([&] { parse_json_file(path); });
-    SCOPED_TRACE(c.text);
-    EXPECT_EQ(msg.rfind(path.string() + ":" + c.position + ": ", 0), 0u) << msg;
-    expect_contains(msg, c.fragment);
-    EXPECT_EQ(msg.find('\n'), std::string::npos);
-    EXPECT_EQ(msg.find("json.exception"), std::string::npos) << msg;
-  }
-}
-
-TEST(Json, DuplicateKeysAreRejected) {
-  const std::string text = "{\"a\": {\"x\": 1,\n  \"x\": 2}}";
-  const std::string msg = error_of([&] { JsonDocument::parse(text, "d.json"); });
-  EXPECT_EQ(msg, "d.json:2:3: duplicate key \"x\" in /a");
-  // The same key in different objects is fine.
-  EXPECT_NO_THROW(JsonDocument::parse(R"({"a": {"x": 1}, "b": {"x": 2}, "x": [{"x": 1}, {"x": 2}]})", "ok"));
-}
-
-TEST(Json, PositionsOfKeysAndArrayElements) {
-  const auto doc = JsonDocument::parse("{\n  \"a\": [1, {\"b/c\": 2}],\n  \"d~\": {\"e\": \"x\\\"y\"}\n}",
-                                       "pos.json");
-  EXPECT_EQ(doc.position_of("/a").line, 2u);
-  EXPECT_EQ(doc.position_of("/a").column, 3u);
-  EXPECT_EQ(doc.position_of("/a/1").column, 12u);  // the '{' of element 1
-  EXPECT_EQ(doc.position_of("/a/1/b~1c").column, 13u);
-  EXPECT_EQ(doc.position_of("/a/0").column, 3u);  // scalar elements fall back to the array's key
-  EXPECT_EQ(doc.position_of("/d~0/e").line, 3u);
-  EXPECT_EQ(doc.position_of("/d~0/e").column, 10u);
-  EXPECT_EQ(doc.position_of("").line, 1u);
-  EXPECT_EQ(doc.error_at("/d~0/e", "bad").what(), std::string("pos.json:3:10: /d~0/e: bad"));
-  EXPECT_EQ(json_pointer_escape("a/b~c"), "a~1b~0c");
-  EXPECT_EQ(json_value_error("f.json", "/x", "nope").what(), std::string("f.json: /x: nope"));
-  EXPECT_EQ(doc.root()["d~"]["e"], "x\"y");
-}
-
-TEST(Json, ObjectReaderTypes) {
-  const auto doc = JsonDocument::parse(
-      R"({"s": "str", "b": true, "u": 7, "i": -7, "f": 2.5, "big": 18446744073709551615, "o": {}})",
-      "r.json");
-  JsonObjectReader r(doc, "");
-  EXPECT_EQ(r.get_string("s"), "str");
-  EXPECT_TRUE(r.get_bool("b"));
-  EXPECT_EQ(r.get_uint("u", 0, 7), 7u);
-  EXPECT_EQ(r.get_int("i", -10, 10), -7);
-  EXPECT_DOUBLE_EQ(r.get_number("f", 0, 3), 2.5);
-  EXPECT_NE(error_of([&] { r.get_int("big"); }).find("must be in"), std::string::npos);
-  EXPECT_NE(error_of([&] { r.get_uint("i"); }).find("got -7"), std::string::npos);
-  EXPECT_NE(error_of([&] { r.get_bool("u"); }).find("expected true or false"), std::string::npos);
-  EXPECT_NE(error_of([&] { r.get_string("missing"); }).find("missing required key"), std::string::npos);
-  EXPECT_EQ(r.find("absent"), nullptr);
-  EXPECT_TRUE(r.has("o"));
-  EXPECT_NE(error_of([&] { r.finish(); }).find("unknown key \"o\""), std::string::npos);
-  r.get_object("o").finish();
-  EXPECT_NO_THROW(r.finish());
-}
-
 // ---- lookup ---------------------------------------------------------------------------------
 
 TEST(PresetLookup, UnknownPresetListsAvailable) {
@@ -335,22 +253,6 @@ TEST(PresetLookup, DefaultDirsHonourTheEnvironment) {
   EXPECT_EQ(std::find(dirs.begin(), dirs.end(), dir.path()), dirs.end());
   EXPECT_THROW(load_preset("envonly"), Error);
   EXPECT_EQ(fs::canonical(dirs.back()), fs::canonical(kShippedPresets));
-}
-
-// ---- Error ----------------------------------------------------------------------------------
-
-TEST(ErrorType, FormatsPlaces) {
-  EXPECT_STREQ(Error::at("f.json", 3, 7, "bad").what(), "f.json:3:7: bad");
-  EXPECT_STREQ(Error::at("f.s", 3, "bad").what(), "f.s:3: bad");
-  EXPECT_STREQ(Error::at("f.s", 0, "bad").what(), "f.s: bad");
-  EXPECT_STREQ(Error::in_buffer("weights", 0x1f40, "out of range").what(),
-               "buffer 'weights' at 0x1f40: out of range");
-  EXPECT_STREQ(Error("no place").what(), "no place");
-  EXPECT_STREQ(Error("a\nb", "c\r\nd").what(), "a b: c  d");
-  const Error inner("w5", "reserved bits");
-  EXPECT_STREQ(inner.within("instruction 3").what(), "instruction 3: w5: reserved bits");
-  EXPECT_EQ(inner.within("instruction 3").cause(), "reserved bits");
-  EXPECT_STREQ(Error("cause").within("outer").what(), "outer: cause");
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// Helpers shared by the unit tests: a per-test temporary directory and the message of an Error.
+// Helpers shared by the unit tests: a per-test temporary directory, the message of an Error and
+// a check on it.
 #pragma once
 
 #include <unistd.h>
@@ -23,6 +24,11 @@ std::string error_of(auto&& f) {
     return e.what();
   }
   return "(no error)";
+}
+
+// A gtest failure unless msg contains fragment.
+inline void expect_contains(const std::string& msg, const std::string& fragment) {
+  EXPECT_NE(msg.find(fragment), std::string::npos) << "message: " << msg << "\nexpected: " << fragment;
 }
 
 // A fresh directory per test, removed afterwards.

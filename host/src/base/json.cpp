@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "tpuemu/config/config.h"
+#include "tpuemu/base/json.h"
 
 namespace tpuemu {
 namespace {
