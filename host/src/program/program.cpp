@@ -5,19 +5,18 @@
 #include <fmt/format.h>
 
 #include "tpuemu/base/error.h"
+#include "tpuemu/spec/contract.h"
 
 namespace tpuemu {
 namespace {
 
 using detail::Overloaded;
 
-constexpr std::uint32_t kSems = 32;
-constexpr std::uint32_t kLocalStrideLimit = 1u << 20;
-constexpr std::uint32_t kShiftLimit = 64;
+namespace hdr = spec::instr::header;
 
-std::uint32_t bits(std::uint32_t word, unsigned lo, unsigned width) {
-  return (word >> lo) & ((width >= 32) ? 0xFFFFFFFFu : ((1u << width) - 1));
-}
+constexpr std::uint32_t kSems = spec::kNumSems;
+constexpr std::uint32_t kLocalStrideLimit = 1u << spec::kLocalStrideBits;
+constexpr std::uint32_t kShiftLimit = 1u << spec::instr::vquant::shift.bits.width;
 
 // Throws unless the bits of `word` outside `used_mask` are zero.
 void require_zero(std::uint32_t word, std::uint32_t used_mask, std::string_view what,
@@ -75,14 +74,18 @@ Opcode Instruction::opcode() const {
 
 InstructionWords encode(const Instruction& in) {
   InstructionWords w{};
-  w[0] = static_cast<std::uint32_t>(in.opcode());
+  const auto put = [&](const spec::InstrField& f, std::uint32_t value) { f.put(w, value); };
+  put(hdr::opcode, static_cast<std::uint32_t>(in.opcode()));
   if (in.wait) {
-    check_range(in.wait->sem < kSems, fmt::format("wait semaphore {} >= 32", in.wait->sem));
-    w[0] |= 1u << 8 | std::uint32_t{in.wait->sem} << 9 | std::uint32_t{in.wait->count} << 14;
+    check_range(in.wait->sem < kSems, fmt::format("wait semaphore {} >= {}", in.wait->sem, kSems));
+    put(hdr::wait_en, 1);
+    put(hdr::wait_sem, in.wait->sem);
+    put(hdr::wait_cnt, in.wait->count);
   }
   if (in.signal) {
-    check_range(*in.signal < kSems, fmt::format("signal semaphore {} >= 32", *in.signal));
-    w[0] |= 1u << 22 | std::uint32_t{*in.signal} << 23;
+    check_range(*in.signal < kSems, fmt::format("signal semaphore {} >= {}", *in.signal, kSems));
+    put(hdr::sig_en, 1);
+    put(hdr::sig_sem, *in.signal);
   }
   std::visit(Overloaded{
                  [](const isa::End&) {},
@@ -90,61 +93,80 @@ InstructionWords encode(const Instruction& in) {
                  [](const isa::MxuNop&) {},
                  [](const isa::VecNop&) {},
                  [&](const isa::Dma& d) {
+                   namespace f = spec::instr::dma;
                    check_range(d.local_stride < kLocalStrideLimit,
-                               fmt::format("dma local_stride {} >= 2^20", d.local_stride));
+                               fmt::format("dma local_stride {} >= 2^{}", d.local_stride, spec::kLocalStrideBits));
                    const auto path = static_cast<std::uint32_t>(d.path);
-                   check_range(path <= 4, fmt::format("dma path {} > 4", path));
-                   w[1] = d.hbm_addr;
-                   w[2] = d.local_addr;
-                   w[3] = std::uint32_t{d.len} | std::uint32_t{d.count} << 16;
-                   w[4] = d.hbm_stride;
-                   w[5] = d.local_stride | path << 20;
+                   check_range(path < spec::kDmaPaths.size(), fmt::format("dma path {} > {}", path, spec::kDmaPaths.size() - 1));
+                   put(f::hbm_addr, d.hbm_addr);
+                   put(f::local_addr, d.local_addr);
+                   put(f::len, d.len);
+                   put(f::count, d.count);
+                   put(f::hbm_stride, d.hbm_stride);
+                   put(f::local_stride, d.local_stride);
+                   put(f::path, path);
                  },
                  [&](const isa::LoadW& l) {
-                   check_range(l.bank < 2, fmt::format("loadw bank {} > 1", l.bank));
-                   w[1] = l.vmem_row;
-                   w[2] = l.bank;
+                   check_range(l.bank < spec::kWeightBanks, fmt::format("loadw bank {} > {}", l.bank, spec::kWeightBanks - 1));
+                   put(spec::instr::loadw::vmem_row, l.vmem_row);
+                   put(spec::instr::loadw::bank, l.bank);
                  },
                  [&](const isa::Matmul& m) {
-                   check_range(m.bank < 2, fmt::format("matmul bank {} > 1", m.bank));
-                   w[1] = m.vmem_row;
-                   w[2] = m.acc_row;
-                   w[3] = m.rows;
-                   w[4] = std::uint32_t{m.bank} | std::uint32_t{m.accumulate} << 1;
+                   namespace f = spec::instr::matmul;
+                   check_range(m.bank < spec::kWeightBanks, fmt::format("matmul bank {} > {}", m.bank, spec::kWeightBanks - 1));
+                   put(f::vmem_row, m.vmem_row);
+                   put(f::acc_row, m.acc_row);
+                   put(f::rows, m.rows);
+                   put(f::bank, m.bank);
+                   put(f::accumulate, m.accumulate);
                  },
                  [&](const isa::VQuant& v) {
-                   check_range(v.shift < kShiftLimit, fmt::format("vquant shift {} >= 64", v.shift));
+                   namespace f = spec::instr::vquant;
+                   check_range(v.shift < kShiftLimit, fmt::format("vquant shift {} >= {}", v.shift, kShiftLimit));
                    check_range(!v.smem_params || (v.scale == 0 && v.shift == 0),
                                "vquant with SMEM params must have immediate scale and shift 0");
-                   w[1] = v.acc_row;
-                   w[2] = v.vmem_row;
-                   w[3] = v.rows;
-                   w[4] = static_cast<std::uint32_t>(v.scale);
-                   w[5] = std::uint32_t{v.shift} | std::uint32_t{v.relu} << 6 |
-                          std::uint32_t{v.smem_params.has_value()} << 7;
-                   w[6] = v.smem_params.value_or(0);
+                   put(f::acc_row, v.acc_row);
+                   put(f::vmem_row, v.vmem_row);
+                   put(f::rows, v.rows);
+                   put(f::scale, static_cast<std::uint32_t>(v.scale));
+                   put(f::shift, v.shift);
+                   put(f::relu, v.relu);
+                   put(f::smem_params, v.smem_params.has_value());
+                   put(f::smem_word, v.smem_params.value_or(0));
                  },
              },
              in.op);
   return w;
 }
 
+namespace {
+
+// The bits of each word that the given fields occupy.
+InstructionWords used_bits(std::initializer_list<spec::InstrField> fields) {
+  InstructionWords used{};
+  for (const spec::InstrField& f : fields) used[f.word] |= f.mask();
+  return used;
+}
+
+}  // namespace
+
 Instruction decode(std::span<const std::uint32_t, kInstructionWords> w) {
   Instruction in;
-  const std::uint32_t opcode = bits(w[0], 0, 8);
-  const bool wait_en = bits(w[0], 8, 1) != 0;
-  const auto wait_sem = static_cast<std::uint8_t>(bits(w[0], 9, 5));
-  const auto wait_cnt = static_cast<std::uint8_t>(bits(w[0], 14, 8));
-  const bool sig_en = bits(w[0], 22, 1) != 0;
-  const auto sig_sem = static_cast<std::uint8_t>(bits(w[0], 23, 5));
+  const auto get = [&](const spec::InstrField& f) { return f.get(w); };
+  const std::uint32_t opcode = get(hdr::opcode);
+  const bool wait_en = get(hdr::wait_en) != 0;
+  const auto wait_sem = static_cast<std::uint8_t>(get(hdr::wait_sem));
+  const auto wait_cnt = static_cast<std::uint8_t>(get(hdr::wait_cnt));
+  const bool sig_en = get(hdr::sig_en) != 0;
+  const auto sig_sem = static_cast<std::uint8_t>(get(hdr::sig_sem));
 
   // w0: the sem/count fields are unused (so must be zero) when their enable bit is clear.
-  std::uint32_t w0_used = 0x00FFu | 1u << 8 | 1u << 22;
-  if (wait_en) w0_used |= 0x1Fu << 9 | 0xFFu << 14;
-  if (sig_en) w0_used |= 0x1Fu << 23;
+  std::uint32_t w0_used = hdr::opcode.mask() | hdr::wait_en.mask() | hdr::sig_en.mask();
+  if (wait_en) w0_used |= hdr::wait_sem.mask() | hdr::wait_cnt.mask();
+  if (sig_en) w0_used |= hdr::sig_sem.mask();
 
   // Words w1..w7 each opcode uses, as bit masks.
-  std::array<std::uint32_t, kInstructionWords> used{};
+  InstructionWords used{};
   std::string_view name = {};
   switch (static_cast<Opcode>(opcode)) {
     case Opcode::End: in.op = isa::End{}; break;
@@ -152,47 +174,55 @@ Instruction decode(std::span<const std::uint32_t, kInstructionWords> w) {
     case Opcode::MxuNop: in.op = isa::MxuNop{}; break;
     case Opcode::VecNop: in.op = isa::VecNop{}; break;
     case Opcode::Dma: {
-      used = {0, ~0u, ~0u, ~0u, ~0u, 0x00FFFFFFu, 0, 0};
-      const std::uint32_t path = bits(w[5], 20, 4);
-      if (path > 4) throw Error(fmt::format("dma: unknown path {} in w5[23:20]", path));
-      in.op = isa::Dma{.hbm_addr = w[1],
-                       .local_addr = w[2],
-                       .len = static_cast<std::uint16_t>(bits(w[3], 0, 16)),
-                       .count = static_cast<std::uint16_t>(bits(w[3], 16, 16)),
-                       .hbm_stride = w[4],
-                       .local_stride = bits(w[5], 0, 20),
+      namespace f = spec::instr::dma;
+      used = used_bits({f::hbm_addr, f::local_addr, f::len, f::count, f::hbm_stride, f::local_stride, f::path});
+      const std::uint32_t path = get(f::path);
+      if (path >= spec::kDmaPaths.size()) {
+        throw Error(fmt::format("dma: unknown path {} in w{}[{}:{}]", path, f::path.word,
+                                f::path.bits.lsb + f::path.bits.width - 1, f::path.bits.lsb));
+      }
+      in.op = isa::Dma{.hbm_addr = get(f::hbm_addr),
+                       .local_addr = get(f::local_addr),
+                       .len = static_cast<std::uint16_t>(get(f::len)),
+                       .count = static_cast<std::uint16_t>(get(f::count)),
+                       .hbm_stride = get(f::hbm_stride),
+                       .local_stride = get(f::local_stride),
                        .path = static_cast<DmaPath>(path)};
       break;
     }
-    case Opcode::LoadW:
-      used = {0, ~0u, 0x1u, 0, 0, 0, 0, 0};
-      in.op = isa::LoadW{.vmem_row = w[1], .bank = static_cast<std::uint8_t>(w[2] & 1)};
+    case Opcode::LoadW: {
+      namespace f = spec::instr::loadw;
+      used = used_bits({f::vmem_row, f::bank});
+      in.op = isa::LoadW{.vmem_row = get(f::vmem_row), .bank = static_cast<std::uint8_t>(get(f::bank))};
       break;
-    case Opcode::Matmul:
-      used = {0, ~0u, ~0u, ~0u, 0x3u, 0, 0, 0};
-      in.op = isa::Matmul{.vmem_row = w[1],
-                          .acc_row = w[2],
-                          .rows = w[3],
-                          .bank = static_cast<std::uint8_t>(w[4] & 1),
-                          .accumulate = (w[4] & 2) != 0};
+    }
+    case Opcode::Matmul: {
+      namespace f = spec::instr::matmul;
+      used = used_bits({f::vmem_row, f::acc_row, f::rows, f::bank, f::accumulate});
+      in.op = isa::Matmul{.vmem_row = get(f::vmem_row),
+                          .acc_row = get(f::acc_row),
+                          .rows = get(f::rows),
+                          .bank = static_cast<std::uint8_t>(get(f::bank)),
+                          .accumulate = get(f::accumulate) != 0};
       break;
+    }
     case Opcode::VQuant: {
-      const bool from_smem = bits(w[5], 7, 1) != 0;
-      // With SMEM params the immediate scale (w4) and shift (w5[5:0]) are unused; without
-      // them the SMEM word index (w6) is.
-      used = from_smem ? InstructionWords{0, ~0u, ~0u, ~0u, 0, 0xC0u, ~0u, 0}
-                       : InstructionWords{0, ~0u, ~0u, ~0u, ~0u, 0x7Fu, 0, 0};
-      isa::VQuant v{.acc_row = w[1],
-                    .vmem_row = w[2],
-                    .rows = w[3],
-                    .scale = static_cast<std::int32_t>(w[4]),
-                    .shift = static_cast<std::uint8_t>(bits(w[5], 0, 6)),
-                    .relu = bits(w[5], 6, 1) != 0,
+      namespace f = spec::instr::vquant;
+      const bool from_smem = get(f::smem_params) != 0;
+      // With SMEM params the immediate scale and shift are unused; without them the SMEM word is.
+      used = from_smem ? used_bits({f::acc_row, f::vmem_row, f::rows, f::relu, f::smem_params, f::smem_word})
+                       : used_bits({f::acc_row, f::vmem_row, f::rows, f::scale, f::shift, f::relu, f::smem_params});
+      isa::VQuant v{.acc_row = get(f::acc_row),
+                    .vmem_row = get(f::vmem_row),
+                    .rows = get(f::rows),
+                    .scale = static_cast<std::int32_t>(get(f::scale)),
+                    .shift = static_cast<std::uint8_t>(get(f::shift)),
+                    .relu = get(f::relu) != 0,
                     .smem_params = std::nullopt};
       if (from_smem) {
         v.scale = 0;
         v.shift = 0;
-        v.smem_params = w[6];
+        v.smem_params = get(f::smem_word);
       }
       in.op = v;
       break;

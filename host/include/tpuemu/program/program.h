@@ -33,30 +33,15 @@
 #include <vector>
 
 #include "tpuemu/config/config.h"
+#include "tpuemu/spec/contract.h"
 
 namespace tpuemu {
 
-enum class Opcode : std::uint8_t {
-  End = 0x00,
-  Dma = 0x10,
-  DmaNop = 0x1F,
-  LoadW = 0x20,
-  Matmul = 0x21,
-  MxuNop = 0x2F,
-  VQuant = 0x30,
-  VecNop = 0x3F,
-};
-
+// Opcodes, queues and DMA paths are the contract's (spec/tpuemu.json).
+using Opcode = spec::Opcode;
 // The queue an opcode is dispatched to (its high nibble).
-enum class Queue : std::uint8_t { Control = 0, Dma = 1, Mxu = 2, Vector = 3 };
-
-enum class DmaPath : std::uint8_t {
-  HbmToVmem = 0,
-  VmemToHbm = 1,
-  HbmToSmem = 2,
-  SmemToHbm = 3,
-  AccToHbm = 4,
-};
+using Queue = spec::Queue;
+using DmaPath = spec::DmaPath;
 
 namespace isa {
 
@@ -139,7 +124,7 @@ struct Instruction {
   bool operator==(const Instruction&) const = default;
 };
 
-inline constexpr std::size_t kInstructionWords = 8;
+inline constexpr std::size_t kInstructionWords = spec::kInstrWords;
 inline constexpr std::size_t kInstructionBytes = 32;
 using InstructionWords = std::array<std::uint32_t, kInstructionWords>;
 
