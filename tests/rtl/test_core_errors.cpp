@@ -16,7 +16,7 @@ namespace tpuemu::test {
 namespace {
 
 constexpr std::uint32_t kDim = 8;
-constexpr std::uint32_t kPc = 0x020;
+constexpr std::uint32_t kPc = csr::kPc;
 
 // Lets in-flight memory traffic (prefetched instruction beats, engines still finishing) drain
 // after an error, before the next CSR action. (A soft reset with reads still in flight is a

@@ -88,7 +88,7 @@ TEST(CoreFetch, LongProgramWithQueueFullStallsRunsCorrectly) {
   ASSERT_TRUE(run.done) << "error " << run.error_code << " at pc " << run.error_pc;
   EXPECT_EQ(read_int32(*core, kOut, kAccRows * kDim), lp.expect);
   EXPECT_EQ(counter(*core, 15), lp.dispatched) << "every instruction but END";
-  EXPECT_EQ(core->csr_read(0x020), lp.dispatched) << "PC stops at END";
+  EXPECT_EQ(core->csr_read(csr::kPc), lp.dispatched) << "PC stops at END";
   EXPECT_GT(counter(*core, 8), 100u) << "fetch stalled on the full MXU queue";
   EXPECT_TRUE(core->csr_read(csr::kQueueState) & (1u << 24)) << "fetch stopped";
   EXPECT_EQ(core->csr_read(csr::kQueueState) & 0xFFFFFFu, 0u) << "queues drained";
@@ -134,7 +134,7 @@ TEST(CoreFetch, EndFirstRunsNothing) {
   EXPECT_TRUE(run.done);
   EXPECT_EQ(counter(*core, 15), 0u);
   EXPECT_EQ(core->csr_read(csr::sem(1)), 0u) << "nothing after END runs";
-  EXPECT_EQ(core->csr_read(0x020), 0u);
+  EXPECT_EQ(core->csr_read(csr::kPc), 0u);
 }
 
 }  // namespace

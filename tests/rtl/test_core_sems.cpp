@@ -205,7 +205,7 @@ TEST(CoreSems, DeadlockOnAnUnsignalledSemaphoreIsReportedQuickly) {
   const std::uint32_t hw = core->csr_read(csr::kHeadWait);
   EXPECT_EQ((hw >> 8) & 0x1Fu, 13u) << "MXU head waits on s13";
   EXPECT_EQ(hw >> 24, 3u) << "wait count of the first waiting head";
-  EXPECT_EQ(core->csr_read(0x020), 4u) << "PC: END is instruction 4";
+  EXPECT_EQ(core->csr_read(csr::kPc), 4u) << "PC: END is instruction 4";
   EXPECT_EQ(counter(*core, 15), 4u);
   EXPECT_GT(counter(*core, 2), 0u) << "MXU stall on semaphore counted";
 }
@@ -226,7 +226,7 @@ TEST(CoreSems, DeadlockWithAFullQueueAndFetchStalled) {
   EXPECT_TRUE(qs & (1u << 25)) << "DMA head waits";
   EXPECT_EQ(core->csr_read(csr::kHeadWait) & 0x1Fu, 2u);
   EXPECT_EQ(core->csr_read(csr::kHeadWait) >> 24, 1u);
-  EXPECT_EQ(core->csr_read(0x020), 8u) << "PC: the ninth instruction could not be dispatched";
+  EXPECT_EQ(core->csr_read(csr::kPc), 8u) << "PC: the ninth instruction could not be dispatched";
   EXPECT_GT(counter(*core, 8), 0u) << "fetch stall counted";
   EXPECT_GT(counter(*core, 5), 0u) << "DMA stall on semaphore counted";
 }
