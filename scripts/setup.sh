@@ -3,6 +3,7 @@
 set -euo pipefail
 packages=(
   build-essential cmake ninja-build git
+  python3
   verilator
   libsystemc-dev
   libboost-dev libboost-system-dev
