@@ -8,8 +8,9 @@ layer it builds on, directly or through another layer.
 
 Scanned: every file under <host>/src/<layer>/ and <host>/include/tpuemu/<layer>/. Each folder
 there must be a layer of the table, so that new code cannot sit outside the layering. Includes of
-other tpuemu/ namespaces (the simulator's tpuemu/sim/, the firmware's tpuemu/fw/) are libraries
-outside host/ and are not checked here; their use is decided by the CMake link lines.
+other tpuemu/ namespaces (the simulator's tpuemu/sim/, the firmware's tpuemu/fw/, the contract's
+tpuemu/spec/) are libraries outside host/ and are not checked here; the CMake link lines decide
+their use.
 
 Usage: check-layers.py [--host DIR] [--layers FILE] [--stamp FILE]
 Exit status: 0 no violation (the stamp file is written), 1 violations (one line each on stderr,
