@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "tpuemu/run/runner.h"
+#include "tpuemu/spec/contract.h"
 
 namespace tpuemu {
 namespace {
@@ -32,13 +33,22 @@ TEST(EndToEnd, MlpExampleIsBitExact) {
   // `default` runs over the HBM subsystem: every beat the core moved is a burst the device saw
   ASSERT_TRUE(r.hbm.has_value());
   EXPECT_EQ(r.hbm_timing_set, "hbm2-2000");
-  const auto& t = r.hbm->total;
-  EXPECT_GT(t.reads, 0u);
-  EXPECT_GT(t.writes, 0u);
-  EXPECT_GE((t.reads + t.writes) * 64, r.dma_bytes);  // bursts cover every DMA byte
-  EXPECT_EQ(t.row_hits + t.row_misses + t.row_conflicts, t.reads + t.writes);
-  EXPECT_GT(t.refreshes, 0u);  // the run is longer than tREFI
-  EXPECT_GT(r.hbm->read_latency_p99, r.hbm->read_latency_p50);
+  const MemoryStatistics& t = *r.hbm;
+  EXPECT_GT(t.count("reads"), 0u);
+  EXPECT_GT(t.count("writes"), 0u);
+  EXPECT_GE((t.count("reads") + t.count("writes")) * 64, r.dma_bytes);  // bursts cover every DMA byte
+  EXPECT_EQ(t.count("row_hits") + t.count("row_misses") + t.count("row_conflicts"),
+            t.count("reads") + t.count("writes"));
+  EXPECT_GT(t.count("refs"), 0u);  // the run is longer than tREFI
+  EXPECT_GT(t.count("read_latency_p99"), t.count("read_latency_p50"));
+  // every counter of the contract's list is registered per channel, under its contract name
+  EXPECT_EQ(t.channels(), 8u);
+#define EXPECT_REGISTERED(index, stat, stat_unit, doc) \
+  ASSERT_NE(t.find(#stat), nullptr) << #stat;               \
+  EXPECT_TRUE(t.find(#stat)->per_channel) << #stat;         \
+  EXPECT_EQ(t.find(#stat)->unit, stat_unit) << #stat;
+  TPUEMU_SPEC_HBM_STATS(EXPECT_REGISTERED)
+#undef EXPECT_REGISTERED
 }
 
 TEST(EndToEnd, SmallMlpOnSmallPresetWithBackPressure) {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "tpuemu/device/memory_statistics.h"
 #include "tpuemu/device/protocol.h"
 #include "tpuemu/fw/protocol.h"
 
@@ -207,3 +208,28 @@ TEST(Payload, StatusDescriptions) {
 }
 
 }  // namespace
+
+TEST(MemoryStatistics, RegisteredByNameWithTotalsAndChannels) {
+  tpuemu::MemoryStatistics m("test memory", 2);
+  m.add_per_channel("reads", "commands", "RD commands", {3, 4});
+  m.add_total("row_hit_rate", "fraction", "hits / requests", 0.5);
+  EXPECT_EQ(m.count("reads"), 7u);
+  EXPECT_EQ(m.channel("reads", 1), 4);
+  EXPECT_EQ(m.total("row_hit_rate"), 0.5);
+  EXPECT_EQ(m.find("writes"), nullptr);
+  const nlohmann::json j = m.to_json();
+  EXPECT_EQ(j["source"], "test memory");
+  EXPECT_EQ(j["statistics"][0]["per_channel"], nlohmann::json::array({3.0, 4.0}));
+  EXPECT_FALSE(j["statistics"][1].contains("per_channel"));
+  // a wrong channel count, a duplicate, an unknown name and a missing channel are named errors
+  EXPECT_THROW(m.add_per_channel("writes", "commands", "", {1}), tpuemu::Error);
+  EXPECT_THROW(m.add_total("reads", "commands", "", 1), tpuemu::Error);
+  try {
+    (void)m.total("writes");
+    ADD_FAILURE() << "no throw";
+  } catch (const tpuemu::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no statistic 'writes' (source test memory)"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW((void)m.channel("row_hit_rate", 0), tpuemu::Error);
+  EXPECT_THROW((void)m.channel("reads", 2), tpuemu::Error);
+}

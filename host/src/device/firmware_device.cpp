@@ -168,7 +168,7 @@ class FirmwareDevice final : public Device {
   }
 
   void reset() override { call(FW_CMD_RESET, {}); }
-  std::optional<sim::hbm::Statistics> memory_statistics() const override {
+  std::optional<MemoryStatistics> memory_statistics() const override {
     return transport_->memory_statistics();
   }
 

@@ -31,31 +31,14 @@ nlohmann::json hbm_allocation_json(const WorkloadReport& r) {
   return j;
 }
 
+// The memory's registered statistics as they are, plus the figures that need the timing set's clock.
 nlohmann::json hbm_json(const WorkloadReport& r) {
-  const auto& h = *r.hbm;
-  nlohmann::json channels = nlohmann::json::array();
-  auto channel = [](const sim::hbm::ChannelStatistics& c) {
-    return nlohmann::json{{"reads", c.reads}, {"writes", c.writes}, {"row_hits", c.row_hits},
-                          {"row_misses", c.row_misses}, {"row_conflicts", c.row_conflicts},
-                          {"acts", c.acts}, {"precharges", c.precharges}, {"refreshes", c.refreshes},
-                          {"refresh_cycles", c.refresh_cycles}, {"queue_occupancy_sum", c.queue_occupancy_sum},
-                          {"turnarounds", c.turnarounds}};
-  };
-  for (const auto& c : h.channels) {
-    nlohmann::json j = channel(c);
-    j["gbps"] = static_cast<double>(c.reads + c.writes) * 64 / static_cast<double>(std::max<std::uint64_t>(h.cycles, 1)) / r.hbm_tck_ns;
-    j["mean_queue_occupancy"] = static_cast<double>(c.queue_occupancy_sum) / static_cast<double>(std::max<std::uint64_t>(h.cycles, 1));
-    channels.push_back(j);
-  }
-  return {{"timing_set", r.hbm_timing_set},
-          {"dram_cycles", h.cycles},
-          {"bytes_per_dram_cycle", h.bytes_per_cycle},
-          {"gbps", h.bytes_per_cycle / r.hbm_tck_ns},
-          {"peak_fraction", h.peak_fraction},
-          {"row_hit_rate", h.row_hit_rate},
-          {"read_latency_tck", {{"mean", h.read_latency_mean}, {"p50", h.read_latency_p50}, {"p99", h.read_latency_p99}}},
-          {"total", channel(h.total)},
-          {"channels", channels}};
+  const MemoryStatistics& h = *r.hbm;
+  nlohmann::json j = h.to_json();
+  j["timing_set"] = r.hbm_timing_set;
+  j["tck_ns"] = r.hbm_tck_ns;
+  j["gbps"] = h.total("bytes_per_dram_cycle") / r.hbm_tck_ns;
+  return j;
 }
 
 }  // namespace
@@ -95,25 +78,24 @@ std::string format_report(const WorkloadReport& r) {
        c.mxu_stall_bank_conflict, c.dma_stall_semaphore, c.dma_stall_memory, c.vector_stall_semaphore,
        c.vector_stall_bank_conflict, c.fetch_stall);
   if (r.hbm) {
-    const auto& h = *r.hbm;
-    const auto& t = h.total;
-    const double gbps = h.bytes_per_cycle / r.hbm_tck_ns;
+    const MemoryStatistics& h = *r.hbm;
+    const double gbps = h.total("bytes_per_dram_cycle") / r.hbm_tck_ns;
+    const std::uint64_t dram_cycles = h.count("dram_cycles");
     line(s, "HBM device  {}: {} reads + {} writes of 64 B in {} DRAM cycles = {:.1f} GB/s, {:.1f}% of peak",
-         r.hbm_timing_set, t.reads, t.writes, h.cycles, gbps, 100.0 * h.peak_fraction);
+         r.hbm_timing_set, h.count("reads"), h.count("writes"), dram_cycles, gbps, 100.0 * h.total("peak_fraction"));
     line(s, "            read latency mean {:.1f} / p50 {} / p99 {} tCK; row hits {} misses {} conflicts {} "
          "({:.1f}% hits); {} refreshes ({} cycles); {} read/write turnarounds",
-         h.read_latency_mean, h.read_latency_p50, h.read_latency_p99, t.row_hits, t.row_misses, t.row_conflicts,
-         100.0 * h.row_hit_rate, t.refreshes, t.refresh_cycles, t.turnarounds);
-    const double cycles = static_cast<double>(std::max<std::uint64_t>(h.cycles, 1));
+         h.total("read_latency_mean"), h.count("read_latency_p50"), h.count("read_latency_p99"), h.count("row_hits"),
+         h.count("row_misses"), h.count("row_conflicts"), 100.0 * h.total("row_hit_rate"), h.count("refs"),
+         h.count("ref_cycles"), h.count("turnarounds"));
+    const double cycles = static_cast<double>(std::max<std::uint64_t>(dram_cycles, 1));
     std::string per_channel;
-    for (std::size_t c = 0; c < h.channels.size(); ++c) {
-      const auto& ch = h.channels[c];
+    for (std::size_t c = 0; c < h.channels(); ++c) {
       per_channel += fmt::format("{}{}:{:.1f}", c ? " " : "", c,
-                                 static_cast<double>(ch.reads + ch.writes) * 64 / cycles / r.hbm_tck_ns);
+                                 (h.channel("reads", c) + h.channel("writes", c)) * 64 / cycles / r.hbm_tck_ns);
     }
     line(s, "            mean queue occupancy {:.2f} per channel; GB/s per channel {}",
-         static_cast<double>(t.queue_occupancy_sum) / cycles / static_cast<double>(std::max<std::size_t>(h.channels.size(), 1)),
-         per_channel);
+         h.total("occ_sum") / cycles / static_cast<double>(std::max<std::size_t>(h.channels(), 1)), per_channel);
   }
   line(s, "VMEM        peak {} of {} ({:.1f}%), placed by the {}; {} bank conflicts", bytes_text(r.vmem_peak_bytes),
        bytes_text(r.vmem_capacity_bytes), pct(r.vmem_peak_bytes, r.vmem_capacity_bytes),

@@ -206,6 +206,7 @@ class VerilatedHbmSystem final : public HbmSystem {
       const std::array<std::uint64_t, spec::hbm::kNumStats>& v) const {
     namespace stat = spec::hbm::stat;
     ChannelStatistics c;
+    c.counters = v;
     c.reads = v[stat::reads];
     c.writes = v[stat::writes];
     c.row_hits = v[stat::row_hits];

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "tpuemu/base/error.h"
-#include "tpuemu/sim/hbm_system.h"
+#include "tpuemu/device/memory_statistics.h"
 
 struct fw_hal;
 
@@ -164,9 +164,10 @@ class Transport {
   // Receives the next complete response frame (not validated).
   virtual std::vector<std::uint8_t> receive() = 0;
   virtual std::string name() const = 0;
-  // Statistics of the memory behind the core, when the transport can see it (the in-process rtl
-  // backend with the HBM subsystem); remote transports report nothing yet.
-  virtual std::optional<sim::hbm::Statistics> memory_statistics() const { return std::nullopt; }
+  // Statistics of the memory behind the core, registered by name (memory_statistics.h), when the
+  // transport can see it (the in-process rtl backend with the HBM subsystem); remote transports
+  // report nothing yet.
+  virtual std::optional<MemoryStatistics> memory_statistics() const { return std::nullopt; }
 };
 
 // Hands each frame to fw_handle_frame with in-memory buffers (no copy through a socket).
@@ -215,7 +216,7 @@ class Device {
   // Soft reset: clears queues, semaphores, status and counters; memory is kept.
   virtual void reset() = 0;
   // See Transport::memory_statistics().
-  virtual std::optional<sim::hbm::Statistics> memory_statistics() const { return std::nullopt; }
+  virtual std::optional<MemoryStatistics> memory_statistics() const { return std::nullopt; }
 };
 
 struct FirmwareDeviceOptions {

@@ -78,7 +78,7 @@ struct WorkloadReport {
 
   // The HBM subsystem's view (presets with hbm.model "hbm"): controller and device statistics in
   // DRAM cycles (tCK).
-  std::optional<sim::hbm::Statistics> hbm;
+  std::optional<MemoryStatistics> hbm;
   std::string hbm_timing_set;
   double hbm_tck_ns = 0;
 };

@@ -1,6 +1,7 @@
 // The in-process "rtl" backend: the Verilated core (CoreSim), the firmware's simulator HAL, and
 // frames handed to the firmware in memory.
 #include "../backends.h"
+#include "hbm_statistics.h"
 
 #include <stdexcept>
 
@@ -25,13 +26,16 @@ class RtlTransport final : public InProcessTransport {
     std::unique_ptr<fw::SimHal> hal;
   };
 
-  explicit RtlTransport(Parts parts)
+  RtlTransport(Parts parts, std::string memory_source)
       : InProcessTransport(parts.hal->hal(), "rtl"),
+        source_(std::move(memory_source)),
         core_(std::move(parts.core)),
         hal_(std::move(parts.hal)) {}
 
- std::optional<sim::hbm::Statistics> memory_statistics() const override {
-    return core_->hbm_statistics();
+  std::optional<MemoryStatistics> memory_statistics() const override {
+    const std::optional<sim::hbm::Statistics> stats = core_->hbm_statistics();
+    if (!stats) return std::nullopt;
+    return register_hbm_statistics(*stats, source_);
   }
 
  protected:
@@ -46,6 +50,7 @@ class RtlTransport final : public InProcessTransport {
   }
 
  private:
+  std::string source_;  // what measures the memory statistics
   std::unique_ptr<sim::CoreSim> core_;  // declared before hal_: destroyed after it
   std::unique_ptr<fw::SimHal> hal_;
 };
@@ -82,7 +87,8 @@ std::unique_ptr<Device> open_rtl_device(std::string_view, const Preset& preset, 
   parts.hal = std::make_unique<fw::SimHal>(*parts.core);
   FirmwareDeviceOptions fo;
   fo.max_chunk = options.max_chunk;
-  return make_firmware_device(std::make_unique<RtlTransport>(std::move(parts)), fo);
+  return make_firmware_device(std::make_unique<RtlTransport>(
+      std::move(parts), fmt::format("{}: RTL HBM controller + DRAM device model", preset.hbm.timing_set)), fo);
 }
 
 void register_rtl_backend(DeviceBackendRegistry& registry) {

@@ -55,6 +55,9 @@ struct Response {
 };
 
 struct ChannelStatistics {
+  // The controller's statistics as the contract lists them (spec::hbm::stat, TPUEMU_SPEC_HBM_STATS);
+  // the named fields below are the report's figures derived from them.
+  std::array<std::uint64_t, spec::hbm::kNumStats> counters{};
   std::uint64_t reads = 0, writes = 0, row_hits = 0, row_misses = 0, row_conflicts = 0;
   std::uint64_t acts = 0, precharges = 0, refreshes = 0, refresh_cycles = 0;
   std::uint64_t queue_occupancy_sum = 0, read_latency_sum = 0, turnarounds = 0;
