@@ -416,6 +416,7 @@ def gen_c(s):
     for e in s.errors:
         out.append(f"#define FW_ERR_{e['name'].upper()} {e['code']}u")
     out.append(f"#define FW_NUM_SEMS {c['num_sems']}u")
+    out.append(f"#define FW_SEM_WIDTH {c['sem_width']}u")
     out.append(f"#define FW_NUM_COUNTERS {c['num_counters']}u")
     out.append(f"#define FW_PROG_ALIGN {c['prog_align']}u")
     out += ["", "#endif /* TPUEMU_FW_CSR_H */", ""]

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "test_support.h"
+#include "tpuemu/spec/contract.h"
 
 #include <unistd.h>
 
@@ -75,7 +76,8 @@ TEST(Presets, ShippedPresetsLoadAndValidate) {
   EXPECT_EQ(small.hbm_bytes_per_cycle(), 8u);
   EXPECT_EQ(small.hbm.capacity_bytes, 64u << 20);
   EXPECT_EQ(small.smem_rows(), 128u);
-  EXPECT_EQ(small.config_csr(), 8u | 13u << 16 | 10u << 24);
+  namespace config = tpuemu::spec::csr::config;
+  EXPECT_EQ(small.config_csr(), config::dim.put(8) | config::log2_vmem_rows.put(13) | config::log2_acc_rows.put(10));
 
   const Preset def = load_preset("default", dirs);
   EXPECT_EQ(def.dim, 16u);

@@ -45,7 +45,8 @@ class FakeCore {
   Outcome outcome = Outcome::Complete;
   std::uint64_t run_cycles = 5000;  // busy cycles until the outcome
   bool hal_failed = false;
-  std::uint32_t config = 8u | (13u << 16) | (10u << 24);  // small: DIM 8, 8192 VMEM, 1024 ACC
+  // small: DIM 8, 8192 VMEM rows, 1024 ACC rows
+  std::uint32_t config = FW_CONFIG_DIM_PUT(8u) | FW_CONFIG_LOG2_VMEM_ROWS_PUT(13u) | FW_CONFIG_LOG2_ACC_ROWS_PUT(10u);
 
   // ---- device state ----
   std::vector<std::uint8_t> mem;
@@ -118,7 +119,7 @@ class FakeCore {
       if (smem_addr < smem.size()) smem[smem_addr] = v;
       ++smem_addr;
     } else if (a >= FW_CSR_SEM(0) && a < FW_CSR_SEM(FW_NUM_SEMS) && a % 4 == 0) {
-      sems[(a - FW_CSR_SEM(0)) / 4] = v & 0xFFFF;
+      sems[(a - FW_CSR_SEM(0)) / 4] = v & ((1u << FW_SEM_WIDTH) - 1);
     } else {
       ++bad_csr_accesses;
     }
@@ -145,7 +146,8 @@ class FakeCore {
       if (status & FW_STATUS_BUSY) {
         counters[0] += n;
         pc = 3;
-        queue_state = 0x00020101u;  // DMA 1, MXU 1, vector 2 entries, nothing waits
+        // DMA 1, MXU 1, vector 2 entries, nothing waits
+        queue_state = FW_QUEUE_STATE_DMA_ENTRIES_PUT(1u) | FW_QUEUE_STATE_MXU_ENTRIES_PUT(1u) | FW_QUEUE_STATE_VEC_ENTRIES_PUT(2u);
       }
       cycles_waited += n;
       return (status & FW_STATUS_BUSY) ? n : 0;
@@ -164,25 +166,26 @@ class FakeCore {
       case Outcome::Complete:
         status = FW_STATUS_DONE;
         pc = 12;
-        queue_state = 1u << 24;  // fetch stopped, queues empty
+        queue_state = FW_QUEUE_STATE_FETCH_STOPPED;  // queues empty
         for (std::size_t j = 1; j < counters.size(); ++j) counters[j] = 100 * j + 7;
-        counters[21] = 0x123456789ABCull;  // needs the high word
+        counters[FW_NUM_COUNTERS - 1] = 0x123456789ABCull;  // needs the high word
         break;
       case Outcome::Deadlock:
-        status = FW_STATUS_ERROR | (FW_ERR_DEADLOCK << 8);
+        status = FW_STATUS_ERROR | FW_STATUS_ERROR_CODE_PUT(FW_ERR_DEADLOCK);
         pc = 7;
         error_info = 6;
         // DMA 1 entry waiting on s3 (needs 1), MXU empty, vector 2 entries waiting on s5.
-        queue_state = 1u | (2u << 16) | (1u << 24) | (1u << 25) | (1u << 27);
-        head_wait = 3u | (5u << 16) | (1u << 24);
+        queue_state = FW_QUEUE_STATE_DMA_ENTRIES_PUT(1u) | FW_QUEUE_STATE_VEC_ENTRIES_PUT(2u) | FW_QUEUE_STATE_FETCH_STOPPED |
+                      FW_QUEUE_STATE_DMA_WAITS | FW_QUEUE_STATE_VEC_WAITS;
+        head_wait = FW_HEAD_WAIT_DMA_SEM_PUT(3u) | FW_HEAD_WAIT_VEC_SEM_PUT(5u) | FW_HEAD_WAIT_WAIT_CNT_PUT(1u);
         sems[5] = 0;
         sems[9] = 4;
         break;
       case Outcome::IllegalOpcode:
-        status = FW_STATUS_ERROR | (FW_ERR_ILLEGAL_OPCODE << 8);
+        status = FW_STATUS_ERROR | FW_STATUS_ERROR_CODE_PUT(FW_ERR_ILLEGAL_OPCODE);
         error_info = 5;
         pc = 6;
-        queue_state = 1u << 24;
+        queue_state = FW_QUEUE_STATE_FETCH_STOPPED;
         break;
       case Outcome::Hang: break;
     }

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "tpuemu/config/config.h"
+#include "tpuemu/spec/contract.h"
 
 namespace tpuemu {
 namespace {
@@ -65,7 +66,8 @@ HbmConfig hbm_from_json(JsonObjectReader r, std::uint32_t dim) {
 }  // namespace
 
 std::uint32_t Preset::config_csr() const {
-  return (dim & 0xFFFFu) | (log2u(vmem_rows) << 16) | (log2u(acc_rows) << 24);
+  namespace config = spec::csr::config;
+  return config::dim.put(dim) | config::log2_vmem_rows.put(log2u(vmem_rows)) | config::log2_acc_rows.put(log2u(acc_rows));
 }
 
 Preset preset_from_json(const JsonDocument& doc) {

@@ -26,31 +26,29 @@ std::string_view to_string(RunStatus status) {
 }
 
 std::string_view error_code_name(std::uint32_t error_code) {
-  switch (error_code) {
-    case 0: return "none";
-    case 1: return "illegal opcode";
-    case 2: return "deadlock";
-    case 3: return "address out of range";
-    case 4: return "semaphore overflow";
-    default: return "unknown error";
+  for (const spec::ErrorCodeInfo& e : spec::kErrorCodes) {
+    if (static_cast<std::uint32_t>(e.value) == error_code) return e.value == spec::ErrorCode::None ? e.name : e.doc;
   }
+  return "unknown error";
 }
 
 QueueState QueueState::decode(std::uint32_t queue_state, std::uint32_t head_wait) {
+  namespace qs = spec::csr::queue_state;
+  namespace hw = spec::csr::head_wait;
   QueueState q;
   q.raw_queue_state = queue_state;
   q.raw_head_wait = head_wait;
-  q.dma.entries = queue_state & 0xFF;
-  q.mxu.entries = (queue_state >> 8) & 0xFF;
-  q.vector.entries = (queue_state >> 16) & 0xFF;
-  q.fetch_stopped = ((queue_state >> 24) & 1) != 0;
-  q.dma.head_waits = ((queue_state >> 25) & 1) != 0;
-  q.mxu.head_waits = ((queue_state >> 26) & 1) != 0;
-  q.vector.head_waits = ((queue_state >> 27) & 1) != 0;
-  q.dma.wait_sem = head_wait & 0x1F;
-  q.mxu.wait_sem = (head_wait >> 8) & 0x1F;
-  q.vector.wait_sem = (head_wait >> 16) & 0x1F;
-  q.first_wait_count = (head_wait >> 24) & 0xFF;
+  q.dma.entries = qs::dma_entries.get(queue_state);
+  q.mxu.entries = qs::mxu_entries.get(queue_state);
+  q.vector.entries = qs::vec_entries.get(queue_state);
+  q.fetch_stopped = qs::fetch_stopped.get(queue_state) != 0;
+  q.dma.head_waits = qs::dma_waits.get(queue_state) != 0;
+  q.mxu.head_waits = qs::mxu_waits.get(queue_state) != 0;
+  q.vector.head_waits = qs::vec_waits.get(queue_state) != 0;
+  q.dma.wait_sem = hw::dma_sem.get(head_wait);
+  q.mxu.wait_sem = hw::mxu_sem.get(head_wait);
+  q.vector.wait_sem = hw::vec_sem.get(head_wait);
+  q.first_wait_count = hw::wait_cnt.get(head_wait);
   return q;
 }
 
@@ -117,28 +115,9 @@ struct CounterEntry {
   std::string_view name;
 };
 constexpr CounterEntry kCounterTable[Counters::kCount] = {
-    {&Counters::cycles, "cycles"},
-    {&Counters::mxu_busy, "mxu_busy"},
-    {&Counters::mxu_stall_semaphore, "mxu_stall_semaphore"},
-    {&Counters::mxu_stall_weights, "mxu_stall_weights"},
-    {&Counters::mxu_stall_bank_conflict, "mxu_stall_bank_conflict"},
-    {&Counters::dma_stall_semaphore, "dma_stall_semaphore"},
-    {&Counters::dma_stall_memory, "dma_stall_memory"},
-    {&Counters::vector_stall_semaphore, "vector_stall_semaphore"},
-    {&Counters::fetch_stall, "fetch_stall"},
-    {&Counters::bytes_hbm_to_vmem, "bytes_hbm_to_vmem"},
-    {&Counters::bytes_vmem_to_hbm, "bytes_vmem_to_hbm"},
-    {&Counters::bytes_hbm_to_smem, "bytes_hbm_to_smem"},
-    {&Counters::bytes_smem_to_hbm, "bytes_smem_to_hbm"},
-    {&Counters::bytes_acc_to_hbm, "bytes_acc_to_hbm"},
-    {&Counters::vmem_bank_conflicts, "vmem_bank_conflicts"},
-    {&Counters::instructions_fetched, "instructions_fetched"},
-    {&Counters::mem_read_beats, "mem_read_beats"},
-    {&Counters::mem_write_beats, "mem_write_beats"},
-    {&Counters::vector_busy, "vector_busy"},
-    {&Counters::weight_load_busy, "weight_load_busy"},
-    {&Counters::mxu_idle_empty, "mxu_idle_empty"},
-    {&Counters::vector_stall_bank_conflict, "vector_stall_bank_conflict"},
+#define TPUEMU_COUNTER_ENTRY(index, counter_name, doc) {&Counters::counter_name, #counter_name},
+    TPUEMU_SPEC_COUNTERS(TPUEMU_COUNTER_ENTRY)
+#undef TPUEMU_COUNTER_ENTRY
 };
 
 void check_counter_index(std::size_t j) {

@@ -189,9 +189,10 @@ class FirmwareDevice final : public Device {
     info_.status = rd.u32();
     info_.poll_slice = rd.u32();
     rd.finish();
-    info_.dim = info_.config & 0xFFFF;
-    const std::uint32_t log_vmem = (info_.config >> 16) & 0xFF;
-    const std::uint32_t log_acc = (info_.config >> 24) & 0xFF;
+    namespace config = spec::csr::config;
+    info_.dim = config::dim.get(info_.config);
+    const std::uint32_t log_vmem = config::log2_vmem_rows.get(info_.config);
+    const std::uint32_t log_acc = config::log2_acc_rows.get(info_.config);
     info_.vmem_rows = log_vmem < 32 ? (1u << log_vmem) : 0;
     info_.acc_rows = log_acc < 32 ? (1u << log_acc) : 0;
     if (info_.id != FW_ID_VALUE)

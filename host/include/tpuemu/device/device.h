@@ -23,6 +23,7 @@
 
 #include "tpuemu/base/error.h"
 #include "tpuemu/device/memory_statistics.h"
+#include "tpuemu/spec/contract.h"
 
 struct fw_hal;
 
@@ -35,9 +36,9 @@ struct DeviceInfo {
   std::string backend;                // "rtl", "remote://host:port", ...
   std::uint32_t id = 0;               // ID CSR, 0x54505545 ("TPUE")
   std::uint32_t config = 0;           // CONFIG CSR as read
-  std::uint32_t dim = 0;              // CONFIG[15:0]
-  std::uint32_t vmem_rows = 0;        // 1 << CONFIG[23:16]
-  std::uint32_t acc_rows = 0;         // 1 << CONFIG[31:24]
+  std::uint32_t dim = 0;              // CONFIG.dim
+  std::uint32_t vmem_rows = 0;        // 1 << CONFIG.log2_vmem_rows
+  std::uint32_t acc_rows = 0;         // 1 << CONFIG.log2_acc_rows
   std::uint32_t firmware_version = 0; // major << 16 | minor << 8 | patch
   std::uint32_t protocol_version = 0;
   std::uint32_t max_payload = 0;      // largest frame payload the firmware accepts
@@ -70,7 +71,7 @@ struct QueueInfo {
 struct QueueState {
   QueueInfo dma, mxu, vector;
   bool fetch_stopped = false;
-  // HEAD_WAIT[31:24]: wait count of the first waiting head, in the order DMA, MXU, vector.
+  // HEAD_WAIT.wait_cnt: wait count of the first waiting head, in the order DMA, MXU, vector.
   std::uint32_t first_wait_count = 0;
   std::uint32_t raw_queue_state = 0;
   std::uint32_t raw_head_wait = 0;
@@ -92,13 +93,12 @@ struct RunResult {
   std::uint64_t cycles = 0;         // core busy cycles during this call (delta of COUNTER[0]);
                                     // state(): COUNTER[0] since the last reset
   std::uint64_t waited_cycles = 0;  // cycles the firmware let pass while polling
-  std::uint32_t error_code = 0;     // STATUS[15:8]: 1 illegal opcode, 2 deadlock,
-                                    // 3 address out of range, 4 semaphore overflow
+  std::uint32_t error_code = 0;     // STATUS.error_code (spec::ErrorCode)
   std::uint32_t error_pc = 0;       // ERROR_INFO: pc of the faulting instruction
   std::uint32_t pc = 0;             // PC: next instruction to fetch
   std::uint32_t status_raw = 0;     // STATUS CSR
   QueueState queues;
-  std::array<std::uint32_t, 32> semaphores{};
+  std::array<std::uint32_t, spec::kNumSems> semaphores{};
 
   bool ok() const noexcept { return status == RunStatus::Done; }
   // One line, e.g. "deadlock at pc 7: DMA queue (1 entry) head waits s3>=1 (sem=0), MXU queue
@@ -106,34 +106,17 @@ struct RunResult {
   std::string describe() const;
 };
 
-std::string_view error_code_name(std::uint32_t error_code);  // "deadlock", "illegal opcode", ...
+// The contract's meaning of an error code: "none", "deadlock", "illegal opcode", ...
+std::string_view error_code_name(std::uint32_t error_code);
 
-// The performance counters of docs/isa.md, in CSR order.
+// The performance counters of the contract (spec/tpuemu.json, docs/isa.md), in CSR order: one
+// field per counter, named as the contract names it (cycles, mxu_busy, ...).
 struct Counters {
-  std::uint64_t cycles = 0;                 // 0  cycles while busy
-  std::uint64_t mxu_busy = 0;               // 1  cycles a row entered the array
-  std::uint64_t mxu_stall_semaphore = 0;    // 2
-  std::uint64_t mxu_stall_weights = 0;      // 3  waiting for weights
-  std::uint64_t mxu_stall_bank_conflict = 0;// 4  VMEM bank conflict
-  std::uint64_t dma_stall_semaphore = 0;    // 5
-  std::uint64_t dma_stall_memory = 0;       // 6  request not accepted / outstanding limit
-  std::uint64_t vector_stall_semaphore = 0; // 7
-  std::uint64_t fetch_stall = 0;            // 8  target queue full
-  std::uint64_t bytes_hbm_to_vmem = 0;      // 9
-  std::uint64_t bytes_vmem_to_hbm = 0;      // 10
-  std::uint64_t bytes_hbm_to_smem = 0;      // 11
-  std::uint64_t bytes_smem_to_hbm = 0;      // 12
-  std::uint64_t bytes_acc_to_hbm = 0;       // 13
-  std::uint64_t vmem_bank_conflicts = 0;    // 14
-  std::uint64_t instructions_fetched = 0;   // 15
-  std::uint64_t mem_read_beats = 0;         // 16
-  std::uint64_t mem_write_beats = 0;        // 17
-  std::uint64_t vector_busy = 0;            // 18
-  std::uint64_t weight_load_busy = 0;       // 19
-  std::uint64_t mxu_idle_empty = 0;         // 20 MXU idle with an empty queue
-  std::uint64_t vector_stall_bank_conflict = 0;  // 21
+#define TPUEMU_COUNTER_FIELD(index, counter_name, doc) std::uint64_t counter_name = 0;
+  TPUEMU_SPEC_COUNTERS(TPUEMU_COUNTER_FIELD)
+#undef TPUEMU_COUNTER_FIELD
 
-  static constexpr std::size_t kCount = 22;
+  static constexpr std::size_t kCount = spec::kNumCounters;
   // Counter j (0 <= j < kCount); throws std::out_of_range otherwise.
   std::uint64_t& at(std::size_t j);
   std::uint64_t at(std::size_t j) const;
