@@ -418,6 +418,8 @@ def gen_c(s):
     out.append(f"#define FW_NUM_SEMS {c['num_sems']}u")
     out.append(f"#define FW_SEM_WIDTH {c['sem_width']}u")
     out.append(f"#define FW_NUM_COUNTERS {c['num_counters']}u")
+    for j, k in enumerate(s.counters):
+        out.append(f"#define FW_COUNTER_{k['name'].upper()} {j}u")
     out.append(f"#define FW_PROG_ALIGN {c['prog_align']}u")
     out += ["", "#endif /* TPUEMU_FW_CSR_H */", ""]
     return "\n".join(out)

@@ -220,7 +220,7 @@ int cmd_run(Cmd* c) {
   uint32_t status = csr_rd(c, FW_CSR_STATUS);
   const bool resume = (flags & FW_RUN_RESUME) != 0;
   if (!resume && (status & FW_STATUS_BUSY)) return fail(c, FW_ST_BUSY, status, 0);
-  const uint64_t cycles0 = read_counter(c, 0);
+  const uint64_t cycles0 = read_counter(c, FW_COUNTER_CYCLES);
   if (!resume) csr_wr(c, FW_CSR_CTRL, FW_CTRL_START);
 
   uint64_t budget_used = 0;  // counts whole slices: bounds the loop even if the HAL returns 0
@@ -250,7 +250,7 @@ int cmd_run(Cmd* c) {
     budget_used += slice;
     if (hal_failed(c)) return fail(c, FW_ST_HAL_ERROR, waited, 0);
   }
-  put_run_record(c, run_status, status, read_counter(c, 0) - cycles0, waited);
+  put_run_record(c, run_status, status, read_counter(c, FW_COUNTER_CYCLES) - cycles0, waited);
   return static_cast<int>(FW_ST_OK);
 }
 
@@ -258,7 +258,7 @@ int cmd_get_state(Cmd* c) {
   int st = 0;
   if (!expect_len(c, 0, &st)) return st;
   const uint32_t status = csr_rd(c, FW_CSR_STATUS);
-  put_run_record(c, run_status_of(status), status, read_counter(c, 0), 0);
+  put_run_record(c, run_status_of(status), status, read_counter(c, FW_COUNTER_CYCLES), 0);
   return static_cast<int>(FW_ST_OK);
 }
 

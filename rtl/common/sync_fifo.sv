@@ -1,4 +1,6 @@
 // Synchronous FIFO with a registered storage array; the head is readable combinationally.
+`include "tpu_assert.svh"
+
 module sync_fifo #(
   parameter int unsigned Width = 32,
   parameter int unsigned Depth = 8   // power of two
@@ -45,19 +47,7 @@ module sync_fifo #(
     end
   end
 
-// Spelled out rather than with rtl/include/tpu_assert.svh: this file is also compiled into the
-// HBM controller models, whose builds have no rtl/include search path (yet).
-`ifndef SYNTHESIS
-  logic chk_en_q;
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) chk_en_q <= 1'b0;
-    else         chk_en_q <= 1'b1;
-  end
-  always_ff @(posedge clk_i) begin
-    if (chk_en_q && !clear_i) begin
-      assert (!(push_i && full_o && !pop_i)) else $error("sync_fifo: push while full");
-      assert (!(pop_i && empty_o)) else $error("sync_fifo: pop while empty");
-    end
-  end
-`endif
+  `TPU_ASSERT_INIT
+  `TPU_ASSERT_IF(chk_push_full, !clear_i, !(push_i && full_o && !pop_i), "sync_fifo: push while full")
+  `TPU_ASSERT_IF(chk_pop_empty, !clear_i, !(pop_i && empty_o), "sync_fifo: pop while empty")
 endmodule

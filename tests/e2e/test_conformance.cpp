@@ -11,6 +11,7 @@
 #include "tpuemu/device/device.h"
 #include "tpuemu/run/runner.h"
 #include "tpuemu/program/program.h"
+#include "tpuemu/spec/contract.h"
 
 namespace tpuemu {
 namespace {
@@ -37,11 +38,22 @@ class Conformance : public ::testing::TestWithParam<std::string> {
 
 TEST_P(Conformance, InfoMatchesThePreset) {
   const DeviceInfo& info = device_->info();
-  EXPECT_EQ(info.id, 0x54505545u);
+  EXPECT_EQ(info.id, spec::kIdValue);
+  EXPECT_EQ(info.config, preset_.config_csr());
   EXPECT_EQ(info.dim, preset_.dim);
   EXPECT_EQ(info.vmem_rows, preset_.vmem_rows);
   EXPECT_EQ(info.acc_rows, preset_.acc_rows);
   EXPECT_EQ(info.hbm_capacity, preset_.hbm.capacity_bytes);
+  EXPECT_EQ(info.num_semaphores, spec::kNumSems);
+  EXPECT_EQ(info.num_counters, spec::kNumCounters);
+  EXPECT_EQ(info.backend, GetParam());
+}
+
+TEST_P(Conformance, PingEchoesThePayload) {
+  std::vector<std::uint8_t> payload(300);
+  for (std::size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<std::uint8_t>(i * 13 + 5);
+  EXPECT_EQ(device_->ping(payload), payload);
+  EXPECT_TRUE(device_->ping({}).empty());
 }
 
 TEST_P(Conformance, HbmRoundTripsRandomData) {

@@ -47,7 +47,9 @@ class SyncFifoTest : public ::testing::Test {
     ASSERT_EQ(m_->count_o, model_.size()) << where;
     ASSERT_EQ(m_->empty_o != 0, model_.empty()) << where;
     ASSERT_EQ(m_->full_o != 0, model_.size() == kDepth) << where;
-    if (!model_.empty()) ASSERT_EQ(m_->data_o, model_.front()) << where;
+    if (!model_.empty()) {
+      ASSERT_EQ(m_->data_o, model_.front()) << where;
+    }
   }
 
   // One cycle: drive, check, clock, update the model.

@@ -93,29 +93,21 @@ std::vector<std::uint8_t> pattern(std::size_t n, std::uint32_t seed = 1) {
   return v;
 }
 
-TEST(Device, InfoIsDecoded) {
+// What every backend must do (ID, sizes, ping, memory round trips, runs) is the conformance suite
+// (tests/e2e/test_conformance.cpp, which runs the registered "fake" and "rtl" backends). These
+// tests drive the firmware device over the frame-level FakeCore HAL and check what only it can
+// see: the frames, their sizes and the decoding of the INFO fields the firmware fills in.
+TEST(Device, InfoFieldsOfTheFirmwareAreDecoded) {
   Rig rig;
   const auto& info = rig.dev->info();
   EXPECT_EQ(info.backend, "fake");
-  EXPECT_EQ(info.id, 0x54505545u);
-  EXPECT_EQ(info.dim, 8u);
-  EXPECT_EQ(info.vmem_rows, 8192u);
-  EXPECT_EQ(info.acc_rows, 1024u);
   EXPECT_EQ(info.firmware_version_string(), "1.0.0");
   EXPECT_EQ(info.protocol_version, 1u);
   EXPECT_EQ(info.max_chunk, 1u << 20);
   EXPECT_EQ(info.hbm_capacity, 8u << 20);
-  EXPECT_EQ(info.num_semaphores, 32u);
-  EXPECT_EQ(info.num_counters, 22u);
 }
 
-TEST(Device, PingRoundTrip) {
-  Rig rig;
-  const auto data = pattern(300);
-  EXPECT_EQ(rig.dev->ping(data), data);
-}
-
-TEST(Device, HbmRoundTrip) {
+TEST(Device, OneTransferIsOneFrameAndAnEmptyOneNone) {
   Rig rig;
   const auto data = pattern(5000);
   rig.dev->write_hbm(0x100, data);

@@ -322,7 +322,7 @@ Response run(const FakeCore& core, std::uint64_t max_cycles, std::uint32_t flags
 TEST(Firmware, RunCompletes) {
   FakeCore core;
   core.run_cycles = 5000;
-  core.counters[0] = 111;  // counters accumulate; RUN reports the delta
+  core.counters[FW_COUNTER_CYCLES] = 111;  // counters accumulate; RUN reports the delta
   Response r = run(core, 1'000'000);
   ASSERT_EQ(r.h.status, FW_ST_OK);
   RunRecord rec = run_record(r);
@@ -451,13 +451,13 @@ TEST(Firmware, ResetIsASoftReset) {
   FakeCore core;
   core.status = FW_STATUS_ERROR | (2u << 8);
   core.sems[4] = 3;
-  core.counters[0] = 99;
+  core.counters[FW_COUNTER_CYCLES] = 99;
   Response r = call(core, FW_CMD_RESET, {});
   ASSERT_EQ(r.h.status, FW_ST_OK);
   EXPECT_EQ(r.u32(0), 0u);
   EXPECT_EQ(core.soft_resets, 1);
   EXPECT_EQ(core.sems[4], 0u);
-  EXPECT_EQ(core.counters[0], 0u);
+  EXPECT_EQ(core.counters[FW_COUNTER_CYCLES], 0u);
   EXPECT_EQ(call(core, FW_CMD_RESET, {0, 0, 0, 0}).h.status, FW_ST_BAD_PAYLOAD);
 }
 

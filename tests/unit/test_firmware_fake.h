@@ -144,7 +144,7 @@ class FakeCore {
     wait_requests.push_back(n);
     if (!(status & FW_STATUS_BUSY) || outcome == Outcome::Hang) {
       if (status & FW_STATUS_BUSY) {
-        counters[0] += n;
+        counters[FW_COUNTER_CYCLES] += n;
         pc = 3;
         // DMA 1, MXU 1, vector 2 entries, nothing waits
         queue_state = FW_QUEUE_STATE_DMA_ENTRIES_PUT(1u) | FW_QUEUE_STATE_MXU_ENTRIES_PUT(1u) | FW_QUEUE_STATE_VEC_ENTRIES_PUT(2u);
@@ -154,7 +154,7 @@ class FakeCore {
     }
     const std::uint64_t k = std::min(n, busy_left);
     busy_left -= k;
-    counters[0] += k;
+    counters[FW_COUNTER_CYCLES] += k;
     cycles_waited += k;
     if (busy_left == 0) finish();
     return k;

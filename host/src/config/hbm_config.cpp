@@ -329,27 +329,32 @@ nlohmann::json to_json(const HbmTimingSet& s) {
 
 std::string describe(const HbmTimingSet& s) {
   const auto& g = s.geometry;
-  const auto& t = s.timings;
   const double ns = s.tck_ns();
   auto gib = [](std::uint64_t b) { return static_cast<double>(b) / (1ull << 30); };
-  return fmt::format(
+  std::string out = fmt::format(
       "HBM timing set {}: {}\n"
       "  clock      tCK {} ps ({:.3f} GHz), data bus DDR, burst {} B in {} tCK (BL {} x {} B)\n"
       "  geometry   {} channels x {} bank groups x {} banks, {} rows x {} columns ({} B page)\n"
       "  capacity   {:.2f} GiB per channel, {:.2f} GiB total, {:.2f} GiB addressable (32-bit)\n"
       "  peak       {} B/tCK per channel = {:.1f} GB/s; {} B/tCK total = {:.1f} GB/s\n"
-      "  timings    CL {} ({:.2f} ns)  CWL {}  tRCD {} ({:.2f} ns)  tRP {} ({:.2f} ns)  "
-      "tRAS {}  tRC {} ({:.2f} ns)\n"
-      "             tRRD_S/L {}/{}  tFAW {}  tCCD_S/L {}/{}  tWTR_S/L {}/{}  tWR {}  tRTP {}\n"
-      "             tRFC {} ({:.0f} ns)  tREFI {} ({:.2f} us)  address map {}\n",
+      "  address    map {}\n",
       s.name, s.source, s.tck_ps, s.clock_ghz(), s.burst_bytes(), s.tBURST(), g.burst_length,
       g.bus_bytes, g.channels, g.bank_groups, g.banks_per_group, g.rows, g.columns,
       s.page_bytes(), gib(s.channel_capacity_bytes()), gib(s.capacity_bytes()),
       gib(s.addressable_bytes()), s.peak_bytes_per_tck_per_channel(), s.peak_gbps_per_channel(),
-      s.peak_bytes_per_tck(), s.peak_gbps(), t.CL, t.CL * ns, t.CWL, t.tRCD, t.tRCD * ns, t.tRP,
-      t.tRP * ns, t.tRAS, t.tRC, t.tRC * ns, t.tRRD_S, t.tRRD_L, t.tFAW, t.tCCD_S, t.tCCD_L,
-      t.tWTR_S, t.tWTR_L, t.tWR, t.tRTP, t.tRFC, t.tRFC * ns, t.tREFI, t.tREFI * ns / 1000.0,
-      s.address_map.to_string());
+      s.peak_bytes_per_tck(), s.peak_gbps(), s.address_map.to_string());
+  // Every timing of the contract's list, in its order, in tCK and ns, six to a line.
+  std::size_t column = 0;
+  auto add = [&](std::string_view name, std::uint32_t tck) {
+    out += column % 6 == 0 ? (column == 0 ? "  timings   " : "\n             ") : "";
+    out += fmt::format(" {} {} ({:.2f} ns)", name, tck, tck * ns);
+    ++column;
+  };
+#define TPUEMU_DESCRIBE_TIMING(name, doc) add(#name, s.timings.name);
+  TPUEMU_SPEC_HBM_TIMINGS(TPUEMU_DESCRIBE_TIMING)
+#undef TPUEMU_DESCRIBE_TIMING
+  out += "\n";
+  return out;
 }
 
 }  // namespace tpuemu

@@ -1,7 +1,8 @@
 // The HBM controller's sources in compile order, relative to the repository root. The one list
 // every build of the controller reads (rtl/CMakeLists.txt, tests/rtl/CMakeLists.txt); the
 // generated contract package hbm_spec_pkg (build/generated/rtl/hbm_spec_pkg.sv) comes first and
-// is not listed here because it lives in the build tree.
+// is not listed here because it lives in the build tree. Only +incdir+ options and file names.
++incdir+rtl/include
 rtl/mem/hbm/hbm_pkg.sv
 rtl/common/sync_fifo.sv
 rtl/mem/hbm/hbm_addr_map.sv

@@ -19,6 +19,8 @@
 //                     ref_at   REF   >= max over banks of act_at, PREA+tRP
 //                     busy_at  any   >= REF+tRFC
 // The RD->WR and WR->RD sums are at least the column spacing (hbm_ctrl derives them).
+`include "tpu_assert.svh"
+
 module hbm_bank_state import hbm_spec_pkg::*, hbm_pkg::*; #(
   parameter int unsigned BankGroups    = 4,
   parameter int unsigned BanksPerGroup = 4,
@@ -240,16 +242,8 @@ module hbm_bank_state import hbm_spec_pkg::*, hbm_pkg::*; #(
     end
   end
 
+  `TPU_ASSERT_INIT
 `ifndef SYNTHESIS
-  // Checked only after reset; an asynchronously reset enable keeps rst_ni purely asynchronous.
-  logic chk_en_q;
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      chk_en_q <= 1'b0;
-    end else begin
-      chk_en_q <= 1'b1;
-    end
-  end
 
   // The scheduler issues only what this module declares legal.
   always_ff @(posedge clk_i) begin

@@ -26,6 +26,8 @@
 // (open) row a RD/WR is for, so that the device model can check the controller's view of the
 // open rows. Read data (rvalid_i) is registered and returned with the id of the oldest
 // outstanding RD on rsp_* one cycle later. bresp_* is high in the cycle the WR is on the bus.
+`include "tpu_assert.svh"
+
 module hbm_channel_ctrl import hbm_spec_pkg::*, hbm_pkg::*; #(
   parameter int unsigned NumChannels   = 8,
   parameter int unsigned BankGroups    = 4,
@@ -660,15 +662,8 @@ module hbm_channel_ctrl import hbm_spec_pkg::*, hbm_pkg::*; #(
     end
   end
 
+  `TPU_ASSERT_INIT
 `ifndef SYNTHESIS
-  logic chk_en_q;
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      chk_en_q <= 1'b0;
-    end else begin
-      chk_en_q <= 1'b1;
-    end
-  end
 
   always_ff @(posedge clk_i) begin
     if (chk_en_q) begin

@@ -56,6 +56,8 @@
 // 8. Timestamps are CycW = 48-bit cycle counts (never wrap in a simulation) compared with a
 //    free-running counter: an idle channel costs no per-cycle work.
 // =================================================================================================
+`include "tpu_assert.svh"
+
 module hbm_ctrl import hbm_spec_pkg::*, hbm_pkg::*; #(
   parameter int unsigned NumChannels   = 8,     // 8 for HBM2, 16/32 for HBM3 pseudo channels
   parameter int unsigned NumPorts      = 1,     // request lanes of the burst port
@@ -292,15 +294,8 @@ module hbm_ctrl import hbm_spec_pkg::*, hbm_pkg::*; #(
   logic unused_per_bank_refresh;
   assign unused_per_bank_refresh = per_bank_refresh_i;
 
+  `TPU_ASSERT_INIT
 `ifndef SYNTHESIS
-  logic chk_en_q;
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      chk_en_q <= 1'b0;
-    end else begin
-      chk_en_q <= 1'b1;
-    end
-  end
 
   always_ff @(posedge clk_i) begin
     if (chk_en_q) begin

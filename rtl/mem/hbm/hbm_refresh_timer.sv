@@ -2,6 +2,8 @@
 // high while at least one due REF has not been issued (ref_done_i). The first REF is due
 // tREFI - s*(tREFI/NumChannels) cycles after the timer starts (en_i), s = ref_slot_i, then every
 // tREFI: channels with different slots refresh at different times.
+`include "tpu_assert.svh"
+
 module hbm_refresh_timer import hbm_spec_pkg::*, hbm_pkg::*; #(
   parameter int unsigned NumChannels = 8,
   localparam int unsigned ChW        = (NumChannels > 1) ? $clog2(NumChannels) : 1
@@ -42,22 +44,8 @@ module hbm_refresh_timer import hbm_spec_pkg::*, hbm_pkg::*; #(
     end
   end
 
-`ifndef SYNTHESIS
-  logic chk_en_q;
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      chk_en_q <= 1'b0;
-    end else begin
-      chk_en_q <= 1'b1;
-    end
-  end
-
-  always_ff @(posedge clk_i) begin
-    if (chk_en_q) begin
-      assert (!(ref_done_i && !due_o)) else $error("hbm_refresh_timer: REF that was not due");
-      assert (pend_q < 4'd8) else $error("hbm_refresh_timer: 8 REFs postponed");
-    end
-  end
-`endif
+  `TPU_ASSERT_INIT
+  `TPU_ASSERT(chk_ref_was_due, !(ref_done_i && !due_o), "hbm_refresh_timer: REF that was not due")
+  `TPU_ASSERT(chk_postpone_limit, pend_q < 4'd8, "hbm_refresh_timer: 8 REFs postponed")
 
 endmodule
