@@ -22,16 +22,16 @@ expect_error() {
   if [[ $lines -ne 1 ]]; then
     echo "FAIL $name: $lines lines on stderr, expected one"; cat "$tmp/err"; failures=$((failures + 1)); return
   fi
-  if ! grep -qE "$pattern" "$tmp/err"; then
+  if ! grep -qE -e "$pattern" "$tmp/err"; then
     echo "FAIL $name: stderr does not match /$pattern/"; cat "$tmp/err"; failures=$((failures + 1)); return
   fi
   echo "ok   $name: $(cat "$tmp/err")"
 }
 
-expect_error zero_shape 1 "is zero" -- run --matmul 0x16x16 --preset small
-expect_error negative_shape 1 "not a positive integer" -- run --matmul 16x-4x16 --preset small
-expect_error absurd_shape 1 "larger than" -- run --matmul 16x16x99999999999 --preset small
-expect_error malformed_shape 1 "expected MxKxN" -- run --matmul 16x16 --preset small
+expect_error zero_shape 2 "is zero" -- run --matmul 0x16x16 --preset small
+expect_error negative_shape 2 "not a positive integer" -- run --matmul 16x-4x16 --preset small
+expect_error absurd_shape 2 "larger than" -- run --matmul 16x16x99999999999 --preset small
+expect_error malformed_shape 2 "expected MxKxN" -- run --matmul 16x16 --preset small
 expect_error too_many_elements 1 "more than 2\\^31 elements" -- run --matmul 1000000x1000000x16 --preset small
 expect_error out_of_hbm 1 "out of HBM.*capacity" -- run --matmul 30000x30000x16 --preset small
 expect_error unknown_preset 1 "unknown preset.*small" -- run --matmul 16x16x16 --preset nosuch
@@ -39,7 +39,7 @@ expect_error malformed_json 1 "bad_json.json:6:3" -- run "$data/bad_json.json" -
 expect_error bad_layer_chain 1 "bad_chain.json:6:7.*layer 1 takes 48" -- run "$data/bad_chain.json" --preset small
 expect_error unknown_key 1 "unknown_key.json:4:3.*bathc" -- run "$data/unknown_key.json" --preset small
 expect_error bad_buffers 2 "buffers" -- run --matmul 16x16x16 --buffers 4
-expect_error no_workload 1 "either a workload file or --matmul" -- run --preset small
+expect_error no_workload 2 "either a workload file or --matmul" -- run --preset small
 expect_error deadlock 1 "deadlock.*MXU.*s2" -- exec "$data/deadlock.s" --preset small
 expect_error watchdog 1 "(timeout|watchdog)" -- run --matmul 64x64x64 --preset small --max-cycles 500
 expect_error unknown_option 2 "nosuch" -- run --nosuch
@@ -50,11 +50,11 @@ expect_error replay_bad_number 1 "alloc_bad_number.csv:3:11: size 'x12' is not a
 expect_error replay_negative_size 1 "alloc_negative.csv:2:11: negative size -4096" -- replay "$data/alloc_negative.csv" --capacity 1MiB
 expect_error replay_unknown_free 1 "alloc_unknown_free.csv:3:8: free of unknown id 'b'" -- replay "$data/alloc_unknown_free.csv" --capacity 1MiB
 expect_error replay_unknown_allocator 1 "unknown allocator 'slab' \\(known: bfc, first-fit, best-fit, buddy, tlsf\\)" -- replay "$root/examples/traces/mlp-serving.csv" --capacity 1MiB --allocator slab
-expect_error replay_bad_capacity 1 "unknown size unit" -- replay "$root/examples/traces/mlp-serving.csv" --capacity 12parsecs
+expect_error replay_bad_capacity 2 "unknown size unit" -- replay "$root/examples/traces/mlp-serving.csv" --capacity 12parsecs
 expect_error replay_no_vmem_capacity 1 "no capacity for memory space 'vmem'" -- replay "$root/examples/traces/mlp-serving.csv" --capacity hbm=1GiB
 expect_error replay_out_of_memory 1 "mlp-serving.csv:[0-9]+: out of hbm memory \\(bfc.*largest free block.*largest live buffers: 'w.layer0'" -- replay "$root/examples/traces/mlp-serving.csv" --capacity 300KiB
 expect_error run_unknown_allocator 1 "unknown allocator 'nosuch'" -- run --matmul 16x16x16 --preset small --allocator nosuch
-expect_error trace_zero_batch 1 "batch size 0" -- trace "$root/examples/mlp.json" --batches 4,0
+expect_error trace_zero_batch 2 "--batches: 0 is smaller than 1" -- trace "$root/examples/mlp.json" --batches 4,0
 
 # every policy replays the shipped traces without failing at a capacity that holds them, and the
 # time series is written whole
@@ -97,9 +97,9 @@ else
 fi
 
 # a report is written whole, or not at all
-"$tpuemu" run --matmul 0x1x1 --preset small --report "$tmp/report.json" >/dev/null 2>&1
+"$tpuemu" run --matmul 0x1x1 --preset small -o "$tmp/report.json" >/dev/null 2>&1
 if ls "$tmp" | grep -q report; then echo "FAIL partial report left behind"; failures=$((failures + 1)); fi
-if "$tpuemu" run "$data/small_mlp.json" --preset small --report "$tmp/report.json" >/dev/null 2>"$tmp/err" &&
+if "$tpuemu" run "$data/small_mlp.json" --preset small -o "$tmp/report.json" >/dev/null 2>"$tmp/err" &&
    python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if r["result"]["bit_exact"] else 1)' "$tmp/report.json"; then
   echo "ok   report written and bit-exact"
 else

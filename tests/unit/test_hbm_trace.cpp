@@ -338,9 +338,9 @@ TEST(HbmReplay, CommandErrors) {
     }
     return std::string("(no error)");
   };
-  EXPECT_EQ(error_of({}), "hbm: give either --trace FILE or --pattern stream|random");
+  EXPECT_EQ(error_of({}), "hbm: give either --requests-file FILE or --pattern stream|random");
   EXPECT_EQ(error_of({.trace_file = "x", .pattern = "stream"}),
-            "hbm: give either --trace FILE or --pattern stream|random");
+            "hbm: give either --requests-file FILE or --pattern stream|random");
   EXPECT_EQ(error_of({.pattern = "stream", .page_policy = "ajar"}),
             "hbm: --page-policy must be open or closed, got 'ajar'");
   EXPECT_NE(error_of({.pattern = "stream", .config = "hbm9-1"}).find("hbm9-1"), std::string::npos);

@@ -1,6 +1,5 @@
 // `tpuemu plan FILE.csv --capacity N`: the offline memory planner (docs/planner.md).
 #include <cstdio>
-#include <iostream>
 #include <optional>
 #include <string>
 
@@ -10,6 +9,7 @@
 #include "commands.h"
 #include "tpuemu/alloc/alloc_trace.h"
 #include "tpuemu/alloc/memory_space.h"
+#include "tpuemu/base/atomic_file.h"
 #include "tpuemu/base/error.h"
 #include "tpuemu/plan/planner.h"
 #include "tpuemu/plan/trace_buffers.h"
@@ -18,15 +18,19 @@ namespace tpuemu::cli {
 namespace {
 
 struct PlanArgs {
+  CommonOptions common;
   std::string input;
   std::string space;  // set: the input is an allocation trace and this space's buffers are planned
   std::string capacity;
   double timeout = 10;
-  std::string output;
-  bool json = false;
 };
 
+// FILE.planned.csv next to a regular input; anything else (a pipe, /dev/stdin) needs -o.
 std::string default_output(const std::string& input) {
+  if (!is_regular_or_absent(input)) {
+    throw UsageError("plan", fmt::format("{} is not a regular file, so no output name can be made from it: "
+                                         "name the output with -o FILE (or -o - for stdout)", input));
+  }
   const std::filesystem::path p(input);
   std::filesystem::path out = p;
   out.replace_filename(p.stem().string() + ".planned.csv");
@@ -44,39 +48,41 @@ int run_plan(const PlanArgs& a) {
   options.capacity = capacity;
   options.timeout_seconds = a.timeout;
   const alloc::PlanResult r = alloc::plan_buffers(buffers, options);
-  const std::string output = a.output.empty() ? default_output(a.input) : a.output;
+  const std::string output = a.common.out.empty() ? default_output(a.input) : a.common.out;
   const bool write = r.status != alloc::PlanStatus::Infeasible;
   if (write) alloc::write_plan_csv(output, buffers, r.offsets);
 
   const char* status = r.status == alloc::PlanStatus::Solved ? "solved"
                        : r.status == alloc::PlanStatus::Timeout ? "timeout" : "infeasible";
-  if (a.json) {
+  if (a.common.json) {
     nlohmann::json j = {{"file", a.input}, {"buffers", buffers.size()}, {"capacity", capacity},
                         {"peak_live_bytes", r.peak_live_bytes}, {"greedy_height", r.greedy_height},
                         {"status", status}, {"solved_by_greedy", r.solved_by_greedy},
                         {"height", r.height}, {"search_nodes", r.search_nodes}, {"seconds", r.seconds}};
     if (!r.reason.empty()) j["reason"] = r.reason;
     if (write) j["output"] = output;
-    std::cout << j.dump(2) << '\n';
+    print(a.common, json_text(j));
   } else {
-    std::cout << fmt::format("{}: {} buffers\n", a.input, buffers.size());
-    std::cout << fmt::format("  peak live bytes   {} ({:.1f}% of the capacity {})\n", r.peak_live_bytes,
+    std::string text;
+    text += fmt::format("{}: {} buffers\n", a.input, buffers.size());
+    text += fmt::format("  peak live bytes   {} ({:.1f}% of the capacity {})\n", r.peak_live_bytes,
                              pct(r.peak_live_bytes, capacity), capacity);
     if (r.status != alloc::PlanStatus::Infeasible || r.greedy_height != 0) {
-      std::cout << fmt::format("  greedy height     {} ({:.1f}% of the capacity)\n", r.greedy_height,
+      text += fmt::format("  greedy height     {} ({:.1f}% of the capacity)\n", r.greedy_height,
                                pct(r.greedy_height, capacity));
     }
     if (r.status == alloc::PlanStatus::Solved) {
-      if (r.solved_by_greedy) std::cout << "  result            solved by greedy (decreasing size, best fit)\n";
-      else std::cout << fmt::format("  result            solved by search in {:.3f} s ({} nodes)\n", r.seconds, r.search_nodes);
-      std::cout << fmt::format("  height            {} ({:.1f}% of the capacity)\n", r.height, pct(r.height, capacity));
+      if (r.solved_by_greedy) text += "  result            solved by greedy (decreasing size, best fit)\n";
+      else text += fmt::format("  result            solved by search in {:.3f} s ({} nodes)\n", r.seconds, r.search_nodes);
+      text += fmt::format("  height            {} ({:.1f}% of the capacity)\n", r.height, pct(r.height, capacity));
     } else if (r.status == alloc::PlanStatus::Timeout) {
-      std::cout << fmt::format("  result            timeout after {} search nodes; best placement {} bytes\n",
+      text += fmt::format("  result            timeout after {} search nodes; best placement {} bytes\n",
                                r.search_nodes, r.height);
     } else {
-      std::cout << "  result            infeasible\n";
+      text += "  result            infeasible\n";
     }
-    if (write) std::cout << fmt::format("  wrote             {}\n", output);
+    if (write) text += fmt::format("  wrote             {}\n", output);
+    print(a.common, text);
   }
   if (r.status == alloc::PlanStatus::Infeasible) throw Error(a.input, fmt::format("infeasible: {}", r.reason));
   if (r.status == alloc::PlanStatus::Timeout) {
@@ -94,23 +100,15 @@ Subcommand add_plan_command(CLI::App& app) {
   cmd->add_option("file", args->input, "CSV: id,lower,upper,size[,alignment]")->required()->check(CLI::ExistingFile);
   cmd->add_option("--capacity", args->capacity, "Memory size in bytes: 1048576, 64KiB, 16MiB, 1GiB")
       ->required()
-      ->check(CLI::Validator(
-          [](std::string& text) -> std::string {
-            try {
-              if (alloc::parse_bytes(text) > 0) return {};
-            } catch (const Error&) {
-            }
-            return fmt::format("'{}' is not a byte count (e.g. 65536, 64KiB, 16MiB)", text);
-          },
-          "BYTES"));
+      ->check(byte_count());
   cmd->add_option("--space", args->space,
                   "Plan an allocation trace (docs/alloc-trace.md) instead: the buffers of this space, "
                   "lifetimes in event order");
-  cmd->add_option("--timeout", args->timeout, "Seconds of exact search before giving up (exit 4)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--out", args->output, "Output CSV with an offset column (default: FILE.planned.csv)");
-  cmd->add_flag("--json", args->json, "Print the result as JSON");
-  return {cmd, [args] { return run_plan(*args); }};
+  cmd->add_option("--timeout", args->timeout, "Seconds of exact search before giving up (exit 4); 0: greedy only")
+      ->check(finite_in(0, 1e6));
+  add_common_options(cmd, args->common, "Print the result as JSON",
+                     "Output CSV with an offset column (default: FILE.planned.csv; - for stdout)");
+  return {cmd, [args] { return run_plan(*args); }, &args->common};
 }
 
 }  // namespace tpuemu::cli

@@ -1,11 +1,12 @@
 // tpuemu replay: an allocation trace through one or every allocation policy, metrics side by side.
 #include <algorithm>
-#include <iostream>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "commands.h"
 #include "tpuemu/alloc/alloc_trace.h"
@@ -17,21 +18,42 @@ namespace tpuemu::cli {
 namespace {
 
 struct ReplayArgs {
+  CommonOptions common;
   std::string trace_file;
   std::vector<std::string> capacities;  // "N" or "space=N"
   std::string allocator = std::string(alloc::kDefaultAllocator);
   std::uint64_t granularity = 256;
-  std::string out_file;
-  bool json = false;
 };
+
+// --capacity N (every space) or SPACE=N, each space at most once, every named space in the trace.
+std::map<std::string, std::uint64_t> parse_capacities(const std::vector<std::string>& given,
+                                                      const alloc::AllocTrace& trace) {
+  std::map<std::string, std::uint64_t> out;
+  const std::vector<std::string> spaces = trace.spaces();
+  for (const std::string& c : given) {
+    const auto eq = c.find('=');
+    const std::string space = eq == std::string::npos ? "" : c.substr(0, eq);
+    const std::string bytes = eq == std::string::npos ? c : c.substr(eq + 1);
+    if (eq != std::string::npos && space.empty())
+      throw UsageError("--capacity", fmt::format("'{}' names no space (SPACE=BYTES)", c));
+    if (out.contains(space))
+      throw UsageError("--capacity", space.empty() ? std::string("the capacity of every space is given twice")
+                                                   : fmt::format("space '{}' is given twice", space));
+    if (!space.empty() && std::find(spaces.begin(), spaces.end(), space) == spaces.end())
+      throw UsageError("--capacity", fmt::format("the trace {} has no space '{}' (its spaces: {})", trace.source,
+                                                 space, fmt::join(spaces, ", ")));
+    try {
+      out[space] = alloc::parse_bytes(bytes);
+    } catch (const Error& e) {
+      throw UsageError("--capacity", e.what());
+    }
+    if (out[space] == 0) throw UsageError("--capacity", fmt::format("'{}': a capacity must be larger than 0", c));
+  }
+  return out;
+}
 
 int run_replay(const ReplayArgs& a) {
   alloc::ReplayOptions options;
-  for (const std::string& c : a.capacities) {
-    const auto eq = c.find('=');
-    const std::string space = eq == std::string::npos ? "" : c.substr(0, eq);
-    options.capacity[space] = alloc::parse_bytes(eq == std::string::npos ? c : c.substr(eq + 1));
-  }
   if (a.allocator == "all") {
     options.policies = alloc::allocator_names();
   } else {
@@ -43,12 +65,12 @@ int run_replay(const ReplayArgs& a) {
     }
   }
   options.granularity = a.granularity;
-  options.keep_samples = !a.out_file.empty();
+  options.keep_samples = !a.common.out.empty();
   const alloc::AllocTrace trace = alloc::read_alloc_trace(a.trace_file);
+  options.capacity = parse_capacities(a.capacities, trace);
   const alloc::ReplayResult result = alloc::replay_alloc_trace(trace, options);
-  if (!a.out_file.empty()) write_file_atomically(a.out_file, alloc::replay_samples_csv(result));
-  if (a.json) std::cout << alloc::replay_to_json(result).dump(2) << '\n';
-  else std::cout << alloc::format_replay(result);
+  if (!a.common.out.empty()) write_file_atomically(a.common.out, alloc::replay_samples_csv(result));
+  print(a.common, a.common.json ? json_text(alloc::replay_to_json(result)) : alloc::format_replay(result));
   // Out of memory is an error even though the comparison is complete: the first failure, one line.
   std::size_t failing = 0;
   const alloc::ReplayRun* first = nullptr;
@@ -77,10 +99,11 @@ Subcommand add_replay_command(CLI::App& app) {
                   "Bytes per memory space: N for every space, or SPACE=N (repeatable); suffixes KiB, MiB, GiB")
       ->required();
   cmd->add_option("--allocator", args->allocator, "Policies, comma-separated (bfc, first-fit, best-fit, buddy, tlsf), or all");
-  cmd->add_option("--granularity", args->granularity, "Smallest block a policy hands out (power of two)");
-  cmd->add_option("--out", args->out_file, "Write the time series (one row per event and policy) as CSV");
-  cmd->add_flag("--json", args->json, "Print the metrics as JSON");
-  return {cmd, [args] { return run_replay(*args); }};
+  cmd->add_option("--granularity", args->granularity, "Smallest block a policy hands out (power of two)")
+      ->check(unsigned_in(1, std::uint64_t{1} << 30));
+  add_common_options(cmd, args->common, "Print the metrics as JSON",
+                     "Write the time series (one row per event and policy) as CSV (- for stdout)");
+  return {cmd, [args] { return run_replay(*args); }, &args->common};
 }
 
 }  // namespace tpuemu::cli

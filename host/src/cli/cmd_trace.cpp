@@ -1,6 +1,5 @@
 // tpuemu trace: the allocation trace of a model served with varying batch sizes
 // (docs/alloc-trace.md); examples/traces/*.csv are made with it.
-#include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,12 +16,12 @@ namespace tpuemu::cli {
 namespace {
 
 struct TraceArgs {
+  CommonOptions common;
   std::string workload_file;
   std::vector<std::size_t> batches;
   std::size_t requests = 0;
   std::size_t in_flight = 2;
   std::string preset = "default";
-  std::string out_file;
 };
 
 int run_trace(const TraceArgs& a) {
@@ -34,8 +33,18 @@ int run_trace(const TraceArgs& a) {
   const alloc::AllocTrace trace = workload_kind(a.workload_file) == "cnn"
                                       ? serving_trace(preset, load_cnn_model(a.workload_file), options)
                                       : serving_trace(preset, load_workload(a.workload_file), options);
-  if (a.out_file.empty()) std::cout << alloc::format_alloc_trace(trace);
-  else alloc::write_alloc_trace(a.out_file, trace);
+  if (a.common.json) {
+    // stdout stays JSON: a summary; the trace itself (CSV) goes to -o
+    if (a.common.out.empty() || a.common.out == "-")
+      throw UsageError("trace --json", "the trace is CSV: name its file with -o FILE; stdout gets a JSON summary");
+    alloc::write_alloc_trace(a.common.out, trace);
+    print(a.common, json_text({{"workload", a.workload_file}, {"preset", preset.name}, {"events", trace.events.size()},
+                               {"spaces", trace.spaces()}, {"output", a.common.out}}));
+  } else if (a.common.out.empty() || a.common.out == "-") {
+    print(a.common, alloc::format_alloc_trace(trace));
+  } else {
+    alloc::write_alloc_trace(a.common.out, trace);
+  }
   return 0;
 }
 
@@ -49,12 +58,15 @@ Subcommand add_trace_command(CLI::App& app) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--batches", args->batches, "Batch size of each request, cycled (e.g. 1,8,32)")
       ->required()
-      ->delimiter(',');
-  cmd->add_option("--requests", args->requests, "Number of requests (default: one per batch size)");
-  cmd->add_option("--in-flight", args->in_flight, "Requests interleaved layer by layer")->check(CLI::Range(1, 64));
+      ->delimiter(',')
+      ->check(unsigned_in(1, kMaxServingBatch));
+  cmd->add_option("--requests", args->requests, "Number of requests (0: one per batch size)")
+      ->check(unsigned_in(0, kMaxServingRequests));
+  cmd->add_option("--in-flight", args->in_flight, "Requests interleaved layer by layer")->check(unsigned_in(1, 64));
   cmd->add_option("--preset", args->preset, "Hardware preset (tile sizes, VMEM)");
-  cmd->add_option("--out", args->out_file, "Write the trace here instead of stdout (atomically)");
-  return {cmd, [args] { return run_trace(*args); }};
+  add_common_options(cmd, args->common, "Print a JSON summary (the trace then needs -o)",
+                     "Write the trace here instead of stdout (atomically; - for stdout)");
+  return {cmd, [args] { return run_trace(*args); }, &args->common};
 }
 
 }  // namespace tpuemu::cli

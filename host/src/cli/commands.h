@@ -6,18 +6,20 @@
 
 #include <CLI/CLI.hpp>
 
-namespace tpuemu::cli {
+#include "cli_common.h"
 
-inline constexpr int kExitError = 1;     // one-line error on stderr
-inline constexpr int kExitUsage = 2;     // bad command line
-inline constexpr int kExitMismatch = 3;  // ran, but the result is wrong
-inline constexpr int kExitTimeout = 4;   // gave up in time (plan --timeout), best effort written
+namespace tpuemu::cli {
 
 struct Subcommand {
   CLI::App* command = nullptr;
-  std::function<int()> run;  // throws Error (printed as one line, exit 1)
+  std::function<int()> run;  // throws Error (one line, exit 1) or UsageError (exit 2)
+  const CommonOptions* common = nullptr;  // its --json/--quiet/-o (errors under --json are JSON too)
 };
 
+Subcommand add_run_command(CLI::App& app);     // cmd_run.cpp
+Subcommand add_exec_command(CLI::App& app);    // cmd_exec.cpp
+Subcommand add_info_command(CLI::App& app);    // cmd_info.cpp
+Subcommand add_hbm_command(CLI::App& app);     // cmd_hbm.cpp
 Subcommand add_replay_command(CLI::App& app);  // cmd_replay.cpp
 Subcommand add_trace_command(CLI::App& app);   // cmd_trace.cpp
 Subcommand add_plan_command(CLI::App& app);    // cmd_plan.cpp

@@ -690,7 +690,7 @@ nlohmann::json hbm_report_to_json(const HbmReplayReport& r) {
 
 HbmReplayReport run_hbm_command(const HbmCommandOptions& o) {
   if (o.trace_file.empty() == o.pattern.empty()) {
-    throw Error("hbm: give either --trace FILE or --pattern stream|random");
+    throw Error("hbm: give either --requests-file FILE or --pattern stream|random");
   }
   if (o.page_policy != "open" && o.page_policy != "closed") {
     throw Error(fmt::format("hbm: --page-policy must be open or closed, got '{}'", o.page_policy));

@@ -158,6 +158,9 @@ nlohmann::json hbm_report_to_json(const HbmReplayReport& report);
 
 // `tpuemu hbm`: exactly one of trace_file and pattern. Loads the timing set (the loader's error
 // for an unknown name), reads the trace or makes the pattern, replays it.
+// The most requests a synthetic pattern generates (a larger count is refused, not wrapped).
+inline constexpr std::uint64_t kMaxHbmPatternRequests = std::uint64_t{1} << 32;
+
 struct HbmCommandOptions {
   std::string trace_file;
   std::string pattern;  // "stream" | "random"

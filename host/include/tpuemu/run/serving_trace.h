@@ -40,6 +40,10 @@ CnnModel load_cnn_model(const std::filesystem::path& path);
 // The "kind" of a workload file, without validating the rest.
 std::string workload_kind(const std::filesystem::path& path);
 
+// Bounds of a serving trace (larger values are refused, not wrapped or run until memory runs out).
+inline constexpr std::size_t kMaxServingBatch = std::size_t{1} << 20;
+inline constexpr std::size_t kMaxServingRequests = std::size_t{1} << 20;
+
 struct ServingOptions {
   std::vector<std::size_t> batches;  // batch size of each request, cycled
   std::size_t requests = 0;          // 0: one per entry of `batches`

@@ -1,0 +1,54 @@
+// What every tpuemu subcommand shares (docs/cli.md): the options --json, --quiet and -o/--out,
+// validators that reject what CLI11 would otherwise wrap or round (negative or too large unsigned
+// numbers, non-finite numbers, byte counts), usage errors (exit 2) and checked output on stdout.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "tpuemu/base/error.h"
+
+namespace tpuemu::cli {
+
+inline constexpr int kExitError = 1;     // one-line error on stderr (data, files, the device)
+inline constexpr int kExitUsage = 2;     // bad command line
+inline constexpr int kExitMismatch = 3;  // ran, but the result is wrong
+inline constexpr int kExitTimeout = 4;   // gave up in time (plan --timeout), best effort written
+
+// A command line that cannot be acted on as given: main prints it like any Error, exits 2.
+class UsageError : public Error {
+ public:
+  using Error::Error;
+};
+
+// The options of every subcommand. out: the command's file product (docs/cli.md), "-" = stdout.
+struct CommonOptions {
+  bool json = false;
+  bool quiet = false;
+  std::string out;
+};
+// Adds --json, --quiet and, when out_help is not empty, -o/--out (out_names) to cmd.
+void add_common_options(CLI::App* cmd, CommonOptions& options, std::string_view json_help,
+                        std::string_view out_help, std::string out_names = "-o,--out");
+
+// A decimal integer in [min, max], digits only (no sign, no exponent, no wrap-around).
+CLI::Validator unsigned_in(std::uint64_t min, std::uint64_t max, std::string name = "");
+inline CLI::Validator any_unsigned() { return unsigned_in(0, std::numeric_limits<std::uint64_t>::max()); }
+// A finite number in [min, max] (no nan, no inf); the message shows the bounds readably.
+CLI::Validator finite_in(double min, double max);
+// A byte count: 65536, 64KiB, 16MiB, 1GiB (alloc::parse_bytes), larger than zero.
+CLI::Validator byte_count();
+
+// The JSON text of every JSON the CLI prints or writes: indented, and bytes that are not UTF-8
+// (file names, owners) replaced by U+FFFD instead of an exception.
+std::string json_text(const nlohmann::json& j);
+
+// Writes text to stdout and checks it (Error "standard output: write failed: ..."), unless quiet.
+void print(const CommonOptions& options, std::string_view text);
+
+}  // namespace tpuemu::cli

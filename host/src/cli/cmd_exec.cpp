@@ -1,0 +1,67 @@
+// tpuemu exec: a hand-written program (.s, docs/assembly.md) assembled, checked and run on a
+// backend; prints the run's status and counters.
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "tpuemu/base/atomic_file.h"
+#include "tpuemu/config/config.h"
+#include "tpuemu/device/device.h"
+#include "tpuemu/program/program.h"
+
+namespace tpuemu::cli {
+
+namespace {
+
+struct ExecArgs {
+  CommonOptions common;
+  std::string program_file;
+  std::string preset = "default";
+  std::string backend = "rtl";
+  std::uint64_t max_cycles = 100'000'000;
+};
+
+int run_exec(const ExecArgs& a) {
+  const Preset preset = load_preset(a.preset);
+  const Program program = assemble_file(a.program_file);
+  if (const auto problems = check_program(program, preset); !problems.empty()) {
+    throw Error(fmt::format("{}: {}", a.program_file, problems.front()));
+  }
+  auto device = open_device(a.backend, preset);
+  constexpr std::uint64_t kProgramAddr = 0;
+  device->load_program(kProgramAddr, program.to_bytes());
+  RunOptions options;
+  options.max_cycles = a.max_cycles;
+  const RunResult result = device->run(options);  // throws RunError on deadlock, error, timeout
+  const Counters c = device->counters();
+  const auto values = c.to_array();
+  nlohmann::json j = {{"program", a.program_file}, {"status", std::string(to_string(result.status))},
+                      {"cycles", result.cycles}};
+  for (std::size_t i = 0; i < Counters::kCount; ++i) j["counters"][std::string(Counters::name(i))] = values[i];
+  if (!a.common.out.empty()) write_file_atomically(a.common.out, json_text(j));
+  if (a.common.json) {
+    print(a.common, json_text(j));
+  } else {
+    std::string text = fmt::format("{}: {} after {} cycles\n", a.program_file, to_string(result.status), result.cycles);
+    for (std::size_t i = 0; i < Counters::kCount; ++i) text += fmt::format("  {:<28} {}\n", Counters::name(i), values[i]);
+    print(a.common, text);
+  }
+  return 0;
+}
+
+}  // namespace
+
+Subcommand add_exec_command(CLI::App& app) {
+  auto a = std::make_shared<ExecArgs>();
+  auto* cmd = app.add_subcommand("exec", "Assemble a program (.s, docs/assembly.md) and run it on a backend");
+  cmd->add_option("program", a->program_file, "Assembly file (examples/programs/*.s)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--preset", a->preset, "Hardware preset");
+  cmd->add_option("--backend", a->backend, "Device backend (tpuemu info lists them): rtl, fake");
+  cmd->add_option("--max-cycles", a->max_cycles, "Watchdog: give up after this many cycles")->check(unsigned_in(1, UINT64_MAX));
+  add_common_options(cmd, a->common, "Print the result as JSON", "Also write the JSON result here (- for stdout)");
+  return {cmd, [a] { return run_exec(*a); }, &a->common};
+}
+
+}  // namespace tpuemu::cli

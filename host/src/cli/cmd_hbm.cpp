@@ -1,0 +1,61 @@
+// tpuemu hbm: an HBM request file or a synthetic pattern through the RTL controller and the DRAM
+// device model (docs/hbm-trace.md).
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "commands.h"
+#include "tpuemu/base/atomic_file.h"
+#include "tpuemu/hbm_replay/hbm_trace.h"
+
+namespace tpuemu::cli {
+
+namespace {
+
+struct HbmArgs {
+  CommonOptions common;
+  HbmCommandOptions hbm;
+};
+
+int run_hbm(const HbmArgs& a) {
+  if (a.hbm.trace_file.empty() == a.hbm.pattern.empty()) {
+    throw UsageError("hbm: give either --requests-file FILE or --pattern stream|random");
+  }
+  if (!a.common.json && !a.common.quiet && isatty(STDERR_FILENO))
+    std::fprintf(stderr, "tpuemu: replaying through the HBM controller on %s...\n", a.hbm.config.c_str());
+  const HbmReplayReport r = run_hbm_command(a.hbm);
+  const nlohmann::json j = hbm_report_to_json(r);
+  if (!a.common.out.empty()) write_file_atomically(a.common.out, json_text(j));
+  print(a.common, a.common.json ? json_text(j) : format_hbm_report(r));
+  return 0;
+}
+
+}  // namespace
+
+Subcommand add_hbm_command(CLI::App& app) {
+  auto a = std::make_shared<HbmArgs>();
+  HbmCommandOptions& o = a->hbm;
+  auto* cmd = app.add_subcommand("hbm", "Replay HBM requests (a file or a pattern) through the RTL controller and DRAM model");
+  auto* file = cmd->add_option("--requests-file", o.trace_file,
+                               "Requests, one '<hex address> <READ|WRITE> <cycle>' per line (docs/hbm-trace.md)")
+                   ->check(CLI::ExistingFile);
+  auto* pattern = cmd->add_option("--pattern", o.pattern, "Synthetic requests instead: stream or random")
+                      ->check(CLI::IsMember({"stream", "random"}))
+                      ->excludes(file);
+  cmd->add_option("--requests", o.requests, "Pattern: number of requests")
+      ->check(unsigned_in(1, kMaxHbmPatternRequests))
+      ->needs(pattern);
+  cmd->add_option("--timing-set", o.config, "HBM timing set (hbm2-2000, hbm2e-3200, hbm3-6400) or a JSON file");
+  cmd->add_option("--read-ratio", o.read_ratio, "Pattern: fraction of reads")->check(finite_in(0.0, 1.0))->needs(pattern);
+  cmd->add_option("--seed", o.seed, "Pattern: random seed")->check(any_unsigned())->needs(pattern);
+  cmd->add_option("--page-policy", o.page_policy, "Controller page policy: open or closed")
+      ->check(CLI::IsMember({"open", "closed"}));
+  cmd->add_option("--window", o.window, "Requests held between their cycle and their answer (>= 256)")
+      ->check(unsigned_in(256, 1u << 20));
+  add_common_options(cmd, a->common, "Print the statistics as JSON", "Also write the JSON statistics here (- for stdout)");
+  return {cmd, [a] { return run_hbm(*a); }, &a->common};
+}
+
+}  // namespace tpuemu::cli

@@ -1,0 +1,65 @@
+// tpuemu info: the presets found (configs/presets, TPUEMU_CONFIG_DIR) and the device backends, or
+// one preset described. A preset file that does not load is listed with its error and makes the
+// exit code 1, but does not hide the others.
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "tpuemu/config/config.h"
+#include "tpuemu/device/backend_registry.h"
+
+namespace tpuemu::cli {
+
+namespace {
+
+struct InfoArgs {
+  CommonOptions common;
+  std::string preset;
+};
+
+int run_info(const InfoArgs& a) {
+  if (!a.preset.empty()) {
+    const Preset p = load_preset(a.preset);
+    print(a.common, a.common.json ? json_text(to_json(p)) : describe(p) + "\n");
+    return 0;
+  }
+  std::string text;
+  nlohmann::json presets = nlohmann::json::array();
+  std::string first_error;
+  for (const auto& name : list_presets()) {
+    try {
+      const Preset p = load_preset(name);
+      text += fmt::format("{:<14} DIM {:<4} VMEM {:>5} KiB  ACC {:>4} KiB  HBM {} B/cycle  {}\n", p.name, p.dim,
+                          p.vmem_bytes() / 1024, p.acc_bytes() / 1024, p.hbm.bytes_per_cycle, p.description);
+      presets.push_back(to_json(p));
+    } catch (const Error& e) {
+      text += fmt::format("{:<14} invalid: {}\n", name, e.what());
+      presets.push_back({{"name", name}, {"error", e.what()}});
+      if (first_error.empty()) first_error = e.what();
+    }
+  }
+  text += "backends:\n";
+  nlohmann::json backends = nlohmann::json::array();
+  const DeviceBackendRegistry registry = built_in_device_backends();
+  for (const DeviceBackend& b : registry.backends()) {
+    text += fmt::format("  {:<8} {}\n", b.name, b.description);
+    backends.push_back({{"name", b.name}, {"description", b.description}});
+  }
+  print(a.common, a.common.json ? json_text({{"presets", presets}, {"backends", backends}}) : text);
+  if (!first_error.empty()) throw Error(fmt::format("a preset does not load: {}", first_error));
+  return 0;
+}
+
+}  // namespace
+
+Subcommand add_info_command(CLI::App& app) {
+  auto a = std::make_shared<InfoArgs>();
+  auto* cmd = app.add_subcommand("info", "List the presets and backends, or describe one preset");
+  cmd->add_option("--preset", a->preset, "Preset to describe (a name or a JSON file)");
+  add_common_options(cmd, a->common, "Print the presets and backends as JSON", "");
+  return {cmd, [a] { return run_info(*a); }, &a->common};
+}
+
+}  // namespace tpuemu::cli
