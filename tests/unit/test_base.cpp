@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tpuemu/base/error.h"
+#include "tpuemu/base/input_file.h"
 #include "tpuemu/base/json.h"
 
 namespace tpuemu {
@@ -112,3 +113,36 @@ TEST(ErrorType, FormatsPlaces) {
 
 }  // namespace
 }  // namespace tpuemu
+
+// Issue 9, defect 2: nesting and size are bounded with a one-line error naming file and limit.
+TEST(InputLimits, DeepNestingIsRefusedWithItsPlace) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  const std::string msg = tpuemu::test::error_of([&] { (void)tpuemu::JsonDocument::parse(deep, "d.json"); });
+  EXPECT_EQ(msg, "d.json:1:65: nested deeper than 64 levels");
+  std::string objects;
+  for (int i = 0; i < 50000; ++i) objects += "{\"a\":";
+  objects += "1" + std::string(50000, '}');
+  tpuemu::test::expect_contains(tpuemu::test::error_of([&] { (void)tpuemu::JsonDocument::parse(objects, "o.json"); }),
+                                "o.json:1:321: nested deeper than 64 levels");
+  // 64 levels are fine
+  EXPECT_NO_THROW((void)tpuemu::JsonDocument::parse(std::string(64, '[') + std::string(64, ']'), "ok.json"));
+}
+
+TEST(InputLimits, EndlessAndOversizedInputsAreRefused) {
+  using tpuemu::InputLimits;
+  // /dev/zero never ends and has no newline: the line limit stops it at once
+  EXPECT_EQ(tpuemu::test::error_of([] { (void)tpuemu::read_input_file("/dev/zero", tpuemu::kTableInput); }),
+            "/dev/zero:1: line longer than the 64 KiB limit of a CSV or trace file");
+  tpuemu::test::TempDir dir;
+  const auto big = dir.write("big.json", std::string(2000, ' ') + "\n" + std::string(2000, ' '));
+  constexpr InputLimits small{1000, 5000, "test file"};
+  EXPECT_EQ(tpuemu::test::error_of([&] { (void)tpuemu::read_input_file(big, small); }),
+            big.string() + ": larger than the 1000 B limit of a test file");
+  constexpr InputLimits short_lines{100000, 1000, "test file"};
+  EXPECT_EQ(tpuemu::test::error_of([&] { (void)tpuemu::read_input_file(big, short_lines); }),
+            big.string() + ":1: line longer than the 1000 B limit of a test file");
+  EXPECT_EQ(tpuemu::read_input_file(big, {100000, 5000, "test file"}).size(), 4001u);
+  tpuemu::test::expect_contains(tpuemu::test::error_of([&] { (void)tpuemu::read_input_file(dir.path() / "none", small); }),
+                                "none: cannot open: No such file or directory");
+  EXPECT_EQ(tpuemu::limit_text(std::size_t{16} << 20), "16 MiB");
+}

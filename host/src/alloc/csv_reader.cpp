@@ -1,3 +1,4 @@
+#include "tpuemu/base/input_file.h"
 #include "tpuemu/alloc/csv_reader.h"
 
 #include <algorithm>
@@ -73,11 +74,7 @@ void CsvReader::require_columns(std::initializer_list<std::string_view> names) c
 }
 
 CsvReader CsvReader::from_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path.string(), "cannot open the file");
-  std::stringstream text;
-  text << in.rdbuf();
-  return CsvReader(text.str(), path.string());
+  return CsvReader(read_input_file(path, kTableInput), path == "-" ? "standard input" : path.string());
 }
 
 void CsvReader::allow_only_columns(std::initializer_list<std::string_view> names) const {

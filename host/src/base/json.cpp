@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "tpuemu/base/json.h"
+#include "tpuemu/base/input_file.h"
 
 namespace tpuemu {
 namespace {
@@ -128,10 +129,15 @@ JsonDocument JsonDocument::parse(std::string text, std::string source_name) {
   };
 
   using event = nlohmann::json::parse_event_t;
-  auto callback = [&](int /*depth*/, event ev, nlohmann::json& parsed) -> bool {
+  auto callback = [&](int depth, event ev, nlohmann::json& parsed) -> bool {
     switch (ev) {
       case event::object_start:
       case event::array_start: {
+        if (depth >= static_cast<int>(kMaxJsonDepth)) {
+          const auto pos = here(1);
+          throw Error::at(doc.source_, pos.line, pos.column,
+                          fmt::format("nested deeper than {} levels", kMaxJsonDepth));
+        }
         std::string ptr = element_pointer();
         doc.positions_.emplace(ptr, here(1));  // the '{' or '[' just read (kept if a key)
         stack.push_back(Frame{std::move(ptr), ev == event::array_start, 0, {}, {}});
@@ -183,12 +189,7 @@ JsonDocument JsonDocument::parse(std::string text, std::string source_name) {
 }
 
 JsonDocument JsonDocument::load(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path.string(), "cannot open file");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) throw Error(path.string(), "read error");
-  return parse(std::move(buf).str(), path.string());
+  return parse(read_input_file(path, kJsonInput), path == "-" ? "standard input" : path.string());
 }
 
 JsonDocument::Position JsonDocument::position_of(std::string_view json_pointer) const {

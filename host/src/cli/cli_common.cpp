@@ -61,6 +61,15 @@ CLI::Validator byte_count() {
       "BYTES");
 }
 
+CLI::Validator input_file() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        if (text == "-") return {};
+        return CLI::ExistingFile(text);
+      },
+      "FILE");
+}
+
 std::string json_text(const nlohmann::json& j) {
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }

@@ -44,6 +44,9 @@ CLI::Validator finite_in(double min, double max);
 // A byte count: 65536, 64KiB, 16MiB, 1GiB (alloc::parse_bytes), larger than zero.
 CLI::Validator byte_count();
 
+// An input file that exists, or "-" for standard input.
+CLI::Validator input_file();
+
 // The JSON text of every JSON the CLI prints or writes: indented, and bytes that are not UTF-8
 // (file names, owners) replaced by U+FFFD instead of an exception.
 std::string json_text(const nlohmann::json& j);

@@ -56,7 +56,7 @@ int run_exec(const ExecArgs& a) {
 Subcommand add_exec_command(CLI::App& app) {
   auto a = std::make_shared<ExecArgs>();
   auto* cmd = app.add_subcommand("exec", "Assemble a program (.s, docs/assembly.md) and run it on a backend");
-  cmd->add_option("program", a->program_file, "Assembly file (examples/programs/*.s)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("program", a->program_file, "Assembly file (examples/programs/*.s)")->required()->check(input_file());
   cmd->add_option("--preset", a->preset, "Hardware preset");
   cmd->add_option("--backend", a->backend, "Device backend (tpuemu info lists them): rtl, fake");
   cmd->add_option("--max-cycles", a->max_cycles, "Watchdog: give up after this many cycles")->check(unsigned_in(1, UINT64_MAX));

@@ -40,7 +40,7 @@ Subcommand add_hbm_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("hbm", "Replay HBM requests (a file or a pattern) through the RTL controller and DRAM model");
   auto* file = cmd->add_option("--requests-file", o.trace_file,
                                "Requests, one '<hex address> <READ|WRITE> <cycle>' per line (docs/hbm-trace.md)")
-                   ->check(CLI::ExistingFile);
+                   ->check(input_file());
   auto* pattern = cmd->add_option("--pattern", o.pattern, "Synthetic requests instead: stream or random")
                       ->check(CLI::IsMember({"stream", "random"}))
                       ->excludes(file);

@@ -97,7 +97,7 @@ int run_plan(const PlanArgs& a) {
 Subcommand add_plan_command(CLI::App& app) {
   auto args = std::make_shared<PlanArgs>();
   auto* cmd = app.add_subcommand("plan", "Offline memory planning: fixed offsets for buffers with known lifetimes (MiniMalloc CSV)");
-  cmd->add_option("file", args->input, "CSV: id,lower,upper,size[,alignment]")->required()->check(CLI::ExistingFile);
+  cmd->add_option("file", args->input, "CSV: id,lower,upper,size[,alignment]")->required()->check(input_file());
   cmd->add_option("--capacity", args->capacity, "Memory size in bytes: 1048576, 64KiB, 16MiB, 1GiB")
       ->required()
       ->check(byte_count());

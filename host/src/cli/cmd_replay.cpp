@@ -94,7 +94,7 @@ Subcommand add_replay_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("replay", "Replay an allocation trace (CSV) through allocation policies and compare fragmentation");
   cmd->add_option("trace", args->trace_file, "Allocation trace, docs/alloc-trace.md (examples/traces/*.csv)")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(input_file());
   cmd->add_option("--capacity", args->capacities,
                   "Bytes per memory space: N for every space, or SPACE=N (repeatable); suffixes KiB, MiB, GiB")
       ->required();

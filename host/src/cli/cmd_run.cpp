@@ -87,7 +87,7 @@ Subcommand add_run_command(CLI::App& app) {
   auto a = std::make_shared<RunArgs>();
   auto* cmd = app.add_subcommand("run", "Run a workload (JSON file or --matmul) and print its report");
   auto* workload = cmd->add_option("workload", a->workload_file, "Workload JSON file (examples/mlp.json)")
-                       ->check(CLI::ExistingFile);
+                       ->check(input_file());
   cmd->add_option("--preset", a->preset, "Hardware preset: small, default, tpu-v4-like, or a JSON file "
                                          "(default: the workload's, else default)");
   auto* matmul = cmd->add_option("--matmul", a->matmul, "Run C = A.B of shape MxKxN, e.g. 512x512x512")

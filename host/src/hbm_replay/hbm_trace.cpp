@@ -1,4 +1,5 @@
 // HBM traces and patterns through the RTL controller + DRAM device model (docs/hbm-trace.md).
+#include "tpuemu/base/input_file.h"
 #include "tpuemu/hbm_replay/hbm_trace.h"
 
 #include <time.h>
@@ -274,12 +275,7 @@ std::vector<HbmTraceRequest> parse_hbm_trace(std::string_view text, std::string_
 
 std::vector<HbmTraceRequest> load_hbm_trace(const std::filesystem::path& path,
                                             const HbmTimingSet& set) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path.string(), "cannot read the trace file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw Error(path.string(), "cannot read the trace file");
-  auto requests = parse_hbm_trace(text.str(), path.string(), set);
+  auto requests = parse_hbm_trace(read_input_file(path, kTableInput), path.string(), set);
   if (requests.empty()) throw Error(path.string(), "the trace has no requests");
   return requests;
 }

@@ -8,6 +8,7 @@
 
 #include "tpuemu/base/error.h"
 #include "tpuemu/base/overloaded.h"
+#include "tpuemu/base/input_file.h"
 #include "tpuemu/program/program.h"
 
 namespace tpuemu {
@@ -286,11 +287,7 @@ Program assemble(std::string_view text, std::string_view source_name) {
 }
 
 Program assemble_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path.string(), "cannot open file");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  return assemble(buf.str(), path.string());
+  return assemble(read_input_file(path, kProgramInput), path == "-" ? "standard input" : path.string());
 }
 
 std::string disassemble(const Instruction& in) {

@@ -22,6 +22,8 @@ namespace tpuemu {
 // nlohmann silently keeps the last one and a preset with "dim" twice is certainly a mistake.
 class JsonDocument {
  public:
+  // Deeper nesting is an error (no configuration needs more; unbounded nesting costs memory).
+  static constexpr std::size_t kMaxJsonDepth = 64;
   // Throws Error "source:line:column: <parser message>" on malformed input.
   static JsonDocument parse(std::string text, std::string source_name);
   // Reads the file; the source name in errors is the path as given.
