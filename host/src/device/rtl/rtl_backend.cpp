@@ -10,6 +10,7 @@
 #include "tpuemu/config/config.h"
 #include "tpuemu/config/hbm_config.h"
 #include "tpuemu/fw/sim_hal.h"
+#include "tpuemu/sim/compiled_cores.h"
 #include "tpuemu/sim/core_sim.h"
 #include "tpuemu/sim_setup/hbm_setup.h"
 
@@ -55,12 +56,36 @@ class RtlTransport final : public InProcessTransport {
   std::unique_ptr<fw::SimHal> hal_;
 };
 
+// A preset may be a user's copy of a shipped one with the same name: every field the compiled core
+// fixes must have the value it was compiled with, or the run would silently simulate the stock
+// core instead of what the preset asks for.
+void check_compiled_core(const Preset& preset) {
+  std::string built;
+  for (const sim::CompiledCore& core : sim::kCompiledCores) {
+    built += fmt::format("{}{}", built.empty() ? "" : ", ", core.preset);
+  }
+  for (const sim::CompiledCore& core : sim::kCompiledCores) {
+    if (core.preset != preset.name) continue;
+    const nlohmann::json asked = to_json(preset);
+    for (const sim::CompiledCoreField& f : core.fields) {
+      const std::uint64_t value = asked.at(std::string(f.key)).get<std::uint64_t>();
+      if (value != f.value)
+        throw Error("device", fmt::format("backend rtl: preset {} sets {}={} but the core was built with {}; this "
+                                          "build has Verilated cores only for the shipped presets ({}), so it cannot "
+                                          "simulate this one cycle-accurately (--backend fake runs it functionally)",
+                                          preset.name, f.key, value, f.value, built));
+    }
+    return;
+  }
+  throw Error("device", fmt::format("backend rtl: no Verilated core for preset '{}' in this build (built: {}); "
+                                    "--backend fake runs it functionally",
+                                    preset.name, built));
+}
+
 }  // namespace
 
 std::unique_ptr<Device> open_rtl_device(std::string_view, const Preset& preset, const DeviceOptions& options) {
-  if (!sim::core_sim_available(preset.name))
-    throw Error("device", fmt::format("backend rtl: no Verilated core for preset '{}' in this "
-                                      "build", preset.name));
+  check_compiled_core(preset);
   sim::MemoryModelConfig mem;
   mem.capacity_bytes = preset.hbm.capacity_bytes;
   mem.latency_cycles = preset.hbm.latency_cycles;
