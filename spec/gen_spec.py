@@ -545,6 +545,8 @@ def gen_cpp(s):
     o.append("")
     # HBM
     o.append("namespace hbm {")
+    if hv["max_timing"] >= 1 << hv["timing_width"]:
+        fail(s.path, f"hbm.max_timing {hv['max_timing']} does not fit in timing_width {hv['timing_width']} bits")
     for key in ("burst_bytes", "id_width", "row_width", "col_width", "bank_group_width",
                 "bank_width", "timing_width", "max_timing", "address_map_custom_code"):
         o.append(f"inline constexpr std::uint32_t k{camel(key)} = {hv[key]}u;")
@@ -558,16 +560,17 @@ def gen_cpp(s):
     names = [t["name"] for t in h["timings"]]
     o.append("// timings[field] (>= or >) the sum of timings[sum...]; indices into kTimingNames.")
     o.append("struct TimingConstraint {")
-    o.append("  std::uint32_t field; bool strict; std::array<std::int32_t, 2> sum; std::string_view doc;")
+    max_terms = 4
+    o.append(f"  std::uint32_t field; bool strict; std::array<std::int32_t, {max_terms}> sum; std::string_view doc;")
     o.append("};")
     cons = h["timing_constraints"]
     o.append(f"inline constexpr std::array<TimingConstraint, {len(cons)}> kTimingConstraints{{{{")
     for cc in cons:
-        if len(cc["sum"]) > 2:
-            fail(s.path, "a timing constraint sums at most two fields")
-        terms = [names.index(n) for n in cc["sum"]] + [-1] * (2 - len(cc["sum"]))
+        if len(cc["sum"]) > max_terms:
+            fail(s.path, f"a timing constraint sums at most {max_terms} fields")
+        terms = [names.index(n) for n in cc["sum"]] + [-1] * (max_terms - len(cc["sum"]))
         o.append(f"    {{{names.index(cc['field'])}u, {'true' if cc['op'] == '>' else 'false'}, "
-                 f"{{{terms[0]}, {terms[1]}}}, {cstr(cc.get('doc', ''))}}},")
+                 f"{{{', '.join(str(t) for t in terms)}}}, {cstr(cc.get('doc', ''))}}},")
     o.append("}};")
     o.append("// X(index, name, unit, doc) for every per-channel statistic of the controller.")
     o.append("#define TPUEMU_SPEC_HBM_STATS(X) \\")

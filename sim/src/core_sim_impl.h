@@ -12,6 +12,7 @@
 #include <verilated_fst_c.h>
 #endif
 
+#include "tpuemu/sim/verilator_messages.h"
 #include "core_memory.h"
 #include "tpuemu/sim/core_sim.h"
 #include "tpuemu/spec/contract.h"
@@ -163,6 +164,8 @@ class VerilatedCoreSim final : public CoreSim {
 #endif
     ++cycle_;
     memory_->end_cycle(cycle_, wrote);
+    // A failed assertion or $stop in the core (the hooks keep it off stdout and out of abort()).
+    if (context_->gotError()) throw std::runtime_error(take_verilator_error());
   }
 
   std::uint32_t dim_;

@@ -219,16 +219,18 @@ TEST(HbmConfigErrors, OutOfRangeAndOtherConsistencyRules) {
     std::string from, to, error;
   };
   const Case cases[] = {
-      {"\"CWL\": 4", "\"CWL\": 0", "c.json:8:15: /timing/CWL: must be in [1, 1000000], got 0"},
+      {"\"CWL\": 4", "\"CWL\": 0", "c.json:8:15: /timing/CWL: must be in [1, 65535], got 0"},
       {"\"tRAS\": 34", "\"tRAS\": 12", "c.json:11:5: /timing/tRAS: 12 < tRCD = 14"},
-      {"\"tCCD_L\": 2", "\"tCCD_L\": 0", "c.json:15:18: /timing/tCCD_L: must be in [1, 1000000], got 0"},
+      {"\"tCCD_L\": 2", "\"tCCD_L\": 0", "c.json:15:18: /timing/tCCD_L: must be in [1, 65535], got 0"},
       {"\"tCCD_S\": 1, \"tCCD_L\": 2", "\"tCCD_S\": 3, \"tCCD_L\": 2",
        "c.json:15:18: /timing/tCCD_L: 2 < tCCD_S = 3"},
       {"\"tRRD_L\": 6", "\"tRRD_L\": 3", "c.json:13:18: /timing/tRRD_L: 3 < tRRD_S = 4"},
       {"\"tWTR_L\": 8", "\"tWTR_L\": 5", "c.json:16:18: /timing/tWTR_L: 5 < tWTR_S = 6"},
       {"\"tFAW\": 30", "\"tFAW\": 3", "c.json:14:5: /timing/tFAW: 3 < tRRD_S = 4"},
       {"\"tREFI\": 3900", "\"tREFI\": 260",
-       "c.json:19:5: /timing/tREFI: 260 <= tRFC = 260 (a refresh must fit in its interval)"},
+       "c.json:19:5: /timing/tREFI: 260 <= tRFC + tRC + tWR + CWL = 328 (a forced refresh - close a row just opened "
+       "(tRC), recover from a write (CWL + tWR), refresh (tRFC) - must fit in one interval, or refreshes fall behind "
+       "and the controller stops)"},
       {"\"rows\": 16384", "\"rows\": 16000",
        "c.json:5:72: /geometry/rows: must be a power of two, got 16000"},
       {"\"rows\": 16384", "\"rows\": 131072",

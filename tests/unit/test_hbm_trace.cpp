@@ -112,7 +112,7 @@ TEST(HbmTraceParse, FilesAndTheirErrors) {
   EXPECT_EQ(error_of(kTraces / "beyond.trace"),
             dir + "/beyond.trace:3: address 0x100000000 is beyond the capacity 0x100000000 of "
                   "hbm2-2000");
-  EXPECT_EQ(error_of(kTraces / "no-such.trace"), dir + "/no-such.trace: cannot read the trace file");
+  EXPECT_EQ(error_of(kTraces / "no-such.trace"), dir + "/no-such.trace: cannot open: No such file or directory");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -344,6 +344,40 @@ TEST(HbmReplay, CommandErrors) {
   EXPECT_EQ(error_of({.pattern = "stream", .page_policy = "ajar"}),
             "hbm: --page-policy must be open or closed, got 'ajar'");
   EXPECT_NE(error_of({.pattern = "stream", .config = "hbm9-1"}).find("hbm9-1"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tpuemu
+
+namespace tpuemu {
+namespace {
+
+// Issue 9, defect 4: an RTL assertion failure ($error + $stop in the controller) is an Error with
+// one line, not text on stdout and abort(). The timing set is broken after validation, which
+// refuses it on load (tREFI > tRFC + tRC + tWR + CWL).
+TEST(HbmReplay, RtlAssertionBecomesAnErrorNotAnAbort) {
+  HbmTimingSet broken = hbm2();
+  broken.timings.tRFC = 1;
+  broken.timings.tREFI = 2;
+  HbmPatternOptions p;
+  p.pattern = HbmPattern::Stream;
+  p.requests = 2000;
+  auto source = hbm_pattern_source(broken, p);
+  ::testing::internal::CaptureStdout();
+  std::string msg = "(no error)";
+  try {
+    (void)replay_hbm(broken, *source);
+  } catch (const Error& e) {
+    msg = e.what();
+  }
+  const std::string printed = ::testing::internal::GetCapturedStdout();
+  EXPECT_NE(msg.find("RTL: hbm_refresh_timer.sv:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("8 REFs postponed"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  EXPECT_EQ(printed, "");  // nothing of the model's text reached stdout
+  // the next system starts clean: a valid replay after the failure succeeds
+  auto good = hbm_pattern_source(hbm2(), p);
+  EXPECT_EQ(replay_hbm(hbm2(), *good).requests, 2000u);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include <verilated.h>
 
+#include "tpuemu/sim/verilator_messages.h"
 #include "dram/device.h"
 #include "tpuemu/sim/hbm_system.h"
 #include "verilator_bits.h"
@@ -129,6 +130,8 @@ class VerilatedHbmSystem final : public HbmSystem {
       top_->eval();
       top_->clk_i = 0;
       ++cycle_;
+      // A failed controller assertion or $stop (collected by the Verilator hooks).
+      if (context_->gotError()) throw std::runtime_error(take_verilator_error());
     } catch (const std::exception& e) {
       fault_ = std::string("hbm: ") + e.what();
     }
