@@ -382,3 +382,36 @@ TEST(HbmReplay, RtlAssertionBecomesAnErrorNotAnAbort) {
 
 }  // namespace
 }  // namespace tpuemu
+
+namespace tpuemu {
+namespace {
+
+// Issue 9, defect 5: idle gaps are fast-forwarded by whole refresh periods, and the figures are
+// those of clocking every cycle: the same cycles, refreshes, precharges and refresh time.
+TEST(HbmReplay, IdleFastForwardMatchesClockingEveryCycle) {
+  const std::string text = "0x0 READ 0\n0x40 WRITE 30000\n0x1000 READ 30001\n0x0 READ 90000\n0x40 READ 150007\n";
+  const auto requests = parse_hbm_trace(text, "gaps.trace", hbm2());
+  HbmReplayOptions slow;
+  slow.fast_forward_idle = false;
+  auto a = hbm_trace_source(requests, "gaps");
+  const HbmReplayReport clocked = replay_hbm(hbm2(), *a, slow);
+  auto b = hbm_trace_source(requests, "gaps");
+  const HbmReplayReport fast = replay_hbm(hbm2(), *b);
+  EXPECT_EQ(clocked.idle_cycles_skipped, 0u);
+  EXPECT_GT(fast.idle_cycles_skipped, 100000u);
+  EXPECT_EQ(fast.cycles, clocked.cycles);
+  EXPECT_EQ(fast.total.refreshes, clocked.total.refreshes);
+  EXPECT_EQ(fast.total.refresh_cycles, clocked.total.refresh_cycles);
+  EXPECT_EQ(fast.total.precharges, clocked.total.precharges);
+  EXPECT_EQ(fast.total.acts, clocked.total.acts);
+  EXPECT_EQ(fast.reads_checked, clocked.reads_checked);
+  EXPECT_EQ(fast.read_latency.mean, clocked.read_latency.mean);
+  // a trillion-cycle gap finishes (the defect: it never did)
+  auto c = hbm_trace_source(parse_hbm_trace("0x0 READ 1000000000000\n", "far.trace", hbm2()), "far");
+  const HbmReplayReport far = replay_hbm(hbm2(), *c);
+  EXPECT_GT(far.cycles, 1000000000000u);
+  EXPECT_GT(far.total.refreshes, 2000000000u);
+}
+
+}  // namespace
+}  // namespace tpuemu

@@ -183,6 +183,20 @@ HbmChannelFigures figures_of(const hbm::ChannelStatistics& c) {
   return f;
 }
 
+// What k more periods like the one from before to after add: every counter's growth times k.
+HbmChannelFigures periods(const HbmChannelFigures& after, const HbmChannelFigures& before, std::uint64_t k) {
+  HbmChannelFigures d;
+  for (std::uint64_t HbmChannelFigures::*f :
+       {&HbmChannelFigures::reads, &HbmChannelFigures::writes, &HbmChannelFigures::row_hits,
+        &HbmChannelFigures::row_misses, &HbmChannelFigures::row_conflicts, &HbmChannelFigures::acts,
+        &HbmChannelFigures::precharges, &HbmChannelFigures::refreshes, &HbmChannelFigures::refresh_cycles,
+        &HbmChannelFigures::turnarounds, &HbmChannelFigures::queue_occupancy_sum,
+        &HbmChannelFigures::data_bus_busy_cycles}) {
+    d.*f = (after.*f - before.*f) * k;
+  }
+  return d;
+}
+
 double ratio(double a, double b) { return b == 0 ? 0.0 : a / b; }
 double ratio(std::uint64_t a, std::uint64_t b) {
   return ratio(static_cast<double>(a), static_cast<double>(b));
@@ -436,13 +450,49 @@ HbmReplayReport replay_hbm(const HbmTimingSet& set, HbmRequestSource& source,
   report.tBURST = set.tBURST();
   report.banks = set.banks_per_channel();
 
+  // Idle fast-forward: with nothing in flight for a settling time, the controller only refreshes,
+  // and its state repeats every tREFI. One such period is simulated and measured; whole periods
+  // up to the next request are then skipped: the RTL is not clocked, the time axis moves on and
+  // every counter grows by the measured period's growth (docs/hbm-trace.md).
+  const std::uint64_t refresh_period = set.timings.tREFI;
+  const std::uint64_t settle = set.timings.tREFI + set.timings.tRFC + set.timings.tRC;
+  std::uint64_t skipped = 0;                 // cycles not clocked
+  std::uint64_t idle_from = 0;               // cycle (with skips) since which nothing is in flight
+  std::optional<std::uint64_t> period_start;  // a measured idle period began here (sys.cycle())
+  std::vector<HbmChannelFigures> period_before, skipped_figures(channels);
+  auto channel_figures = [&] {
+    std::vector<HbmChannelFigures> out;
+    for (const auto& c : sys.statistics().channels) out.push_back(figures_of(c));
+    return out;
+  };
+
   std::optional<HbmTraceRequest> next = source.next();
   std::uint64_t entered = 0, answered = 0, last_progress = 0;
   const auto wall0 = std::chrono::steady_clock::now();
   const double cpu0 = thread_cpu_seconds();
 
   while (next || answered < entered) {
-    const std::uint64_t now = sys.cycle();
+    if (options.fast_forward_idle && answered == entered && pending_on_lanes == 0 && next &&
+        next->cycle > sys.cycle() + skipped) {
+      const std::uint64_t now = sys.cycle() + skipped;
+      if (!period_start && now - idle_from >= settle) {
+        period_start = sys.cycle();
+        period_before = channel_figures();
+      } else if (period_start && sys.cycle() - *period_start == refresh_period) {
+        const std::uint64_t gap = next->cycle - now;
+        const std::uint64_t k = gap / refresh_period > 0 ? gap / refresh_period - 1 : 0;
+        if (k > 0) {
+          const std::vector<HbmChannelFigures> after = channel_figures();
+          for (unsigned ch = 0; ch < channels; ++ch) skipped_figures[ch] += periods(after[ch], period_before[ch], k);
+          skipped += k * refresh_period;
+        }
+        period_start.reset();
+      }
+    } else {
+      idle_from = sys.cycle() + skipped + 1;
+      period_start.reset();
+    }
+    const std::uint64_t now = sys.cycle() + skipped;
     // Requests whose cycle has come enter the window, in source order.
     while (next && next->cycle <= now && !free_slots.empty()) {
       const std::uint32_t i = free_slots.back();
@@ -531,9 +581,11 @@ HbmReplayReport replay_hbm(const HbmTimingSet& set, HbmRequestSource& source,
 
   const hbm::Statistics st = sys.statistics();
   report.requests = entered;
-  report.cycles = sys.cycle();
-  for (const auto& c : st.channels) {
-    report.channels.push_back(figures_of(c));
+  report.cycles = sys.cycle() + skipped;
+  report.idle_cycles_skipped = skipped;
+  for (std::size_t ch = 0; ch < st.channels.size(); ++ch) {
+    report.channels.push_back(figures_of(st.channels[ch]));
+    report.channels.back() += skipped_figures[ch];
     report.total += report.channels.back();
   }
   report.read_latency.count = report.total.reads;
@@ -603,6 +655,11 @@ std::string format_hbm_report(const HbmReplayReport& r) {
                      r.tRC, r.tFAW, r.tRRD_S, acts, 100 * acts * static_cast<double>(r.tBURST),
                      r.tBURST));
   }
+  if (r.idle_cycles_skipped > 0) {
+    line(fmt::format("idle        {} of the {} cycles fast-forwarded (nothing in flight; refreshes counted "
+                     "from one measured idle tREFI period)",
+                     r.idle_cycles_skipped, r.cycles));
+  }
   line(fmt::format("simulation  {:.2f} s wall, {:.2f} s CPU: {:.0f} DRAM cycles per wall second "
                    "({:.0f} per CPU second)",
                    r.wall_seconds, r.cpu_seconds, r.cycles_per_second(), r.cycles_per_cpu_second()));
@@ -671,6 +728,7 @@ nlohmann::json hbm_report_to_json(const HbmReplayReport& r) {
           {"reads", r.reads},
           {"writes", r.writes},
           {"cycles", r.cycles},
+          {"idle_cycles_skipped", r.idle_cycles_skipped},
           {"ns", static_cast<double>(r.cycles) * r.tck_ns},
           {"total", channel_json(r, r.total, true)},
           {"channels", channels},

@@ -84,6 +84,8 @@ struct HbmReplayOptions {
   // Give up (Error) when this many cycles pass without a response while requests are pending.
   std::uint64_t stall_limit = 1'000'000;
   std::string source_name;  // for the report; defaults to the source's describe()
+  // Skip whole idle refresh periods instead of clocking them (HbmReplayReport::idle_cycles_skipped).
+  bool fast_forward_idle = true;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -124,6 +126,9 @@ struct HbmReplayReport {
   // Outcome.
   std::uint64_t requests = 0, reads = 0, writes = 0;
   std::uint64_t cycles = 0;  // from the first tick until the last response (tCK)
+  // Of those, idle cycles fast-forwarded instead of clocked (whole refresh periods with nothing in
+  // flight; their refreshes are counted from one measured idle period).
+  std::uint64_t idle_cycles_skipped = 0;
   std::vector<HbmChannelFigures> channels;
   HbmChannelFigures total;
   HbmLatencyFigures read_latency;        // controller: request accepted -> data out (RTL counters)
