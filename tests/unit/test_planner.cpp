@@ -100,12 +100,31 @@ TEST(Planner, FirstFitInLifetimeOrderBeatsDecreasingSizeBestFit) {
   EXPECT_EQ(check_placement(b, tight.offsets, 6), std::nullopt);
 }
 
+// Issue 9, defect 8: sizes near 2^64 do not wrap the peak around; --timeout 0 means greedy only.
+TEST(Planner, HugeSizesDoNotOverflowThePeak) {
+  constexpr std::uint64_t kHalf = (std::uint64_t{1} << 63) - 1;
+  const std::vector<PlanBuffer> buffers = {{"a", 0, 4, kHalf}, {"b", 0, 4, kHalf}, {"c", 0, 4, kHalf}};
+  EXPECT_EQ(peak_live_bytes(buffers), UINT64_MAX);  // saturated, not 18446744073709551614 - kHalf
+  const auto r = plan_buffers(buffers, {.capacity = UINT64_MAX});
+  EXPECT_EQ(r.status, PlanStatus::Infeasible);
+  EXPECT_EQ(r.reason, "peak live bytes at time 0 exceed 2^64 - 1 and so the capacity 18446744073709551615");
+}
+
+TEST(Planner, ZeroTimeoutReturnsTheGreedyPlacementAtOnce) {
+  const auto inst = testing::guillotine_instance(300, 3);
+  const auto r = plan_buffers(inst.buffers, {.capacity = inst.capacity, .timeout_seconds = 0});
+  EXPECT_EQ(r.status, PlanStatus::Timeout);
+  EXPECT_EQ(r.search_nodes, 0u);  // no search at all (the defect searched for 2.4 s)
+  EXPECT_EQ(r.height, r.greedy_height);
+  EXPECT_EQ(check_placement(inst.buffers, r.offsets, r.height), std::nullopt);
+}
+
 TEST(Planner, PeakAboveCapacityIsInfeasibleWithoutSearch) {
   const std::vector<PlanBuffer> b = {{.id = "a", .lower = 0, .upper = 4, .size = 16},
                                      {.id = "b", .lower = 2, .upper = 6, .size = 16}};
   const auto r = plan_buffers(b, {.capacity = 31});
   EXPECT_EQ(r.status, PlanStatus::Infeasible);
-  EXPECT_EQ(r.search_nodes, 0u);
+  EXPECT_EQ(r.search_nodes, 0u);  // no search at all (the defect searched for 2.4 s)
   EXPECT_EQ(r.peak_live_bytes, 32u);
   EXPECT_EQ(r.reason, "peak live bytes 32 at time 2 exceed the capacity 31");
 }

@@ -49,16 +49,22 @@ Peak peak_of(std::span<const PlanBuffer> buffers) {
     events.emplace_back(b.upper, false, b.size);
   }
   std::sort(events.begin(), events.end());
+  // Summed in 128 bits: sizes near 2^64 must not wrap around to a small peak. A peak beyond
+  // 2^64 - 1 is reported as 2^64 - 1, which no capacity exceeds (so it is infeasible).
   Peak peak;
-  std::uint64_t live = 0;
+  unsigned __int128 live = 0, highest = 0;
   for (const auto& [time, start, size] : events) {
     if (!start) {
       live -= size;
       continue;
     }
     live += size;
-    if (live > peak.bytes) peak = {live, time};
+    if (live > highest) {
+      highest = live;
+      peak.time = time;
+    }
   }
+  peak.bytes = highest > UINT64_MAX ? UINT64_MAX : static_cast<std::uint64_t>(highest);
   return peak;
 }
 
@@ -246,10 +252,11 @@ PlanResult plan_buffers(std::span<const PlanBuffer> buffers, const PlanOptions& 
   const Peak peak = peak_of(buffers);
   r.peak_live_bytes = peak.bytes;
   const std::uint64_t capacity = options.capacity;
-  if (peak.bytes > capacity) {
+  if (peak.bytes > capacity || peak.bytes == UINT64_MAX) {
     r.status = PlanStatus::Infeasible;
-    r.reason = fmt::format("peak live bytes {} at time {} exceed the capacity {}", peak.bytes,
-                           peak.time, capacity);
+    r.reason = peak.bytes == UINT64_MAX
+                   ? fmt::format("peak live bytes at time {} exceed 2^64 - 1 and so the capacity {}", peak.time, capacity)
+                   : fmt::format("peak live bytes {} at time {} exceed the capacity {}", peak.bytes, peak.time, capacity);
     r.seconds = seconds_since(start);
     return r;
   }
@@ -294,9 +301,10 @@ PlanResult plan_buffers(std::span<const PlanBuffer> buffers, const PlanOptions& 
                                     0.0, 1e7);
   const auto deadline =
       start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout));
-  bool timed_out = false;
+  bool timed_out = timeout == 0;  // no time for a search: the greedy placement is the best effort
   std::vector<detail::SearchBuffer> group_buffers;
   for (const auto& group : groups) {
+    if (timed_out) break;
     if (group_height(group, r.offsets) <= capacity) continue;
     group_buffers.clear();
     for (const std::size_t i : group) {
