@@ -10,6 +10,10 @@ packages=(
   libfmt-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
 )
+# scripts/fuzz.sh: libFuzzer and the sanitizers come with clang.
+if [[ "${1:-}" == "--fuzz" ]]; then
+  packages+=(clang)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

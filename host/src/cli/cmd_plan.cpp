@@ -41,6 +41,7 @@ double pct(std::uint64_t x, std::uint64_t of) { return of == 0 ? 0.0 : 100.0 * s
 
 int run_plan(const PlanArgs& a) {
   const std::uint64_t capacity = alloc::parse_bytes(a.capacity);  // validated by the option
+  const std::string output = a.common.out.empty() ? default_output(a.input) : a.common.out;
   const auto buffers = a.space.empty() ? alloc::read_plan_csv(a.input)
                                        : alloc::plan_buffers_from_trace(alloc::read_alloc_trace(a.input), a.space);
   if (buffers.empty()) throw Error(a.input, a.space.empty() ? "no buffers" : fmt::format("no buffers in space '{}'", a.space));
@@ -48,7 +49,6 @@ int run_plan(const PlanArgs& a) {
   options.capacity = capacity;
   options.timeout_seconds = a.timeout;
   const alloc::PlanResult r = alloc::plan_buffers(buffers, options);
-  const std::string output = a.common.out.empty() ? default_output(a.input) : a.common.out;
   const bool write = r.status != alloc::PlanStatus::Infeasible;
   if (write) alloc::write_plan_csv(output, buffers, r.offsets);
 

@@ -66,7 +66,8 @@ std::string format_report(const WorkloadReport& r) {
        100.0 * r.roofline_fraction);
   line(s, "MXU         busy {} cycles = {:.1f}% utilisation; weight loads {} cycles (overlapped)", c.mxu_busy,
        100.0 * r.mxu_utilization, c.weight_load_busy);
-  line(s, "HBM         {} moved = {:.2f} B/cycle, {:.1f}% of peak; DMA traffic {:.2f}x the minimum {}",
+  line(s, "HBM         {} moved = {:.2f} B/cycle, {:.1f}% of the core's memory-port peak; DMA traffic {:.2f}x the "
+       "minimum {}",
        bytes_text(r.hbm_bytes), r.hbm_bytes_per_cycle, 100.0 * r.hbm_peak_fraction, r.hbm_traffic_over_minimum,
        bytes_text(r.min_hbm_bytes));
   line(s, "DMA bytes   hbm->vmem {}  vmem->hbm {}  acc->hbm {}  hbm->smem {}  smem->hbm {}",
@@ -81,7 +82,7 @@ std::string format_report(const WorkloadReport& r) {
     const MemoryStatistics& h = *r.hbm;
     const double gbps = h.total("bytes_per_dram_cycle") / r.hbm_tck_ns;
     const std::uint64_t dram_cycles = h.count("dram_cycles");
-    line(s, "HBM device  {}: {} reads + {} writes of 64 B in {} DRAM cycles = {:.1f} GB/s, {:.1f}% of peak",
+    line(s, "HBM device  {}: {} reads + {} writes of 64 B in {} DRAM cycles = {:.1f} GB/s, {:.1f}% of the DRAM's peak",
          r.hbm_timing_set, h.count("reads"), h.count("writes"), dram_cycles, gbps, 100.0 * h.total("peak_fraction"));
     line(s, "            read latency mean {:.1f} / p50 {} / p99 {} tCK; row hits {} misses {} conflicts {} "
          "({:.1f}% hits); {} refreshes ({} cycles); {} read/write turnarounds",

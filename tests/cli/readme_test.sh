@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Runs every `./build/tpuemu ...` command of the README exactly as written (continuation lines
+# joined, the trailing comment dropped by the shell) and checks that each exits 0. They run in a
+# scratch directory whose `build` and `examples` are links to the build tree and the source's
+# examples, so the outputs they name (series.csv, my.csv, plan.csv) land there, not in the source.
+# The quick-start commands (bash scripts/...) are what CI itself runs and are not repeated here.
+set -u
+source_dir=$1
+build_dir=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+ln -s "$build_dir" "$tmp/build"
+ln -s "$source_dir/examples" "$tmp/examples"
+cd "$tmp" || exit 1
+
+commands=$(python3 - "$source_dir/README.md" <<'PY'
+import sys
+text = open(sys.argv[1]).read()
+out, in_block, pending = [], False, ""
+for line in text.splitlines():
+    if line.startswith("```"):
+        in_block = not in_block
+        continue
+    if not in_block:
+        continue
+    if pending or line.startswith("./build/tpuemu"):
+        pending += line.rstrip("\\").rstrip() + " " if line.endswith("\\") else line
+        if not line.endswith("\\"):
+            out.append(pending)
+            pending = ""
+print("\n".join(out))
+PY
+)
+count=0
+failures=0
+while IFS= read -r cmd; do
+  [[ -z "$cmd" ]] && continue
+  count=$((count + 1))
+  if bash -c "$cmd" >"$tmp/out" 2>"$tmp/err"; then
+    echo "ok   $cmd"
+  else
+    echo "FAIL (exit $?) $cmd"; head -3 "$tmp/err"; failures=$((failures + 1))
+  fi
+done <<<"$commands"
+if [[ $count -lt 10 ]]; then echo "FAIL only $count README commands found"; failures=$((failures + 1)); fi
+for f in series.csv my.csv plan.csv; do
+  [[ -s "$tmp/$f" ]] || { echo "FAIL $f was not written"; failures=$((failures + 1)); }
+done
+echo "$count README commands, $failures failed"
+exit $((failures > 0))
