@@ -146,3 +146,10 @@ TEST(InputLimits, EndlessAndOversizedInputsAreRefused) {
                                 "none: cannot open: No such file or directory");
   EXPECT_EQ(tpuemu::limit_text(std::size_t{16} << 20), "16 MiB");
 }
+
+// Found by scripts/fuzz.sh: a number too large for a double is a positioned Error, not the
+// library's out_of_range exception escaping as "[json.exception.out_of_range.406] ...".
+TEST(Json, NumberOverflowIsAPositionedError) {
+  const std::string msg = tpuemu::test::error_of([] { (void)tpuemu::JsonDocument::parse("{\"a\": 1e999}", "n.json"); });
+  EXPECT_EQ(msg, "n.json:1:12: number overflow parsing '1e999'");
+}

@@ -184,6 +184,14 @@ JsonDocument JsonDocument::parse(std::string text, std::string source_name) {
     const std::size_t offset = std::min<std::size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
     const auto pos = lines.locate(offset);
     throw Error::at(doc.source_, pos.line, pos.column, parser_cause(e));
+  } catch (const nlohmann::json::exception& e) {
+    // e.g. out_of_range.406 "number overflow parsing '1e999'": no byte offset, but the parser has
+    // just read the number. Keep the cause, drop the library's "[json.exception.x.n] " prefix.
+    std::string_view what = e.what();
+    if (const auto close = what.find("] "); what.starts_with("[json.exception") && close != std::string_view::npos)
+      what.remove_prefix(close + 2);
+    const auto pos = here(1);
+    throw Error::at(doc.source_, pos.line, pos.column, std::string(what));
   }
   return doc;
 }
