@@ -16,9 +16,9 @@ seeds() {  # target -> a fresh corpus directory with the shipped inputs of that 
   local dir=build-fuzz/corpus/$1
   rm -rf "$dir"; mkdir -p "$dir"
   case $1 in
-    json|preset) cp configs/presets/*.json examples/*.json tests/data/*.json "$dir/" ;;
+    json|preset) cp --backup=numbered configs/presets/*.json examples/*.json tests/data/*.json "$dir/" ;;
     timing) cp configs/hbm/*.json "$dir/" ;;
-    trace) cp examples/traces/*.csv tests/data/*.csv examples/plan/*.csv "$dir/" ;;
+    trace) cp --backup=numbered examples/traces/*.csv tests/data/*.csv examples/plan/*.csv "$dir/" ;;
     asm) cp examples/programs/*.s tests/data/*.s "$dir/" ;;
   esac
   echo "$dir"
