@@ -9,6 +9,8 @@ packages=(
   libboost-dev libboost-system-dev
   libfmt-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
+  protobuf-compiler libprotobuf-dev zlib1g-dev
+  golang-go
 )
 # scripts/fuzz.sh: libFuzzer and the sanitizers come with clang.
 if [[ "${1:-}" == "--fuzz" ]]; then

@@ -97,9 +97,9 @@ else
 fi
 
 # a report is written whole, or not at all
-"$tpuemu" run --matmul 0x1x1 --preset small -o "$tmp/report.json" >/dev/null 2>&1
+"$tpuemu" run --matmul 0x1x1 --preset small --report "$tmp/report.json" >/dev/null 2>&1
 if ls "$tmp" | grep -q report; then echo "FAIL partial report left behind"; failures=$((failures + 1)); fi
-if "$tpuemu" run "$data/small_mlp.json" --preset small -o "$tmp/report.json" >/dev/null 2>"$tmp/err" &&
+if "$tpuemu" run "$data/small_mlp.json" --preset small --report "$tmp/report.json" >/dev/null 2>"$tmp/err" &&
    python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if r["result"]["bit_exact"] else 1)' "$tmp/report.json"; then
   echo "ok   report written and bit-exact"
 else

@@ -25,28 +25,28 @@ small=(--matmul 16x16x16 --preset small --backend fake)
 
 # ---- 1. outputs never clobber special files
 mkfifo "$tmp/fifo"
-check fifo_without_reader 1 "fifo: cannot write: a FIFO with no reader" -- run "${small[@]}" -o "$tmp/fifo"
+check fifo_without_reader 1 "fifo: cannot write: a FIFO with no reader" -- run "${small[@]}" --report "$tmp/fifo"
 [[ -p "$tmp/fifo" ]] && pass "fifo stays a FIFO" || fail "fifo was replaced"
 cat "$tmp/fifo" >"$tmp/from_fifo" &
 reader=$!
 sleep 0.2
-"$tpuemu" run "${small[@]}" -o "$tmp/fifo" >/dev/null 2>"$tmp/err"
+"$tpuemu" run "${small[@]}" --report "$tmp/fifo" >/dev/null 2>"$tmp/err"
 wait $reader
 python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/from_fifo" && [[ -p "$tmp/fifo" ]] &&
   pass "fifo with a reader gets the JSON report" || fail "fifo with a reader"
 echo old >"$tmp/target.json"
 chmod 600 "$tmp/target.json"
 ln -s target.json "$tmp/link.json"
-"$tpuemu" run "${small[@]}" -o "$tmp/link.json" >/dev/null 2>"$tmp/err"
+"$tpuemu" run "${small[@]}" --report "$tmp/link.json" >/dev/null 2>"$tmp/err"
 [[ -L "$tmp/link.json" && $(stat -c %a "$tmp/target.json") == 600 ]] && grep -q '"cycles"' "$tmp/target.json" &&
   pass "symlink followed, link and mode 600 kept" || fail "symlink or mode"
-"$tpuemu" run "${small[@]}" -o /dev/null >/dev/null 2>"$tmp/err"
+"$tpuemu" run "${small[@]}" --report /dev/null >/dev/null 2>"$tmp/err"
 [[ -c /dev/null ]] && pass "/dev/null stays a character device" || fail "/dev/null replaced"
-"$tpuemu" run "${small[@]}" -q -o /dev/stdout >"$tmp/stdout.json" 2>"$tmp/err"
+"$tpuemu" run "${small[@]}" -q --report /dev/stdout >"$tmp/stdout.json" 2>"$tmp/err"
 python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/stdout.json" && [[ -f "$tmp/stdout.json" ]] &&
-  pass "-o /dev/stdout writes to the redirected stdout" || fail "-o /dev/stdout"
+  pass "--report /dev/stdout writes to the redirected stdout" || fail "-o /dev/stdout"
 echo keep >"$tmp/ro.json"; chmod 444 "$tmp/ro.json"
-check read_only_refused 1 "ro.json: refusing to replace a read-only file" -- run "${small[@]}" -o "$tmp/ro.json"
+check read_only_refused 1 "ro.json: refusing to replace a read-only file" -- run "${small[@]}" --report "$tmp/ro.json"
 [[ $(cat "$tmp/ro.json") == keep ]] && pass "read-only file untouched" || fail "read-only file changed"
 check plan_stdin_needs_out 2 "not a regular file.*-o FILE" -- plan /dev/stdin --capacity 64KiB
 [[ ! -e /dev/stdin.planned.csv ]] && pass "nothing written into /dev" || fail "/dev/stdin.planned.csv exists"

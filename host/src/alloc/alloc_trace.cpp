@@ -276,19 +276,25 @@ nlohmann::json replay_to_json(const ReplayResult& result) {
   return {{"trace", result.source}, {"runs", runs}};
 }
 
-std::string replay_samples_csv(const ReplayResult& result) {
-  std::string out =
-      "space,policy,event,time,live_bytes,in_use_bytes,footprint_bytes,free_bytes,free_blocks,"
-      "largest_free_block,external_fragmentation,gap_square_ratio,internal_waste_bytes\n";
-  for (const ReplayRun& run : result.runs) {
-    std::size_t event = 0;
-    for (const SpaceSnapshot& s : run.samples) {
-      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{:.6f},{:.6f},{}\n", run.metrics.space, run.metrics.policy,
-                         event++, s.time, s.live_bytes, s.in_use_bytes, s.footprint_bytes, s.free_bytes,
-                         s.free_blocks, s.largest_free_block, s.external_fragmentation, s.gap_square_ratio,
-                         s.internal_waste_bytes);
-    }
+std::string samples_csv_header() {
+  return "space,policy,event,time,live_bytes,in_use_bytes,footprint_bytes,free_bytes,free_blocks,"
+         "largest_free_block,external_fragmentation,gap_square_ratio,internal_waste_bytes\n";
+}
+
+std::string samples_csv_rows(std::string_view space, std::string_view policy, std::span<const SpaceSnapshot> samples) {
+  std::string out;
+  std::size_t event = 0;
+  for (const SpaceSnapshot& s : samples) {
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{:.6f},{:.6f},{}\n", space, policy, event++, s.time,
+                       s.live_bytes, s.in_use_bytes, s.footprint_bytes, s.free_bytes, s.free_blocks,
+                       s.largest_free_block, s.external_fragmentation, s.gap_square_ratio, s.internal_waste_bytes);
   }
+  return out;
+}
+
+std::string replay_samples_csv(const ReplayResult& result) {
+  std::string out = samples_csv_header();
+  for (const ReplayRun& run : result.runs) out += samples_csv_rows(run.metrics.space, run.metrics.policy, run.samples);
   return out;
 }
 

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -13,6 +14,9 @@
 #include "tpuemu/base/atomic_file.h"
 #include "tpuemu/compile/workload.h"
 #include "tpuemu/config/config.h"
+#include "tpuemu/alloc/alloc_trace.h"
+#include "tpuemu/profile/chrome_trace.h"
+#include "tpuemu/profile/memory_profile.h"
 #include "tpuemu/run/runner.h"
 
 namespace tpuemu::cli {
@@ -36,7 +40,30 @@ struct RunArgs {
   std::string allocator = "bfc";
   std::optional<std::string> vmem_allocator;
   std::string alloc_trace_file;
+  std::string report_file;
+  std::string profile_at = "peak";
 };
+
+// The artefacts of `run -o DIR` (docs/profile.md), each written atomically; only after the run
+// succeeded, so a failed run leaves nothing in DIR.
+void write_artefacts(const std::filesystem::path& dir, const WorkloadReport& r, const nlohmann::json& summary,
+                     const profile::ProfileMoment& moment) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw Error(dir.string(), fmt::format("cannot create the output directory: {}", ec.message()));
+  write_file_atomically(dir / "summary.json", json_text(summary));
+  write_file_atomically(dir / "fragmentation.csv",
+                        alloc::samples_csv_header() + alloc::samples_csv_rows("hbm", r.hbm_allocation.policy,
+                                                                              r.hbm_allocation_samples));
+  write_file_atomically(dir / "memory.pb.gz",
+                        profile::memory_profile(profile::snapshot_at(r.allocation_trace, moment), r.workload));
+  profile::ChromeTraceInputs trace;
+  trace.allocations = &r.allocation_trace;
+  trace.samples["hbm"] = r.hbm_allocation_samples;
+  trace.clock_ghz = r.clock_ghz;
+  trace.title = r.workload;
+  write_file_atomically(dir / "trace.json", json_text(profile::chrome_trace(trace)));
+}
 
 int run_run(const RunArgs& a) {
   if (a.workload_file.empty() == a.matmul.empty()) {
@@ -53,6 +80,12 @@ int run_run(const RunArgs& a) {
     w = load_workload(a.workload_file);
   }
   if (a.seed) w.seed = *a.seed;
+  profile::ProfileMoment moment;
+  try {
+    moment = profile::ProfileMoment::parse(a.profile_at);
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
   const std::string preset_name = !a.preset.empty() ? a.preset : w.preset.value_or("default");
   const Preset preset = load_preset(preset_name);
   if (a.backpressure != 0 && preset.hbm.model != "simple") {
@@ -75,7 +108,8 @@ int run_run(const RunArgs& a) {
     std::fprintf(stderr, "tpuemu: running %s on %s (%s)...\n", w.name.c_str(), preset.name.c_str(), s.backend.c_str());
   const WorkloadReport r = run_workload(preset, w, s);
   const nlohmann::json j = report_to_json(r);
-  if (!a.common.out.empty()) write_file_atomically(a.common.out, json_text(j));
+  if (!a.report_file.empty()) write_file_atomically(a.report_file, json_text(j));
+  if (!a.common.out.empty()) write_artefacts(a.common.out, r, j, moment);
   if (!a.alloc_trace_file.empty()) alloc::write_alloc_trace(a.alloc_trace_file, r.allocation_trace);
   print(a.common, a.common.json ? json_text(j) : format_report(r));
   return r.bit_exact ? 0 : kExitMismatch;
@@ -115,8 +149,12 @@ Subcommand add_run_command(CLI::App& app) {
   cmd->add_option("--alloc-trace", a->alloc_trace_file, "Write the run's HBM allocations as a trace (tpuemu replay)")
       ->type_name("FILE");
   cmd->add_option("--wave", a->wave_file, "FST waveform of the run (needs -DTPUEMU_RTL_TRACE=ON)")->type_name("FILE.fst");
+  cmd->add_option("--report", a->report_file, "Also write the JSON report to this file (- for stdout)")->type_name("FILE");
+  cmd->add_option("--profile-at", a->profile_at, "The moment memory.pb.gz shows: peak, end or a cycle");
   add_common_options(cmd, a->common, "Print the report as JSON",
-                     "Also write the JSON report here (- for stdout; --report is the old name)", "-o,--out,--report");
+                     "Write the artefacts here: summary.json, fragmentation.csv, memory.pb.gz, trace.json "
+                     "(docs/profile.md)");
+  cmd->get_option("--out")->type_name("DIR");
   return {cmd, [a] { return run_run(*a); }, &a->common};
 }
 

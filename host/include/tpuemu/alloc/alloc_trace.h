@@ -7,7 +7,9 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -79,6 +81,9 @@ nlohmann::json replay_to_json(const ReplayResult& result);
 nlohmann::json metrics_to_json(const SpaceMetrics& metrics);
 nlohmann::json snapshot_to_json(const SpaceSnapshot& snapshot);
 // The time series: one row per event per (space, policy).
+// The time series CSV of docs/alloc-trace.md: its header, and the rows of one space and policy.
+std::string samples_csv_header();
+std::string samples_csv_rows(std::string_view space, std::string_view policy, std::span<const SpaceSnapshot> samples);
 std::string replay_samples_csv(const ReplayResult& result);
 
 }  // namespace tpuemu::alloc
