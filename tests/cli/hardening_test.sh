@@ -27,11 +27,12 @@ small=(--matmul 16x16x16 --preset small --backend fake)
 mkfifo "$tmp/fifo"
 check fifo_without_reader 1 "fifo: cannot write: a FIFO with no reader" -- run "${small[@]}" --report "$tmp/fifo"
 [[ -p "$tmp/fifo" ]] && pass "fifo stays a FIFO" || fail "fifo was replaced"
-cat "$tmp/fifo" >"$tmp/from_fifo" &
-reader=$!
-sleep 0.2
+# A reader that is there before tpuemu opens the FIFO, with no race: this shell holds it open for
+# reading and writing (fd 3); the report (~10 KB) fits in the pipe buffer and is read back after.
+exec 3<>"$tmp/fifo"
 "$tpuemu" run "${small[@]}" --report "$tmp/fifo" >/dev/null 2>"$tmp/err"
-wait $reader
+timeout 2 cat <&3 >"$tmp/from_fifo"
+exec 3<&-
 python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/from_fifo" && [[ -p "$tmp/fifo" ]] &&
   pass "fifo with a reader gets the JSON report" || fail "fifo with a reader"
 echo old >"$tmp/target.json"

@@ -2,7 +2,7 @@
 # Runs every `./build/tpuemu ...` command of the README exactly as written (continuation lines
 # joined, the trailing comment dropped by the shell) and checks that each exits 0. They run in a
 # scratch directory whose `build` and `examples` are links to the build tree and the source's
-# examples, so the outputs they name (series.csv, my.csv, plan.csv) land there, not in the source.
+# examples, so the outputs they name (series.csv, my.csv, plan.csv, mlp-run/) land there, not in the source.
 # The quick-start commands (bash scripts/...) are what CI itself runs and are not repeated here.
 set -u
 source_dir=$1
@@ -43,7 +43,7 @@ while IFS= read -r cmd; do
   fi
 done <<<"$commands"
 if [[ $count -lt 10 ]]; then echo "FAIL only $count README commands found"; failures=$((failures + 1)); fi
-for f in series.csv my.csv plan.csv; do
+for f in series.csv my.csv plan.csv mlp-run/memory.pb.gz mlp-run/trace.json; do
   [[ -s "$tmp/$f" ]] || { echo "FAIL $f was not written"; failures=$((failures + 1)); }
 done
 echo "$count README commands, $failures failed"
