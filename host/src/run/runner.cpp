@@ -24,7 +24,7 @@ class HbmPlacer {
   std::uint64_t take(std::uint64_t bytes, std::uint64_t padding, const std::string& owner) {
     const alloc::PlacedBuffer placed = space_.allocate({bytes, alignment_, owner, padding}, 0);
     ids_.push_back(placed.id);
-    trace_.events.push_back({0, true, fmt::format("t{}", placed.id), bytes, alignment_, "hbm", padding, owner});
+    trace_.events.push_back({0, true, fmt::format("t{}", placed.id), bytes, alignment_, "hbm", padding, owner, placed.offset});
     return placed.offset;
   }
   std::uint64_t take(const TiledLayout& layout, const std::string& owner) {

@@ -27,6 +27,9 @@ struct TraceEvent {
   std::string space = "hbm";
   std::uint64_t padding = 0;   // bytes of `size` that are layout padding
   std::string owner;           // who allocated it (defaults to the id)
+  // Where the runtime placed it (alloc only; absent when read from a CSV, which does not carry
+  // placements: a replay decides them anew).
+  std::optional<std::uint64_t> offset;
   std::size_t line = 0;        // in the file it came from (0: built in memory)
 };
 
