@@ -16,5 +16,5 @@ mkdir -p "$out"
 "$tpuemu" trace "$root/examples/mlp.json" --preset default --batches 64,1,1,1,48,2,1,96,1,1,3,64 --requests 36 \
   --in-flight 4 --out "$out/mlp-bursty.csv"
 # An 8-layer CNN (im2col convolutions) served to requests of batch 1..32, three in flight.
-"$tpuemu" trace "$root/examples/cnn.json" --preset default --batches 1,8,32,4,16 --requests 20 --in-flight 3 \
+"$tpuemu" trace "$root/examples/serving/cnn-8layer.json" --preset default --batches 1,8,32,4,16 --requests 20 --in-flight 3 \
   --out "$out/cnn-serving.csv"

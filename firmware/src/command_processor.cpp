@@ -220,7 +220,8 @@ int cmd_run(Cmd* c) {
   uint32_t status = csr_rd(c, FW_CSR_STATUS);
   const bool resume = (flags & FW_RUN_RESUME) != 0;
   if (!resume && (status & FW_STATUS_BUSY)) return fail(c, FW_ST_BUSY, status, 0);
-  const uint64_t cycles0 = read_counter(c, FW_COUNTER_CYCLES);
+  // START clears the counters: a fresh run counts from zero, a resumed one from where it was.
+  const uint64_t cycles0 = resume ? read_counter(c, FW_COUNTER_CYCLES) : 0;
   if (!resume) csr_wr(c, FW_CSR_CTRL, FW_CTRL_START);
 
   uint64_t budget_used = 0;  // counts whole slices: bounds the loop even if the HAL returns 0

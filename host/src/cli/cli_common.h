@@ -19,6 +19,7 @@ inline constexpr int kExitError = 1;     // one-line error on stderr (data, file
 inline constexpr int kExitUsage = 2;     // bad command line
 inline constexpr int kExitMismatch = 3;  // ran, but the result is wrong
 inline constexpr int kExitTimeout = 4;   // gave up in time (plan --timeout), best effort written
+inline constexpr int kExitInterrupted = 130;  // Ctrl-C / SIGTERM: stopped cleanly, nothing written (128 + SIGINT)
 
 // A command line that cannot be acted on as given: main prints it like any Error, exits 2.
 class UsageError : public Error {

@@ -7,7 +7,10 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "tpuemu/alloc/allocator.h"
+#include "tpuemu/compile/model.h"
 #include "tpuemu/config/config.h"
+#include "tpuemu/config/hbm_config.h"
 #include "tpuemu/device/backend_registry.h"
 
 namespace tpuemu::cli {
@@ -47,7 +50,33 @@ int run_info(const InfoArgs& a) {
     text += fmt::format("  {:<8} {}\n", b.name, b.description);
     backends.push_back({{"name", b.name}, {"description", b.description}});
   }
-  print(a.common, a.common.json ? json_text({{"presets", presets}, {"backends", backends}}) : text);
+  text += "HBM timing sets:\n";
+  nlohmann::json timing_sets = nlohmann::json::array();
+  for (const auto& name : list_hbm_timing_sets()) {
+    try {
+      const HbmTimingSet t = load_hbm_timing_set(name);
+      text += fmt::format("  {:<12} {} channels, tCK {:.3f} ns, peak {:.1f} GB/s\n", name, t.geometry.channels,
+                          t.tck_ns(), t.peak_gbps());
+      timing_sets.push_back({{"name", name}, {"channels", t.geometry.channels}, {"tck_ns", t.tck_ns()},
+                             {"peak_gbps", t.peak_gbps()}});
+    } catch (const Error& e) {
+      text += fmt::format("  {:<12} invalid: {}\n", name, e.what());
+      timing_sets.push_back({{"name", name}, {"error", e.what()}});
+      if (first_error.empty()) first_error = e.what();
+    }
+  }
+  text += "allocators:  ";
+  for (const auto& name : alloc::allocator_names()) text += name + (name == alloc::kDefaultAllocator ? " (default) " : " ");
+  text += "\nlayer kinds: ";
+  for (const auto& kind : model_layer_kinds()) text += kind + " ";
+  text += "\n";
+  const nlohmann::json all = {{"presets", presets},
+                              {"backends", backends},
+                              {"hbm_timing_sets", timing_sets},
+                              {"allocators", alloc::allocator_names()},
+                              {"default_allocator", alloc::kDefaultAllocator},
+                              {"layer_kinds", model_layer_kinds()}};
+  print(a.common, a.common.json ? json_text(all) : text);
   if (!first_error.empty()) throw Error(fmt::format("a preset does not load: {}", first_error));
   return 0;
 }
@@ -56,9 +85,9 @@ int run_info(const InfoArgs& a) {
 
 Subcommand add_info_command(CLI::App& app) {
   auto a = std::make_shared<InfoArgs>();
-  auto* cmd = app.add_subcommand("info", "List the presets and backends, or describe one preset");
+  auto* cmd = app.add_subcommand("info", "List the presets, backends, HBM timing sets, allocators and layer kinds, or describe one preset");
   cmd->add_option("--preset", a->preset, "Preset to describe (a name or a JSON file)");
-  add_common_options(cmd, a->common, "Print the presets and backends as JSON", "");
+  add_common_options(cmd, a->common, "Print the lists as JSON", "");
   return {cmd, [a] { return run_info(*a); }, &a->common};
 }
 

@@ -11,7 +11,9 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "progress.h"
 #include "tpuemu/base/atomic_file.h"
+#include "tpuemu/compile/model.h"
 #include "tpuemu/compile/workload.h"
 #include "tpuemu/config/config.h"
 #include "tpuemu/alloc/alloc_trace.h"
@@ -42,6 +44,11 @@ struct RunArgs {
   std::string alloc_trace_file;
   std::string report_file;
   std::string profile_at = "peak";
+  std::optional<std::size_t> batch;
+  std::size_t requests = 1;
+  std::string hbm_capacity;
+  bool plan = false;
+  double plan_timeout = 10;
 };
 
 // The artefacts of `run -o DIR` (docs/profile.md), each written atomically; only after the run
@@ -69,15 +76,15 @@ int run_run(const RunArgs& a) {
   if (a.workload_file.empty() == a.matmul.empty()) {
     throw UsageError("run: give either a workload file or --matmul MxKxN");
   }
-  Workload w;
+  Model w;
   if (a.workload_file.empty()) {
     try {
-      w = parse_matmul_shape(a.matmul, a.requantize, a.seed.value_or(1));
+      w = model_from_workload(parse_matmul_shape(a.matmul, a.requantize, a.seed.value_or(1)));
     } catch (const Error& e) {
       throw UsageError(e.what());
     }
   } else {
-    w = load_workload(a.workload_file);
+    w = load_model(a.workload_file);
   }
   if (a.seed) w.seed = *a.seed;
   profile::ProfileMoment moment;
@@ -104,9 +111,19 @@ int run_run(const RunArgs& a) {
   s.device.trace_fst = a.wave_file;
   s.allocator = a.allocator;
   s.vmem_allocator = a.vmem_allocator;
-  if (!a.common.json && !a.common.quiet && isatty(STDERR_FILENO))
-    std::fprintf(stderr, "tpuemu: running %s on %s (%s)...\n", w.name.c_str(), preset.name.c_str(), s.backend.c_str());
-  const WorkloadReport r = run_workload(preset, w, s);
+  s.batch = a.batch;
+  s.requests = a.requests;
+  if (!a.hbm_capacity.empty()) s.hbm_capacity = alloc::parse_bytes(a.hbm_capacity);
+  s.plan_hbm = a.plan;
+  s.plan_timeout_seconds = a.plan_timeout;
+  if (a.plan && a.allocator != std::string(alloc::kDefaultAllocator)) {
+    throw UsageError("--plan", "places HBM buffers with the offline planner; it cannot be combined with --allocator");
+  }
+  ProgressBar bar(!a.common.json && !a.common.quiet && isatty(STDERR_FILENO));
+  InterruptGuard interrupt;
+  s.progress = [&bar](const RunProgress& p) { bar.update(p); };
+  s.interrupted = [&interrupt] { return interrupt.interrupted(); };
+  const WorkloadReport r = run_model(preset, w, s);
   const nlohmann::json j = report_to_json(r);
   if (!a.report_file.empty()) write_file_atomically(a.report_file, json_text(j));
   if (!a.common.out.empty()) write_artefacts(a.common.out, r, j, moment);
@@ -151,6 +168,14 @@ Subcommand add_run_command(CLI::App& app) {
   cmd->add_option("--wave", a->wave_file, "FST waveform of the run (needs -DTPUEMU_RTL_TRACE=ON)")->type_name("FILE.fst");
   cmd->add_option("--report", a->report_file, "Also write the JSON report to this file (- for stdout)")->type_name("FILE");
   cmd->add_option("--profile-at", a->profile_at, "The moment memory.pb.gz shows: peak, end or a cycle");
+  cmd->add_option("--batch", a->batch, "Samples per request (default: the workload's batch)")->check(unsigned_in(1, kMaxDimension));
+  cmd->add_option("--requests", a->requests, "Requests in flight, interleaved layer by layer (docs/workloads.md)")
+      ->check(unsigned_in(1, 64));
+  cmd->add_option("--hbm-capacity", a->hbm_capacity, "Shrink HBM to this many bytes (KiB/MiB/GiB suffixes)")
+      ->check(byte_count());
+  auto* plan = cmd->add_flag("--plan", a->plan, "Place HBM buffers with the offline planner over the whole run");
+  cmd->add_option("--plan-timeout", a->plan_timeout, "Seconds the planner's exact search may take")
+      ->check(finite_in(0, 3600))->needs(plan);
   add_common_options(cmd, a->common, "Print the report as JSON",
                      "Write the artefacts here: summary.json, fragmentation.csv, memory.pb.gz, trace.json "
                      "(docs/profile.md)");

@@ -14,6 +14,7 @@
 
 #include "commands.h"
 #include "tpuemu/base/atomic_file.h"
+#include "tpuemu/run/runner.h"
 #include "tpuemu/base/error.h"
 
 #ifndef TPUEMU_VERSION
@@ -110,6 +111,8 @@ int main(int argc, char** argv) {
     }
   } catch (const UsageError& e) {
     return fail(e.what(), kExitUsage, json);
+  } catch (const Interrupted& e) {
+    return fail(e.what(), kExitInterrupted, json);
   } catch (const std::exception& e) {
     return fail(e.what(), kExitError, json);
   }

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "tpuemu/base/error.h"
+#include "gather_dma.h"
 #include "vmem_placement.h"
 
 namespace tpuemu {
@@ -19,6 +20,7 @@ enum Sem : std::uint8_t {
   // A resident panel being prefetched signals its own semaphore: its DMAs interleave with the
   // current panel's, and a counting semaphore only pairs signals with waits in one order.
   kAReadyPanel1,
+  kBiasReady,  // the bias rows are in VMEM (one DMA before the first step)
 };
 
 std::uint8_t a_ready_sem(bool resident, std::size_t panel_slot) {
@@ -82,10 +84,10 @@ struct Geometry {
   std::size_t dim, mp, kt, nt, bm, nts, m_blocks, n_blocks;
   bool a_resident;
   unsigned a_slots, b_slots, out_slots;
-  std::uint32_t a_base, b_base, out_base, a_slot_rows, b_slot_rows, out_slot_rows, vmem_rows_used;
+  std::uint32_t a_base, b_base, out_base, bias_base, a_slot_rows, b_slot_rows, out_slot_rows, vmem_rows_used;
 };
 
-Geometry plan_geometry(const Preset& p, const MatmulSpec& s, const CompileOptions& o, VmemPlacer& vmem) {
+Geometry plan_geometry(const Preset& p, const MatmulSpec& s, const CompileOptions& o, bool bias, VmemPlacer& vmem) {
   for (unsigned n : {o.buffers.a, o.buffers.b, o.buffers.out}) {
     if (n < 1 || n > 3) throw Error(fmt::format("compile: buffer count {} is not 1, 2 or 3", n));
   }
@@ -111,7 +113,8 @@ Geometry plan_geometry(const Preset& p, const MatmulSpec& s, const CompileOption
     const std::uint64_t out_rows = s.requantize ? std::uint64_t{g.out_slots} * g.nts * g.bm : 0;
     const std::uint64_t panel_rows = std::uint64_t{g.kt} * g.bm;
     const unsigned panels = std::min(o.buffers.a, 2u);
-    const std::uint64_t fixed = b_rows + out_rows;
+    const std::uint64_t bias_rows = bias ? 4 * g.nt : 0;
+    const std::uint64_t fixed = b_rows + out_rows + bias_rows;
     if (o.reuse_resident && fixed + panels * panel_rows <= p.vmem_rows) {
       g.a_resident = true;
       g.a_slots = panels;
@@ -129,9 +132,10 @@ Geometry plan_geometry(const Preset& p, const MatmulSpec& s, const CompileOption
     }
     g.b_slot_rows = static_cast<std::uint32_t>(g.nts * g.dim);
     g.out_slot_rows = static_cast<std::uint32_t>(g.nts * g.bm);
-    static const std::string kNames[] = {"A", "B", "out"};
+    static const std::string kNames[] = {"A", "B", "out", "bias"};
     const std::uint32_t rows[] = {g.a_slots * g.a_slot_rows, g.b_slots * g.b_slot_rows,
-                                  s.requantize ? g.out_slots * g.out_slot_rows : 0};
+                                  s.requantize ? g.out_slots * g.out_slot_rows : 0,
+                                  static_cast<std::uint32_t>(bias_rows)};
     std::vector<std::uint32_t> bases;
     if (!vmem.place(kNames, rows, bases)) {
       // A runtime policy can fail where the sum fits (rounding, fragmentation): smaller blocks.
@@ -144,8 +148,9 @@ Geometry plan_geometry(const Preset& p, const MatmulSpec& s, const CompileOption
     g.a_base = bases[0];
     g.b_base = bases[1];
     g.out_base = bases[2];
+    g.bias_base = bases[3];
     g.vmem_rows_used = 0;
-    for (std::size_t i = 0; i < 3; ++i) {
+    for (std::size_t i = 0; i < 4; ++i) {
       if (rows[i] > 0) g.vmem_rows_used = std::max(g.vmem_rows_used, bases[i] + rows[i]);
     }
     break;
@@ -188,20 +193,30 @@ TiledLayout matmul_c_layout(const MatmulSpec& s, std::uint32_t dim, bool tiled) 
 MatmulPlan compile_matmul(const Preset& preset, const MatmulSpec& spec, const HbmTensor& a,
                           const HbmTensor& b, const HbmTensor& c, const CompileOptions& options,
                           Program& program) {
+  return compile_matmul(preset, spec, MatmulOperands{a, b, c, std::nullopt, nullptr}, options, program);
+}
+
+MatmulPlan compile_matmul(const Preset& preset, const MatmulSpec& spec, const MatmulOperands& operands,
+                          const CompileOptions& options, Program& program) {
+  const HbmTensor& a = operands.a;
+  const HbmTensor& b = operands.b;
+  const HbmTensor& c = operands.c;
+  const AGather* gather = operands.a_gather;
   if (spec.m == 0 || spec.k == 0 || spec.n == 0) {
     throw Error(fmt::format("compile: matmul {}x{}x{} has a zero dimension", spec.m, spec.k, spec.n));
   }
+  if (operands.bias && !spec.requantize) throw Error("compile: a bias needs the requantised (int8) output");
   VmemPlacer vmem(preset, options.vmem_space);
-  const Geometry g = plan_geometry(preset, spec, options, vmem);
+  const Geometry g = plan_geometry(preset, spec, options, operands.bias.has_value(), vmem);
   const std::size_t dim = g.dim;
-  if (a.layout.tile_cols != dim || b.layout.tile_cols != dim || c.layout.tile_cols != dim ||
-      a.layout.elem_bytes != 1 || b.layout.elem_bytes != 1 ||
+  if ((!gather && a.layout.tile_cols != dim) || b.layout.tile_cols != dim || c.layout.tile_cols != dim ||
+      (!gather && a.layout.elem_bytes != 1) || b.layout.elem_bytes != 1 ||
       c.layout.elem_bytes != (spec.requantize ? 1u : 4u) || a.layout.cols != spec.k ||
       a.layout.rows != spec.m || b.layout.cols != spec.n || b.layout.padded_rows < g.kt * dim ||
       c.layout.rows != spec.m || c.layout.cols != spec.n) {
     throw Error("compile: tensor layouts do not match the matmul (use matmul_{a,b,c}_layout)");
   }
-  if (a.layout.padded_rows < g.mp && a.layout.tiled()) {
+  if (!gather && a.layout.padded_rows < g.mp && a.layout.tiled()) {
     throw Error("compile: A is not padded to whole 32-row tiles");
   }
 
@@ -222,6 +237,7 @@ MatmulPlan compile_matmul(const Preset& preset, const MatmulSpec& spec, const Hb
   plan.vmem_regions.push_back({"A", g.a_base, g.a_slots * g.a_slot_rows});
   plan.vmem_regions.push_back({"B", g.b_base, g.b_slots * g.b_slot_rows});
   if (spec.requantize) plan.vmem_regions.push_back({"out", g.out_base, g.out_slots * g.out_slot_rows});
+  if (operands.bias) plan.vmem_regions.push_back({"bias", g.bias_base, static_cast<std::uint32_t>(4 * g.nt)});
   plan.acc_rows_used = static_cast<std::uint32_t>(g.out_slots * g.nts * g.bm);
 
   std::vector<Step> steps;
@@ -236,9 +252,18 @@ MatmulPlan compile_matmul(const Preset& preset, const MatmulSpec& spec, const Hb
   auto tiles_in_block = [&](std::size_t nb) { return std::min(g.nts, g.nt - nb * g.nts); };
 
   // ---- DMA builders (generic over tiled and untiled layouts: tile_rows is 1 when untiled)
-  auto a_block_dma = [&](std::size_t mb, std::size_t kt, std::uint32_t vmem_row) {
-    const auto& L = a.layout;
+  auto a_block_dmas = [&](std::size_t mb, std::size_t kt, std::uint32_t vmem_row) {
     const std::size_t m0 = mb * g.bm, rows = rows_in_block(mb);
+    plan.bytes_a += rows * dim;
+    if (gather) {
+      std::vector<std::optional<std::uint64_t>> sources(rows);
+      for (std::size_t r = 0; r < rows; ++r) {
+        if (m0 + r < spec.m) sources[r] = gather->row_address(m0 + r, kt);
+      }
+      return gather_dmas(sources, GatherTarget{vmem_row, gather->zero_addr, kGatherZeroRows,
+                                                static_cast<std::uint32_t>(dim), DmaPath::HbmToVmem});
+    }
+    const auto& L = a.layout;
     isa::Dma d;
     d.hbm_addr = u32(a.addr + L.tile_offset(m0 / L.tile_rows, kt), "A address");
     d.local_addr = vmem_row;
@@ -247,8 +272,7 @@ MatmulPlan compile_matmul(const Preset& preset, const MatmulSpec& spec, const Hb
     d.hbm_stride = u32(L.tiles_per_row() * L.tile_bytes(), "A stride");
     d.local_stride = static_cast<std::uint32_t>(L.tile_rows);
     d.path = DmaPath::HbmToVmem;
-    plan.bytes_a += rows * dim;
-    return d;
+    return std::vector<isa::Dma>{d};
   };
   auto b_block_dmas = [&](std::size_t nb, std::size_t kt, std::uint32_t vmem_row) {
     const auto& L = b.layout;
@@ -296,16 +320,21 @@ MatmulPlan compile_matmul(const Preset& preset, const MatmulSpec& spec, const Hb
     return d;
   };
 
-  // ---- loads
+  // ---- loads: a load of several descriptors waits before its first and signals after its last
+  // (the DMA queue completes in order)
+  auto emit_dmas = [&](const std::vector<isa::Dma>& dmas, const std::vector<std::uint8_t>& waits,
+                       const std::vector<std::uint8_t>& signals) {
+    for (std::size_t i = 0; i < dmas.size(); ++i) {
+      em.emit(dmas[i], i == 0 ? waits : std::vector<std::uint8_t>{},
+              i + 1 == dmas.size() ? signals : std::vector<std::uint8_t>{});
+    }
+  };
   const unsigned la = g.a_resident ? 0 : g.a_slots - 1;  // A lookahead in steps (stream mode)
   const unsigned lb = g.b_slots - 1;
   auto emit_b_load = [&](std::size_t s) {
     const Step& st = steps[s];
     const auto slot_row = static_cast<std::uint32_t>(g.b_base + (s % g.b_slots) * g.b_slot_rows);
-    auto dmas = b_block_dmas(st.nb, st.kt, slot_row);
-    for (std::size_t i = 0; i < dmas.size(); ++i) {
-      em.emit(dmas[i], when(i == 0 && s >= g.b_slots, kBFree), when(i + 1 == dmas.size(), kBReady));
-    }
+    emit_dmas(b_block_dmas(st.nb, st.kt, slot_row), when(s >= g.b_slots, kBFree), {kBReady});
   };
   auto a_slot_row = [&](const Step& st) -> std::uint32_t {
     if (g.a_resident) {
@@ -315,12 +344,12 @@ MatmulPlan compile_matmul(const Preset& preset, const MatmulSpec& spec, const Hb
   };
   auto emit_a_stream_load = [&](std::size_t s) {
     const Step& st = steps[s];
-    em.emit(a_block_dma(st.mb, st.kt, a_slot_row(st)), when(s >= g.a_slots, kAFree), {kAReady});
+    emit_dmas(a_block_dmas(st.mb, st.kt, a_slot_row(st)), when(s >= g.a_slots, kAFree), {kAReady});
   };
   auto emit_a_panel_load = [&](std::size_t mb, std::size_t kt) {
     Step st{mb, 0, kt, 0};
-    em.emit(a_block_dma(mb, kt, a_slot_row(st)), when(kt == 0 && mb >= g.a_slots, kAFree),
-            {a_ready_sem(true, mb % g.a_slots)});
+    emit_dmas(a_block_dmas(mb, kt, a_slot_row(st)), when(kt == 0 && mb >= g.a_slots, kAFree),
+              {a_ready_sem(true, mb % g.a_slots)});
   };
 
   // ---- drains, emitted a little at a time so they never hold up the loads behind them
@@ -353,7 +382,13 @@ MatmulPlan compile_matmul(const Preset& preset, const MatmulSpec& spec, const Hb
       q.scale = spec.scale;
       q.shift = static_cast<std::uint8_t>(spec.shift);
       q.relu = spec.relu;
-      pending.push_back({q, when(t == 0 && block >= g.out_slots, kOutFree), {kOutReady}, block});
+      if (operands.bias) {
+        q.bias = true;
+        q.bias_row = static_cast<std::uint32_t>(g.bias_base + 4 * (nb * g.nts + t));
+      }
+      std::vector<std::uint8_t> waits = when(t == 0 && block >= g.out_slots, kOutFree);
+      if (operands.bias && block == 0 && t == 0) waits.push_back(kBiasReady);
+      pending.push_back({q, waits, {kOutReady}, block});
     }
     if (acc_reused) pending.push_back({isa::VecNop{}, {}, {kAccFree}, block});
     for (std::size_t t = 0; t < tiles; ++t) {
@@ -377,6 +412,18 @@ MatmulPlan compile_matmul(const Preset& preset, const MatmulSpec& spec, const Hb
 
 
   // ---- prologue loads
+  if (operands.bias) {
+    isa::Dma d;
+    d.hbm_addr = u32(operands.bias->addr, "bias address");
+    d.local_addr = g.bias_base;
+    d.len = u16(4 * g.nt, "bias rows");
+    d.count = 1;
+    d.hbm_stride = 0;
+    d.local_stride = 0;
+    d.path = DmaPath::HbmToVmem;
+    plan.bytes_b += 4 * g.nt * dim;
+    em.emit(d, {}, {kBiasReady});
+  }
   if (g.a_resident && g.a_slots > 1) emit_a_panel_load(0, 0);
   for (std::size_t s = 0; s < std::min<std::size_t>(lb, total_steps); ++s) emit_b_load(s);
   if (!g.a_resident) {

@@ -60,6 +60,48 @@ nlohmann::json chrome_trace(const ChromeTraceInputs& in) {
                         {"ts", ts(s.time)}, {"args", {{"fraction", s.external_fragmentation}}}});
     }
   }
+  // Engines: complete events must nest on a track, so an instruction that starts before the
+  // previous one on its track ended goes to the next track of the same queue.
+  constexpr int kCorePid = 2, kHbmPid = 3;
+  if (!in.engine.empty()) {
+    events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", kCorePid}, {"args", {{"name", "core"}}}});
+    std::map<std::string, std::vector<std::uint64_t>> track_end;  // queue -> end of each of its tracks
+    std::map<std::pair<std::string, std::size_t>, int> tids;
+    auto engine_tid = [&](const std::string& queue, std::size_t lane) {
+      const auto key = std::pair{queue, lane};
+      if (const auto it = tids.find(key); it != tids.end()) return it->second;
+      const int t = static_cast<int>(tids.size()) + 1;
+      tids[key] = t;
+      events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", kCorePid}, {"tid", t},
+                        {"args", {{"name", lane == 0 ? queue + " queue" : fmt::format("{} queue ({})", queue, lane + 1)}}}});
+      events.push_back({{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", kCorePid}, {"tid", t}, {"args", {{"sort_index", t}}}});
+      return t;
+    };
+    for (const std::string q : {"DMA", "MXU", "vector"}) engine_tid(q, 0);
+    for (const EngineSlice& e : in.engine) {
+      auto& ends = track_end[e.queue];
+      std::size_t lane = 0;
+      while (lane < ends.size() && ends[lane] > e.begin) ++lane;
+      if (lane == ends.size()) ends.push_back(0);
+      ends[lane] = std::max(e.end, e.begin + 1);
+      events.push_back({{"ph", "X"}, {"cat", "engine"}, {"name", e.name}, {"pid", kCorePid},
+                        {"tid", engine_tid(e.queue, lane)}, {"ts", ts(e.begin)},
+                        {"dur", ts(std::max(e.end, e.begin + 1)) - ts(e.begin)},
+                        {"args", {{"pc", e.pc}, {"layer", e.layer}}}});
+    }
+  }
+  if (in.hbm_channel_count > 0) {
+    events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", kHbmPid}, {"args", {{"name", "HBM"}}}});
+    for (unsigned c = 0; c < in.hbm_channel_count; ++c) {
+      events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", kHbmPid}, {"tid", static_cast<int>(c) + 1},
+                        {"args", {{"name", fmt::format("channel {}", c)}}}});
+    }
+    for (const ChannelSlice& h : in.hbm_channels) {
+      events.push_back({{"ph", "X"}, {"cat", "hbm"}, {"name", h.refresh ? "refresh" : "busy"}, {"pid", kHbmPid},
+                        {"tid", static_cast<int>(h.channel) + 1}, {"ts", ts(h.begin)},
+                        {"dur", ts(std::max(h.end, h.begin + 1)) - ts(h.begin)}});
+    }
+  }
   return {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ns"},
           {"otherData", {{"workload", in.title}, {"clock_ghz", in.clock_ghz}, {"time_unit", "core cycles"}}}};
 }

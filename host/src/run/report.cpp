@@ -48,13 +48,22 @@ std::string format_report(const WorkloadReport& r) {
   std::string s;
   line(s, "tpuemu run: {}  (preset {}, backend {}, buffers a={} b={} out={}, layout {})", r.workload, r.preset,
        r.backend, r.buffers.a, r.buffers.b, r.buffers.out, r.tiled ? "tiled" : "untiled");
+  line(s, "  batch {} x {} request{}, HBM placed by the {}", r.batch, r.requests, r.requests == 1 ? "" : "s",
+       r.hbm_placement == "planner" ? std::string("offline planner") : r.hbm_placement + " allocator");
   for (std::size_t i = 0; i < r.layers.size(); ++i) {
     const LayerReport& l = r.layers[i];
-    line(s, "  layer {}: {}x{}x{} -> {}  blocks {}x{} rows x {} tiles, {} k tiles, A {} ({} slot{}), B {} slots, "
-         "out {} slots",
-         i, l.spec.m, l.spec.k, l.spec.n, l.spec.requantize ? "int8" : "int32", l.plan.m_blocks, l.plan.block_m,
-         l.plan.block_n_tiles, l.plan.k_tiles, l.plan.a_resident ? "resident" : "streamed", l.plan.a_slots,
-         l.plan.a_slots == 1 ? "" : "s", l.plan.b_slots, l.plan.out_slots);
+    const std::string shapes = fmt::format("{}x{}x{} -> {}x{}x{}", l.in.height, l.in.width, l.in.channels,
+                                           l.out.height, l.out.width, l.out.channels);
+    if (l.kind == LayerKind::Add) {
+      line(s, "  layer {} {} (add): {}, blocks of {} rows, {} slot{}", i, l.name, shapes, l.plan.block_m,
+           l.plan.a_slots, l.plan.a_slots == 1 ? "" : "s");
+      continue;
+    }
+    line(s, "  layer {} {} ({}): {}  matmul {}x{}x{} -> {}  blocks {}x{} rows x {} tiles, {} k tiles, A {} ({} slot{}), "
+         "B {} slots, out {} slots",
+         i, l.name, layer_kind_name(l.kind), shapes, l.spec.m, l.spec.k, l.spec.n, l.spec.requantize ? "int8" : "int32",
+         l.plan.m_blocks, l.plan.block_m, l.plan.block_n_tiles, l.plan.k_tiles, l.plan.a_resident ? "resident" : "streamed",
+         l.plan.a_slots, l.plan.a_slots == 1 ? "" : "s", l.plan.b_slots, l.plan.out_slots);
   }
   line(s, "result      {}  ({} values checked against the C++ reference{})", r.bit_exact ? "PASS bit-exact" : "FAIL",
        r.checked_values, r.bit_exact ? "" : fmt::format("; {} differ, first {}", r.mismatches, r.first_mismatch));
@@ -121,7 +130,9 @@ std::string format_report(const WorkloadReport& r) {
 nlohmann::json report_to_json(const WorkloadReport& r) {
   nlohmann::json layers = nlohmann::json::array();
   for (const LayerReport& l : r.layers) {
-    layers.push_back({{"m", l.spec.m}, {"k", l.spec.k}, {"n", l.spec.n},
+    layers.push_back({{"name", l.name}, {"kind", layer_kind_name(l.kind)},
+                      {"in", {l.in.height, l.in.width, l.in.channels}}, {"out", {l.out.height, l.out.width, l.out.channels}},
+                      {"m", l.spec.m}, {"k", l.spec.k}, {"n", l.spec.n},
                       {"output", l.spec.requantize ? "int8" : "int32"},
                       {"block_m", l.plan.block_m}, {"block_n_tiles", l.plan.block_n_tiles},
                       {"k_tiles", l.plan.k_tiles}, {"m_blocks", l.plan.m_blocks}, {"n_blocks", l.plan.n_blocks},
@@ -134,6 +145,11 @@ nlohmann::json report_to_json(const WorkloadReport& r) {
                       {"memory_bound_cycles", l.memory_bound_cycles}, {"roofline_cycles", l.roofline_cycles},
                       {"padding_bytes", l.padding_bytes}});
   }
+  nlohmann::json steps = nlohmann::json::array();
+  for (const StepReport& st : r.steps) {
+    steps.push_back({{"layer", r.layers[st.layer].name}, {"request", st.request}, {"start_cycle", st.start_cycle},
+                     {"end_cycle", st.end_cycle}, {"instructions", st.instructions}});
+  }
   nlohmann::json counters = nlohmann::json::object();
   const auto values = r.counters.to_array();
   for (std::size_t j = 0; j < Counters::kCount; ++j) counters[std::string(Counters::name(j))] = values[j];
@@ -143,7 +159,11 @@ nlohmann::json report_to_json(const WorkloadReport& r) {
       {"backend", r.backend},
       {"buffers", {{"a", r.buffers.a}, {"b", r.buffers.b}, {"out", r.buffers.out}}},
       {"layout", r.tiled ? "tiled" : "untiled"},
+      {"batch", r.batch},
+      {"requests", r.requests},
+      {"hbm_placement", r.hbm_placement},
       {"layers", layers},
+      {"steps", steps},
       {"result", {{"bit_exact", r.bit_exact}, {"checked_values", r.checked_values},
                   {"mismatches", r.mismatches}, {"first_mismatch", r.first_mismatch}}},
       {"run", {{"status", std::string(to_string(r.run.status))}, {"cycles", r.cycles}}},

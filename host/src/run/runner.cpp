@@ -1,208 +1,238 @@
 #include "tpuemu/run/runner.h"
 
+#include <algorithm>
 #include <chrono>
-#include <random>
 
 #include <fmt/format.h>
 
 #include "tpuemu/base/error.h"
-#include "tpuemu/compile/reference.h"
+#include "tpuemu/compile/model_reference.h"
 #include "tpuemu/config/hbm_config.h"
 #include "tpuemu/layout/layout.h"
+#include "tpuemu/plan/planner.h"
+#include "hbm_schedule.h"
+#include "tpuemu/compile/model_compiler.h"
 
 namespace tpuemu {
 namespace {
 
-// Places the workload's tensors and program in HBM with the chosen allocation policy, and records
-// what it did as an allocation trace (docs/alloc-trace.md): everything is allocated before the run
-// and freed when it ends.
-class HbmPlacer {
- public:
-  HbmPlacer(const Preset& preset, const RunSettings& settings)
-      : space_("HBM", alloc::make_allocator(settings.allocator, {preset.hbm.capacity_bytes, kGranularity}), true),
-        alignment_(preset.dim) {}
-  std::uint64_t take(std::uint64_t bytes, std::uint64_t padding, const std::string& owner) {
-    const alloc::PlacedBuffer placed = space_.allocate({bytes, alignment_, owner, padding}, 0);
-    ids_.push_back(placed.id);
-    trace_.events.push_back({0, true, fmt::format("t{}", placed.id), bytes, alignment_, "hbm", padding, owner, placed.offset});
-    return placed.offset;
-  }
-  std::uint64_t take(const TiledLayout& layout, const std::string& owner) {
-    return take(layout.bytes(), layout.padding_bytes(), owner);
-  }
-  void free_all(std::uint64_t time) {
-    for (const alloc::BufferId id : ids_) {
-      space_.free(id, time);
-      trace_.events.push_back({time, false, fmt::format("t{}", id), 0, 1, "hbm", 0, ""});
-    }
-    ids_.clear();
-  }
-  std::uint64_t in_use() const { return space_.snapshot().in_use_bytes; }
-  alloc::SpaceMetrics metrics() const { return space_.metrics(); }
-  const std::vector<alloc::SpaceSnapshot>& samples() const { return space_.samples(); }
-  alloc::AllocTrace& trace() { return trace_; }
-
- private:
-  static constexpr std::uint64_t kGranularity = 256;
-  alloc::MemorySpace space_;
-  std::uint64_t alignment_;  // DMA addresses are multiples of dim bytes
-  std::vector<alloc::BufferId> ids_;
-  alloc::AllocTrace trace_;
-};
-
-std::vector<std::int8_t> random_int8(std::size_t n, std::mt19937_64& rng) {
-  std::uniform_int_distribution<int> dist(-128, 127);
-  std::vector<std::int8_t> v(n);
-  for (auto& x : v) x = static_cast<std::int8_t>(dist(rng));
-  return v;
-}
-
 template <typename T>
-void compare(const std::vector<T>& got, const std::vector<T>& want, std::size_t cols, WorkloadReport& r) {
-  r.checked_values = want.size();
+void compare(std::span<const T> got, std::span<const T> want, std::size_t cols, const std::string& what,
+             WorkloadReport& r) {
+  r.checked_values += want.size();
   for (std::size_t i = 0; i < want.size(); ++i) {
-    if (got[i] != want[i]) {
+    if (i >= got.size() || got[i] != want[i]) {
       if (r.mismatches == 0) {
-        r.first_mismatch = fmt::format("C[{}][{}] = {}, expected {}", i / cols, i % cols,
-                                       static_cast<std::int64_t>(got[i]), static_cast<std::int64_t>(want[i]));
+        r.first_mismatch = fmt::format("{}[{}][{}] = {}, expected {}", what, i / cols, i % cols,
+                                       i < got.size() ? static_cast<std::int64_t>(got[i]) : 0,
+                                       static_cast<std::int64_t>(want[i]));
       }
       ++r.mismatches;
     }
   }
-  r.bit_exact = r.mismatches == 0 && got.size() == want.size();
+}
+
+Preset with_capacity(const Preset& preset, const RunSettings& settings) {
+  Preset p = preset;
+  if (settings.hbm_capacity) {
+    const std::uint64_t cap = *settings.hbm_capacity;
+    if (cap == 0 || cap % preset.dim != 0 || cap > preset.hbm.capacity_bytes) {
+      throw Error(fmt::format("--hbm-capacity {}: must be a positive multiple of {} bytes and at most the preset's {} bytes",
+                              cap, preset.dim, preset.hbm.capacity_bytes));
+    }
+    p.hbm.capacity_bytes = cap;
+  }
+  return p;
 }
 
 }  // namespace
 
 WorkloadReport run_workload(const Preset& preset, const Workload& workload, const RunSettings& settings) {
-  validate_workload(workload);
+  return run_model(preset, model_from_workload(workload), settings);
+}
+
+WorkloadReport run_model(const Preset& base_preset, const Model& model, const RunSettings& settings) {
   const auto wall_start = std::chrono::steady_clock::now();
+  const Preset preset = with_capacity(base_preset, settings);
   WorkloadReport r;
-  r.workload = workload.name;
+  r.workload = model.name;
   r.preset = preset.name;
   r.backend = settings.backend;
   r.buffers = settings.compile.buffers;
   r.tiled = settings.tiled;
   r.clock_ghz = preset.clock_ghz;
+  r.batch = settings.batch.value_or(model.batch);
+  r.requests = settings.requests;
+  if (r.batch == 0 || r.batch > kMaxDimension) throw Error(fmt::format("--batch {} is not in 1..{}", r.batch, kMaxDimension));
+  if (r.requests == 0 || r.requests > 64) throw Error(fmt::format("--requests {} is not in 1..64", r.requests));
   const std::uint32_t dim = preset.dim;
 
-  // ---- data and placement
-  std::mt19937_64 rng(workload.seed);
-  HbmPlacer arena(preset, settings);
-  const std::size_t batch = workload.batch;
-  const std::size_t k0 = workload.layers.front().in_features;
-
-  std::vector<MlpLayer> ref_layers;
-  std::vector<HbmTensor> weights, outputs;
-  std::vector<MatmulSpec> specs;
-  HbmTensor input;
-  for (std::size_t i = 0; i < workload.layers.size(); ++i) {
-    const LayerSpec& l = workload.layers[i];
-    MatmulSpec s{batch, l.in_features, l.out_features, !l.int32_output, l.scale, l.shift, l.relu};
-    specs.push_back(s);
-    if (i == 0) {
-      input.layout = matmul_a_layout(s, dim, settings.tiled);
-      input.addr = arena.take(input.layout, "input x");
-      r.padding_bytes += input.layout.padding_bytes();
+  // ---- what lives in HBM when, and where. The program's size is measured by compiling every
+  // step once against placeholder addresses (instruction counts do not depend on them).
+  ModelCompiler sizing(preset, model, r.batch, settings.compile, settings.tiled, settings.vmem_allocator);
+  HbmSchedule schedule = make_hbm_schedule(sizing, r.requests);
+  {
+    std::uint64_t instructions = 0;
+    for (const ScheduleStep& step : schedule.steps) {
+      Program p;
+      StepAddresses at;
+      at.inputs.assign(model.layers[step.layer].inputs.size(), 0);
+      sizing.compile_step(step.layer, at, p);
+      instructions += p.size();
     }
-    HbmTensor w{matmul_b_layout(s, dim, settings.tiled), 0};
-    w.addr = arena.take(w.layout, fmt::format("layer {} weights", i));
-    HbmTensor out{matmul_c_layout(s, dim, settings.tiled), 0};
-    out.addr = arena.take(out.layout, fmt::format("layer {} output", i));
-    weights.push_back(w);
-    outputs.push_back(out);
+    schedule.buffers[schedule.program_buffer].size = instructions * 32;
   }
-  // Generated only once everything is known to fit in HBM.
-  const auto x = random_int8(batch * k0, rng);
-  for (const LayerSpec& l : workload.layers) {
-    MlpLayer ref;
-    ref.in_features = l.in_features;
-    ref.out_features = l.out_features;
-    ref.weights = random_int8(l.in_features * l.out_features, rng);
-    ref.scale = l.scale;
-    ref.shift = l.shift;
-    ref.relu = l.relu;
-    ref_layers.push_back(std::move(ref));
-  }
+  const HbmPlacement placement = place_hbm_schedule(schedule, preset, settings);
+  r.hbm_placement = placement.method;
 
-  // ---- compile every layer into one program; a DMA fence orders each layer's output writes
-  // before the next layer's reads
-  Program program;
-  std::optional<alloc::MemorySpace> vmem_space;
-  CompileOptions compile_options = settings.compile;
-  if (settings.vmem_allocator) {
-    vmem_space.emplace("VMEM", alloc::make_allocator(*settings.vmem_allocator, {preset.vmem_bytes(), 256}));
-    compile_options.vmem_space = &*vmem_space;
-  }
-  for (std::size_t i = 0; i < specs.size(); ++i) {
-    const HbmTensor& a = i == 0 ? input : outputs[i - 1];
+  // ---- compile every step with the placed addresses
+  ModelCompiler compiler(preset, model, r.batch, settings.compile, settings.tiled, settings.vmem_allocator);
+  std::vector<Program> programs;
+  for (const ScheduleStep& step : schedule.steps) {
+    const ModelLayer& layer = model.layers[step.layer];
+    StepAddresses at;
+    for (std::size_t t : layer.inputs) at.inputs.push_back(placement.tensor_addr(schedule, step.request, t));
+    at.output = placement.tensor_addr(schedule, step.request, step.layer + 1);
+    if (schedule.weight_buffer[step.layer] != kNoBuffer) at.weights = placement.offsets[schedule.weight_buffer[step.layer]];
+    if (schedule.bias_buffer[step.layer] != kNoBuffer) at.bias = placement.offsets[schedule.bias_buffer[step.layer]];
+    if (schedule.zeros_buffer != kNoBuffer) at.zeros = placement.offsets[schedule.zeros_buffer];
+    programs.emplace_back();
+    const StepPlan sp = compiler.compile_step(step.layer, at, programs.back());
+    if (step.request != 0) continue;
     LayerReport lr;
-    lr.spec = specs[i];
-    lr.plan = compile_matmul(preset, specs[i], a, weights[i], outputs[i], compile_options, program);
-    if (i + 1 < specs.size()) program.push_back(Instruction{isa::DmaNop{}, std::nullopt, std::nullopt});
-    lr.ideal_cycles = ideal_mxu_cycles(specs[i], dim);
-    lr.min_hbm_bytes = minimum_hbm_bytes(specs[i]);
+    lr.name = layer.name;
+    lr.kind = layer.kind;
+    lr.in = layer.in;
+    lr.out = layer.out;
+    lr.spec = sp.spec;
+    lr.plan = sp.plan;
+    lr.ideal_cycles = sp.ideal_cycles;
+    lr.min_hbm_bytes = sp.min_hbm_bytes;
     lr.memory_bound_cycles = (lr.min_hbm_bytes + preset.hbm.bytes_per_cycle - 1) / preset.hbm.bytes_per_cycle;
     lr.roofline_cycles = std::max(lr.ideal_cycles, lr.memory_bound_cycles);
-    lr.padding_bytes = weights[i].layout.padding_bytes() + outputs[i].layout.padding_bytes();
+    lr.padding_bytes = sp.padding_bytes;
     r.padding_bytes += lr.padding_bytes;
-    r.ideal_cycles += lr.ideal_cycles;
-    r.min_hbm_bytes += lr.min_hbm_bytes;
-    r.roofline_cycles += lr.roofline_cycles;
-    r.vmem_peak_bytes = std::max<std::uint64_t>(r.vmem_peak_bytes, std::uint64_t{lr.plan.vmem_rows_used} * dim);
-    r.acc_peak_bytes = std::max<std::uint64_t>(r.acc_peak_bytes, std::uint64_t{lr.plan.acc_rows_used} * dim * 4);
+    r.ideal_cycles += lr.ideal_cycles * r.requests;
+    r.min_hbm_bytes += lr.min_hbm_bytes * r.requests;
+    r.roofline_cycles += lr.roofline_cycles * r.requests;
+    r.vmem_peak_bytes = std::max<std::uint64_t>(r.vmem_peak_bytes, std::uint64_t{sp.vmem_rows_used} * dim);
+    r.acc_peak_bytes = std::max<std::uint64_t>(r.acc_peak_bytes, std::uint64_t{sp.acc_rows_used} * dim * 4);
     r.layers.push_back(lr);
   }
-  program.push_back(Instruction{isa::End{}, std::nullopt, std::nullopt});
-  if (vmem_space) r.vmem_allocation = vmem_space->metrics();
-  if (const auto problems = check_program(program, preset); !problems.empty()) {
-    throw Error(fmt::format("compile: generated program is invalid: {}", problems.front()));
+  r.padding_bytes += compiler.layout(0).padding_bytes();
+  r.vmem_allocation = compiler.vmem_metrics();
+  std::vector<std::vector<std::uint8_t>> program_bytes;
+  std::uint64_t total_program_bytes = 0;
+  for (const Program& p : programs) {
+    if (const auto problems = check_program(p, preset); !problems.empty()) {
+      throw Error(fmt::format("compile: generated program is invalid: {}", problems.front()));
+    }
+    program_bytes.push_back(p.to_bytes());
+    total_program_bytes += program_bytes.back().size();
+    r.program_instructions += p.size();
   }
-  const auto program_bytes = program.to_bytes();
-  const std::uint64_t program_addr = arena.take(program_bytes.size(), 0, "program");
-  r.program_instructions = program.size();
-  r.hbm_allocated_bytes = arena.in_use();
-  r.vmem_capacity_bytes = preset.vmem_bytes();
-  r.acc_capacity_bytes = preset.acc_bytes();
+  if (total_program_bytes != schedule.buffers[schedule.program_buffer].size) {
+    throw Error(fmt::format("compile: the program has {} bytes, {} were measured before placement",
+                            total_program_bytes, schedule.buffers[schedule.program_buffer].size));
+  }
 
-  // ---- run
+  // ---- data: generated from the seed (per request), parameters per layer
+  std::vector<LayerParams> params;
+  for (std::size_t i = 0; i < model.layers.size(); ++i) params.push_back(random_layer_params(model.layers[i], model.seed, i));
+  std::vector<std::vector<ReferenceTensor>> expected;
+  std::vector<std::vector<std::int8_t>> inputs;
+  for (std::size_t q = 0; q < r.requests; ++q) {
+    inputs.push_back(random_input(model.rows(0, r.batch) * model.input.channels, model.seed, q));
+    expected.push_back(model_reference(model, r.batch, inputs.back(), params));
+  }
+
+  // ---- run: constants first, then one launch per step, each request's input written just
+  // before its first step and every output checked right after the step that wrote it
   auto device = open_device(settings.backend, preset, settings.device);
   r.backend = device->info().backend;
-  device->write_hbm(input.addr, pack(input.layout, std::span<const std::int8_t>(x)));
-  for (std::size_t i = 0; i < specs.size(); ++i) {
-    std::vector<std::int8_t> padded(ref_layers[i].weights);
-    padded.resize(weights[i].layout.rows * weights[i].layout.cols, 0);  // whole weight tiles
-    device->write_hbm(weights[i].addr, pack(weights[i].layout, std::span<const std::int8_t>(padded)));
+  for (std::size_t i = 0; i < model.layers.size(); ++i) {
+    if (schedule.weight_buffer[i] != kNoBuffer) {
+      device->write_hbm(placement.offsets[schedule.weight_buffer[i]], compiler.weight_image(i, params[i]));
+    }
+    if (schedule.bias_buffer[i] != kNoBuffer) {
+      device->write_hbm(placement.offsets[schedule.bias_buffer[i]], compiler.bias_image(i, params[i]));
+    }
   }
-  device->load_program(program_addr, program_bytes);
+  if (schedule.zeros_buffer != kNoBuffer) {
+    device->write_hbm(placement.offsets[schedule.zeros_buffer], std::vector<std::uint8_t>(compiler.zeros_bytes(), 0));
+  }
   RunOptions options;
   options.max_cycles = settings.max_cycles;
-  r.run = device->run(options);
-  r.counters = device->counters();
+  std::uint64_t now = 0;
+  std::uint64_t program_offset = 0;
+  std::uint64_t bound_done = 0;  // roofline cycles of the steps done: the ETA's measure of work
+  auto report_progress = [&](std::size_t done) {
+    if (!settings.progress) return;
+    RunProgress p;
+    p.steps_done = done;
+    p.steps_total = schedule.steps.size();
+    p.layer = done < schedule.steps.size() ? model.layers[schedule.steps[done].layer].name : "";
+    p.cycles = now;
+    p.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    p.fraction_done = r.roofline_cycles == 0 ? 0 : static_cast<double>(bound_done) / static_cast<double>(r.roofline_cycles);
+    settings.progress(p);
+  };
+  for (std::size_t s = 0; s < schedule.steps.size(); ++s) {
+    const ScheduleStep& step = schedule.steps[s];
+    const ModelLayer& layer = model.layers[step.layer];
+    if (settings.interrupted && settings.interrupted()) {
+      throw Interrupted(fmt::format("interrupted before step {} of {} (layer '{}'); nothing was written", s + 1,
+                                    schedule.steps.size(), layer.name));
+    }
+    report_progress(s);
+    if (step.first_of_request) {
+      device->write_hbm(placement.tensor_addr(schedule, step.request, 0), compiler.input_image(inputs[step.request]));
+    }
+    const std::uint64_t addr = placement.offsets[schedule.program_buffer] + program_offset;
+    device->load_program(addr, program_bytes[s]);
+    program_offset += program_bytes[s].size();
+    const RunResult run = device->run(options);
+    // A launch starts the counters from zero: the run's counters are the sum over its launches.
+    const auto step_counters = device->counters().to_array();
+    auto total = r.counters.to_array();
+    for (std::size_t j = 0; j < total.size(); ++j) total[j] += step_counters[j];
+    r.counters = Counters::from_array(total);
+    StepReport sr{step.layer, step.request, now, now + run.cycles, programs[s].size()};
+    now += run.cycles;
+    bound_done += r.layers[step.layer].roofline_cycles;
+    r.steps.push_back(sr);
+    r.run = run;
+    // check the tensor this step wrote
+    const ReferenceTensor& want = expected[step.request][step.layer + 1];
+    const std::string what = r.requests > 1 ? fmt::format("{}[r{}]", layer.name, step.request) : layer.name;
+    const std::uint64_t out_addr = placement.tensor_addr(schedule, step.request, step.layer + 1);
+    const TiledLayout& out_layout = compiler.layout(step.layer + 1);
+    const auto raw = device->read_hbm(out_addr, out_layout.bytes());
+    if (layer.int32_output) {
+      compare<std::int32_t>(unpack<std::int32_t>(out_layout, raw), want.int32, layer.out.channels, what, r);
+    } else {
+      compare<std::int8_t>(unpack<std::int8_t>(out_layout, raw), want.int8, layer.out.channels, what, r);
+    }
+  }
+  report_progress(schedule.steps.size());
+  r.bit_exact = r.mismatches == 0 && r.checked_values > 0;
   r.hbm = device->memory_statistics();
-  arena.free_all(r.run.cycles);
-  r.hbm_allocation = arena.metrics();
-  r.hbm_allocation_samples = arena.samples();
-  r.allocation_trace = std::move(arena.trace());
-  r.allocation_trace.source = workload.name;
   if (r.hbm) {
     r.hbm_timing_set = preset.hbm.timing_set;
     r.hbm_tck_ns = load_hbm_timing_set(preset.hbm.timing_set).tck_ns();
   }
 
-  // ---- check
-  const HbmTensor& out = outputs.back();
-  const auto raw = device->read_hbm(out.addr, out.layout.bytes());
-  const std::size_t cols = workload.layers.back().out_features;
-  if (workload.layers.back().int32_output) {
-    compare(unpack<std::int32_t>(out.layout, raw), mlp_reference_int32(x, batch, ref_layers), cols, r);
-  } else {
-    compare(unpack<std::int8_t>(out.layout, raw), mlp_reference(x, batch, ref_layers), cols, r);
-  }
+  // ---- the allocator's view at the measured times
+  const HbmTimeline timeline = replay_hbm_schedule(schedule, placement, preset, settings, r.steps, now);
+  r.hbm_allocation = timeline.metrics;
+  r.hbm_allocation_samples = timeline.samples;
+  r.allocation_trace = timeline.trace;
+  r.allocation_trace.source = model.name;
+  r.hbm_allocated_bytes = timeline.metrics.peak_in_use_bytes;
 
   // ---- metrics
   const Counters& c = r.counters;
-  r.cycles = c.cycles;
+  r.cycles = now;
   const double cycles = static_cast<double>(std::max<std::uint64_t>(r.cycles, 1));
   r.roofline_fraction = static_cast<double>(r.roofline_cycles) / cycles;
   r.mxu_utilization = static_cast<double>(c.mxu_busy) / cycles;
@@ -212,6 +242,8 @@ WorkloadReport run_workload(const Preset& preset, const Workload& workload, cons
   r.hbm_bytes_per_cycle = static_cast<double>(r.hbm_bytes) / cycles;
   r.hbm_peak_fraction = r.hbm_bytes_per_cycle / preset.hbm.bytes_per_cycle;
   r.hbm_traffic_over_minimum = static_cast<double>(r.dma_bytes) / static_cast<double>(std::max<std::uint64_t>(r.min_hbm_bytes, 1));
+  r.vmem_capacity_bytes = preset.vmem_bytes();
+  r.acc_capacity_bytes = preset.acc_bytes();
   r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   r.sim_cycles_per_second = static_cast<double>(r.cycles) / std::max(r.wall_seconds, 1e-9);
   return r;

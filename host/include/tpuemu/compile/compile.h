@@ -9,6 +9,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +54,25 @@ struct HbmTensor {
   std::uint64_t addr = 0;
 };
 
+// The rows of A gathered from HBM instead of read as one tiled matrix: a convolution's im2col view
+// or a flattened image (docs/compiler.md, "Convolutions"). Row r of k tile kt (the dim columns
+// [kt*dim, (kt+1)*dim) of the virtual A) is the dim bytes at row_address(r, kt), or zeros (the
+// convolution's padding, and every row past m).
+struct AGather {
+  std::function<std::optional<std::uint64_t>(std::size_t row, std::size_t k_tile)> row_address;
+  std::uint64_t zero_addr = 0;  // kGatherZeroRows * dim bytes of zeros in HBM
+};
+inline constexpr std::uint32_t kGatherZeroRows = 32;
+
+// What a matmul reads and writes. With a_gather, `a` gives only the virtual A's shape.
+struct MatmulOperands {
+  HbmTensor a, b, c;
+  // Requantised output only: int32 lanes added before the requantisation (VQUANT's bias), 4 * dim
+  // bytes per weight tile, loaded into VMEM once for the whole matmul.
+  std::optional<HbmTensor> bias;
+  const AGather* a_gather = nullptr;
+};
+
 // What the compiler decided, for reports.
 struct MatmulPlan {
   std::size_t block_m = 0;        // rows of A per block
@@ -90,6 +111,8 @@ TiledLayout matmul_c_layout(const MatmulSpec& spec, std::uint32_t dim, bool tile
 // Appends the program for C = A . B to `program` (no END). The semaphores it uses are balanced:
 // every signal is consumed, so programs can be concatenated. Throws Error when the shape cannot
 // be tiled into this preset's VMEM and ACC.
+MatmulPlan compile_matmul(const Preset& preset, const MatmulSpec& spec, const MatmulOperands& operands,
+                          const CompileOptions& options, Program& program);
 MatmulPlan compile_matmul(const Preset& preset, const MatmulSpec& spec, const HbmTensor& a,
                           const HbmTensor& b, const HbmTensor& c, const CompileOptions& options,
                           Program& program);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,11 +14,27 @@
 
 #include "tpuemu/alloc/alloc_trace.h"
 #include "tpuemu/compile/compile.h"
+#include "tpuemu/compile/model.h"
 #include "tpuemu/compile/workload.h"
 #include "tpuemu/config/config.h"
 #include "tpuemu/device/device.h"
 
 namespace tpuemu {
+
+// Where a run is, for a progress display (tpuemu run's bar on stderr).
+struct RunProgress {
+  std::size_t steps_done = 0, steps_total = 0;
+  std::string layer;            // the step about to run ("" when all are done)
+  std::uint64_t cycles = 0;     // simulated so far
+  double wall_seconds = 0;      // since the run started
+  double fraction_done = 0;     // of the run's roofline-bound cycles: what the ETA extrapolates
+};
+
+// RunSettings::interrupted said stop: the run ended between two steps, nothing was written.
+class Interrupted : public Error {
+ public:
+  using Error::Error;
+};
 
 struct RunSettings {
   std::string backend = "rtl";
@@ -28,10 +45,26 @@ struct RunSettings {
   std::string allocator = std::string(alloc::kDefaultAllocator);  // HBM policy (tpuemu run --allocator)
   // VMEM buffers placed by this policy at run time instead of the compiler's offline plan.
   std::optional<std::string> vmem_allocator;
+  // The HBM schedule (docs/workloads.md, "Schedule"): samples per request (default: the
+  // model's batch), requests in flight (request r enters one layer after request r - 1), HBM
+  // capacity (default: the preset's), and HBM placement by the offline planner over the whole
+  // run's buffers instead of `allocator`.
+  std::optional<std::size_t> batch;
+  std::size_t requests = 1;
+  std::optional<std::uint64_t> hbm_capacity;
+  bool plan_hbm = false;
+  double plan_timeout_seconds = 10;
+  // Called before every step and once at the end; `interrupted` is asked before every step (and
+  // the run throws Interrupted when it says true).
+  std::function<void(const RunProgress&)> progress;
+  std::function<bool()> interrupted;
 };
 
 struct LayerReport {
-  MatmulSpec spec;
+  std::string name;
+  LayerKind kind = LayerKind::Dense;
+  TensorShape in, out;
+  MatmulSpec spec;  // dense and conv2d: the matmul it compiles to (conv2d: over its im2col view)
   MatmulPlan plan;
   std::uint64_t ideal_cycles = 0;        // MXU at 100%
   std::uint64_t min_hbm_bytes = 0;       // inputs read once, output written once
@@ -40,8 +73,18 @@ struct LayerReport {
   std::uint64_t padding_bytes = 0;       // layout padding of its weight and output tensors
 };
 
+// One layer of one request, launched on the device as its own program.
+struct StepReport {
+  std::size_t layer = 0, request = 0;
+  std::uint64_t start_cycle = 0, end_cycle = 0;  // core cycles since the first launch
+  std::uint64_t instructions = 0;
+};
+
 struct WorkloadReport {
   std::string workload, preset, backend;
+  std::size_t batch = 0, requests = 1;
+  std::string hbm_placement;  // the allocator's name, or "planner"
+  std::vector<StepReport> steps;
   BufferCounts buffers;
   bool tiled = true;
   std::vector<LayerReport> layers;
@@ -83,7 +126,9 @@ struct WorkloadReport {
   double hbm_tck_ns = 0;
 };
 
-// Throws Error (bad workload, does not fit, out of HBM) or RunError (deadlock, watchdog).
+// Throws Error (bad workload, does not fit, out of HBM: alloc::OutOfMemory) or RunError
+// (deadlock, watchdog).
+WorkloadReport run_model(const Preset& preset, const Model& model, const RunSettings& settings);
 WorkloadReport run_workload(const Preset& preset, const Workload& workload, const RunSettings& settings);
 
 std::string format_report(const WorkloadReport& report);

@@ -35,7 +35,7 @@ struct CnnModel {
   std::size_t classes = 0;
 };
 
-// Loads a workload file of kind "cnn" (examples/cnn.json); errors are "file:line:column: cause".
+// Loads a workload file of kind "cnn" (examples/serving/cnn-8layer.json); errors are "file:line:column: cause".
 CnnModel load_cnn_model(const std::filesystem::path& path);
 // The "kind" of a workload file, without validating the rest.
 std::string workload_kind(const std::filesystem::path& path);

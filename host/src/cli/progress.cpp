@@ -1,0 +1,59 @@
+#include "progress.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include <fmt/format.h>
+
+namespace tpuemu::cli {
+
+static_assert(std::atomic<bool>::is_always_lock_free, "a signal handler may only touch lock-free atomics");
+
+ProgressBar::~ProgressBar() { clear(); }
+
+void ProgressBar::clear() {
+  if (!shown_) return;
+  std::fputs("\r\033[K", stderr);
+  std::fflush(stderr);
+  shown_ = false;
+}
+
+void ProgressBar::update(const RunProgress& p) {
+  if (!enabled_) return;
+  if (p.steps_done == p.steps_total) {
+    clear();
+    return;
+  }
+  if (p.wall_seconds < 1.0) return;  // short runs stay silent
+  constexpr int kWidth = 24;
+  const double f = std::clamp(p.fraction_done, 0.0, 1.0);
+  const int filled = static_cast<int>(f * kWidth);
+  const double rate = static_cast<double>(p.cycles) / p.wall_seconds;
+  const std::string eta = f > 0 ? fmt::format("ETA {:.0f} s", p.wall_seconds * (1 - f) / f) : "ETA ?";
+  const std::string line =
+      fmt::format("\r\033[K[{}{}] {}/{} layers  {}  {:.2f} M cycles  {:.0f} k cycles/s  {}", std::string(filled, '#'),
+                  std::string(kWidth - filled, '.'), p.steps_done, p.steps_total, p.layer,
+                  static_cast<double>(p.cycles) / 1e6, rate / 1e3, eta);
+  std::fputs(line.c_str(), stderr);
+  std::fflush(stderr);
+  shown_ = true;
+}
+
+void InterruptGuard::on_signal(int) { flag_.store(true); }
+
+InterruptGuard::InterruptGuard() {
+  flag_.store(false);
+  struct sigaction sa {};
+  sa.sa_handler = &InterruptGuard::on_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESETHAND;  // a second Ctrl-C kills the process the usual way
+  sigaction(SIGINT, &sa, &old_int_);
+  sigaction(SIGTERM, &sa, &old_term_);
+}
+
+InterruptGuard::~InterruptGuard() {
+  sigaction(SIGINT, &old_int_, nullptr);
+  sigaction(SIGTERM, &old_term_, nullptr);
+}
+
+}  // namespace tpuemu::cli

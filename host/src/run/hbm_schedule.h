@@ -1,0 +1,72 @@
+// The HBM side of a model run (docs/workloads.md, "Schedule"): which buffers exist, when each is
+// allocated and freed, where a policy or the offline planner puts them, and the allocator's view
+// of that schedule at the cycles the device measured.
+//
+// Weights, biases, the zero rows and the program are allocated before the first step and live to
+// the end. A request's input is allocated when its first step starts; every activation when the
+// step producing it starts, and it is freed when the last step reading it ends (the model's output
+// when the run ends). With R requests, request r runs layer l in wave r + l, so activations of
+// different requests and layers interleave as they do in a server with R requests in flight.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tpuemu/alloc/alloc_trace.h"
+#include "tpuemu/alloc/memory_space.h"
+#include "tpuemu/compile/model_compiler.h"
+#include "tpuemu/run/runner.h"
+
+namespace tpuemu {
+
+struct ScheduleStep {
+  std::size_t layer = 0, request = 0;
+  bool first_of_request = false;
+};
+
+struct ScheduledBuffer {
+  std::string owner;  // "conv1 weights", "b1.add output r2", "input r0", "program", "zeros"
+  std::uint64_t size = 0, padding = 0, alignment = 1;
+  bool persistent = false;
+  std::size_t first_step = 0, last_step = 0;  // alive from the start of first_step to the end of last_step
+};
+
+inline constexpr std::size_t kNoBuffer = static_cast<std::size_t>(-1);
+
+struct HbmSchedule {
+  std::vector<ScheduleStep> steps;
+  std::vector<ScheduledBuffer> buffers;  // persistent ones first, then in allocation order
+  std::size_t program_buffer = kNoBuffer, zeros_buffer = kNoBuffer;
+  std::vector<std::size_t> weight_buffer, bias_buffer;  // per layer (kNoBuffer: none)
+  std::vector<std::vector<std::size_t>> tensor_buffer;  // [request][tensor]
+};
+
+// The steps and buffers of `requests` requests; the program buffer's size is set by the caller.
+HbmSchedule make_hbm_schedule(const ModelCompiler& compiler, std::size_t requests);
+
+struct HbmPlacement {
+  std::string method;                  // the policy's name, or "planner"
+  std::vector<std::uint64_t> offsets;  // per buffer
+  std::uint64_t tensor_addr(const HbmSchedule& s, std::size_t request, std::size_t tensor) const {
+    return offsets[s.tensor_buffer[request][tensor]];
+  }
+};
+
+// Throws alloc::OutOfMemory (policy) or Error (planner: infeasible or timed out) naming the buffer
+// or the reason.
+HbmPlacement place_hbm_schedule(const HbmSchedule& schedule, const Preset& preset, const RunSettings& settings);
+
+struct HbmTimeline {
+  alloc::SpaceMetrics metrics;
+  std::vector<alloc::SpaceSnapshot> samples;
+  alloc::AllocTrace trace;  // with offsets
+};
+
+// The same allocations and frees at the measured cycles (steps[i] of the run), through the same
+// policy (or the plan's fixed offsets); throws Error if a policy placed anything differently.
+HbmTimeline replay_hbm_schedule(const HbmSchedule& schedule, const HbmPlacement& placement, const Preset& preset,
+                                const RunSettings& settings, const std::vector<StepReport>& steps,
+                                std::uint64_t end_cycle);
+
+}  // namespace tpuemu
