@@ -20,6 +20,7 @@ ctrl/sem_bank.sv
 ctrl/issue_gate.sv
 ctrl/fetch_unit.sv
 ctrl/mxu_ctrl.sv
+ctrl/vec_lanes.sv
 ctrl/vec_unit.sv
 ctrl/csr_block.sv
 ctrl/run_ctrl.sv

@@ -210,7 +210,7 @@ module tpu_top import tpu_pkg::*; #(
   // ---------------- engines
   logic [2:0] eng_busy, eng_stall_sem, eng_err;
   logic       dma_stall_mem, mxu_stall_w, mxu_stall_vmem, mxu_row_in, mxu_wload, mxu_idle;
-  logic       vec_stall_vmem, vec_idle;
+  logic       vec_stall_vmem, vec_idle, vec_add_row, vec_done;
   logic [4:0] dma_path_beat;
 
   dma_engine #(
@@ -292,8 +292,6 @@ module tpu_top import tpu_pkg::*; #(
     .err_range_o      (eng_err[1])
   );
 
-  assign v_we[2] = 1'b1;
-
   vec_unit #(.Dim(Dim), .VmemRows(VmemRows), .AccRows(AccRows), .SmemWords(SmemWords)) u_vec (
     .clk_i, .rst_ni, .clear_i(clear),
     .instr_valid_i (!q_empty[2]),
@@ -308,13 +306,18 @@ module tpu_top import tpu_pkg::*; #(
     .smem_addr_o   (smem_vec_addr),
     .smem_rdata_i  (smem_vec_rdata),
     .vmem_req_o    (v_req[2]),
+    .vmem_we_o     (v_we[2]),
     .vmem_addr_o   (v_addr[2]),
     .vmem_wdata_o  (v_wdata[2]),
     .vmem_gnt_i    (v_gnt[2]),
+    .vmem_rvalid_i (v_rvalid[2]),
+    .vmem_rdata_i  (v_rdata[2]),
     .busy_o        (eng_busy[2]),
     .idle_o        (vec_idle),
     .stall_sem_o   (eng_stall_sem[2]),
     .stall_vmem_o  (vec_stall_vmem),
+    .add_row_o     (vec_add_row),
+    .done_o        (vec_done),
     .err_range_o   (eng_err[2])
   );
 
@@ -362,6 +365,7 @@ module tpu_top import tpu_pkg::*; #(
     .vec_busy_i       (eng_busy[2]),
     .vec_stall_sem_i  (eng_stall_sem[2]),
     .vec_stall_vmem_i (vec_stall_vmem),
+    .vec_add_row_i    (vec_add_row),
     .vmem_conflicts_i (v_conflicts),
     .mem_req_valid_i  (mem_req_valid_o),
     .mem_req_ready_i  (mem_req_ready_i),
@@ -400,5 +404,5 @@ module tpu_top import tpu_pkg::*; #(
   );
 
   logic unused;
-  assign unused = ^{vec_idle, q_full, v_rvalid[2], v_rdata[2], v_rdata[1:0]};
+  assign unused = ^{vec_idle, vec_done, q_full, v_rdata[1:0]};
 endmodule

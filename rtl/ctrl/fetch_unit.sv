@@ -88,7 +88,7 @@ module fetch_unit import tpu_pkg::*; #(
     unique case (head_op)
       OpDma, OpDmaNop:              head_q = 2'd0;
       OpLoadW, OpMatmul, OpMxuNop:  head_q = 2'd1;
-      OpVQuant, OpVecNop:           head_q = 2'd2;
+      OpVQuant, OpVAdd, OpVecNop:   head_q = 2'd2;
       OpEnd:                        head_q = 2'd0;
       default:                      is_illegal = 1'b1;
     endcase

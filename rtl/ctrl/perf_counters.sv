@@ -24,6 +24,7 @@ module perf_counters import tpu_pkg::*; #(
   input  logic                         vec_busy_i,
   input  logic                         vec_stall_sem_i,
   input  logic                         vec_stall_vmem_i,
+  input  logic                         vec_add_row_i,
   input  logic [ConflictW-1:0]         vmem_conflicts_i,
   input  logic                         mem_req_valid_i,
   input  logic                         mem_req_ready_i,
@@ -63,6 +64,7 @@ module perf_counters import tpu_pkg::*; #(
     cnt_inc[CntWeightLoadBusy]          = 16'(mxu_wload_i);
     cnt_inc[CntMxuIdleEmpty]            = 16'(busy_i && mxu_idle_i);
     cnt_inc[CntVectorStallBankConflict] = 16'(vec_stall_vmem_i);
+    cnt_inc[CntVectorAddRows]           = 16'(vec_add_row_i);
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin

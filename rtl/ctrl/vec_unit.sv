@@ -1,5 +1,10 @@
-// Vector unit: requantises accumulator rows to int8 (scale, rounding shift, clamp, optional ReLU)
-// and writes them to VMEM, one row per cycle when its VMEM port is granted.
+// Vector unit: one instruction at a time on its own VMEM port (reads return one cycle after the
+// grant), datapath in vec_lanes.
+//   VQUANT  requantises ACC rows to int8 and writes one VMEM row per granted cycle; with the bias
+//           flag it first reads the 4 VMEM rows of int32 biases (StBias) and latches them.
+//   VADD    adds two int8 VMEM rows with saturation: read a, read b, write out (3 granted cycles
+//           per row, the minimum on one port). Each row's reads come before its write, so the
+//           result may overwrite a or b row for row (out_row == a_row or b_row).
 module vec_unit import tpu_pkg::*; #(
   parameter int unsigned Dim       = 16,
   parameter int unsigned VmemRows  = 16384,
@@ -18,56 +23,72 @@ module vec_unit import tpu_pkg::*; #(
   output logic                  instr_pop_o,
   output logic                  sem_req_o,
   input  logic                  sem_gnt_i,
-  output logic [1:0]            sig_valid_o,   // 0: NOP / empty, 1: VQUANT done
+  output logic [1:0]            sig_valid_o,   // 0: NOP / empty, 1: VQUANT / VADD done
   output logic [1:0][4:0]       sig_sem_o,
   output logic [AccRowW-1:0]    acc_raddr_o,
   input  logic [Dim-1:0][31:0]  acc_rdata_i,
   output logic [SmemW-1:0]      smem_addr_o,
   input  logic [1:0][31:0]      smem_rdata_i,
   output logic                  vmem_req_o,
+  output logic                  vmem_we_o,
   output logic [VmemRowW-1:0]   vmem_addr_o,
   output logic [DataW-1:0]      vmem_wdata_o,
   input  logic                  vmem_gnt_i,
+  input  logic                  vmem_rvalid_i,
+  input  logic [DataW-1:0]      vmem_rdata_i,
   output logic                  busy_o,
   output logic                  idle_o,
   output logic                  stall_sem_o,
   output logic                  stall_vmem_o,
+  output logic                  add_row_o,     // a VADD row was written
+  output logic                  done_o,        // an instruction completed (also NOP / empty)
   output logic                  err_range_o
 );
+  localparam int unsigned BiasRows = 4;  // DIM int32 lanes = 4 VMEM rows
+
   instr_vquant_t vq;
+  instr_vadd_t   va;
   instr_hdr_t    hdr;
   assign vq  = instr_i;
+  assign va  = instr_i;
   assign hdr = vq.hdr;
-  logic [31:0] op_acc, op_vmem, op_rows, op_scale, op_smem;
-  logic [5:0]  op_shift;
-  logic        op_relu, op_from_smem, is_quant;
-  assign op_acc       = vq.acc_row;
-  assign op_vmem      = vq.vmem_row;
-  assign op_rows      = vq.rows;
-  assign op_scale     = vq.scale;
-  assign op_shift     = vq.shift;
-  assign op_relu      = vq.relu;
-  assign op_from_smem = vq.smem_params;
-  assign op_smem      = vq.smem_word;
-  assign is_quant     = (hdr.opcode == OpVQuant);
+  logic is_quant, is_add;
+  assign is_quant = (hdr.opcode == OpVQuant);
+  assign is_add   = (hdr.opcode == OpVAdd);
+
+  function automatic logic rows_past(logic [31:0] first, logic [31:0] count, int unsigned size);
+    return 64'(first) + 64'(count) > 64'(size);
+  endfunction
 
   logic bad;
-  assign bad = is_quant && ((64'(op_acc) + 64'(op_rows) > 64'(AccRows)) ||
-                            (64'(op_vmem) + 64'(op_rows) > 64'(VmemRows)) ||
-                            (op_from_smem && (64'(op_smem) + 64'd2 > 64'(SmemWords))));
+  assign bad = (is_quant && (rows_past(vq.acc_row, vq.rows, AccRows) ||
+                             rows_past(vq.vmem_row, vq.rows, VmemRows) ||
+                             (vq.smem_params && (64'(vq.smem_word) + 64'd2 > 64'(SmemWords))) ||
+                             (vq.bias && rows_past(vq.bias_row, BiasRows, VmemRows)))) ||
+               (is_add && (rows_past(va.a_row, va.rows, VmemRows) ||
+                           rows_past(va.b_row, va.rows, VmemRows) ||
+                           rows_past(va.out_row, va.rows, VmemRows)));
 
-  logic                active_q, relu_q, sig_en_q;
+  typedef enum logic [2:0] {StIdle, StBias, StQuant, StAddA, StAddB, StAddW} state_e;
+  state_e              state_q;
+  logic                relu_q, sig_en_q, bias_en_q;
   logic [4:0]          sig_sem_q;
   logic [AccRowW-1:0]  acc_q;
-  logic [VmemRowW-1:0] vmem_q;
+  logic [VmemRowW-1:0] out_q;   // VQUANT / VADD destination row
+  logic [VmemRowW-1:0] rd_q;    // VADD a row; VQUANT bias row while loading
+  logic [VmemRowW-1:0] b_q;     // VADD b row
   logic [31:0]         left_q;
   logic signed [31:0]  scale_q;
   logic [5:0]          shift_q;
+  logic [2:0]          bias_req_q, bias_got_q;  // bias rows requested / received
+  logic [BiasRows-1:0][DataW-1:0] bias_q;
+  logic [DataW-1:0]    a_data_q;
 
-  logic empty_op, start;
-  assign empty_op = !is_quant || (op_rows == '0);
+  logic active, empty_op, start;
+  assign active   = (state_q != StIdle);
+  assign empty_op = is_quant ? (vq.rows == '0) : is_add ? (va.rows == '0) : 1'b1;
   issue_gate #(.CheckBeforeWait(1'b1)) u_issue (
-    .valid_i         (instr_valid_i && !active_q),
+    .valid_i         (instr_valid_i && !active),
     .bad_i           (bad),
     .wait_en_i       (hdr.wait_en),
     .sem_req_o,
@@ -83,61 +104,110 @@ module vec_unit import tpu_pkg::*; #(
   );
   assign instr_pop_o = start;
 
-  assign smem_addr_o = SmemW'(op_smem);
+  assign smem_addr_o = SmemW'(vq.smem_word);
   assign acc_raddr_o = acc_q;
 
-  // requantise one row
-  always_comb begin
-    for (int unsigned n = 0; n < Dim; n++) begin
-      logic signed [63:0] p;
-      logic signed [7:0]  q;
-      p = 64'(signed'(acc_rdata_i[n])) * 64'(scale_q);
-      if (shift_q != '0) p = p + (64'sd1 <<< (shift_q - 6'd1));
-      p = p >>> shift_q;
-      if (p > 64'sd127)       q = 8'sd127;
-      else if (p < -64'sd128) q = -8'sd128;
-      else                    q = p[7:0];
-      if (relu_q && q[7]) q = '0;
-      vmem_wdata_o[n*8 +: 8] = q;
-    end
-  end
+  logic [DataW-1:0] quant_row, add_row;
+  vec_lanes #(.Dim(Dim)) u_lanes (
+    .relu_i    (relu_q),
+    .acc_i     (acc_rdata_i),
+    .bias_en_i (bias_en_q),
+    .bias_i    (bias_q),
+    .scale_i   (scale_q),
+    .shift_i   (shift_q),
+    .quant_o   (quant_row),
+    .a_i       (a_data_q),
+    .b_i       (vmem_rdata_i),  // b's read data, held by VMEM until the port's next read
+    .add_o     (add_row)
+  );
 
-  assign vmem_req_o   = active_q;
-  assign vmem_addr_o  = vmem_q;
-  assign stall_vmem_o = active_q && !vmem_gnt_i;
+  always_comb begin
+    vmem_req_o  = 1'b0;
+    vmem_we_o   = 1'b0;
+    vmem_addr_o = out_q;
+    unique case (state_q)
+      StBias:  begin vmem_req_o = (bias_req_q != 3'(BiasRows)); vmem_addr_o = rd_q; end
+      StQuant: begin vmem_req_o = 1'b1; vmem_we_o = 1'b1; end
+      StAddA:  begin vmem_req_o = 1'b1; vmem_addr_o = rd_q; end
+      StAddB:  begin vmem_req_o = 1'b1; vmem_addr_o = b_q; end
+      StAddW:  begin vmem_req_o = 1'b1; vmem_we_o = 1'b1; end
+      default: ;
+    endcase
+  end
+  assign vmem_wdata_o = (state_q == StAddW) ? add_row : quant_row;
+  assign stall_vmem_o = vmem_req_o && !vmem_gnt_i;
+
   logic row_done, last_row;
-  assign row_done = active_q && vmem_gnt_i;
-  assign last_row = row_done && (left_q == 32'd1);
+  assign row_done  = vmem_gnt_i && ((state_q == StQuant) || (state_q == StAddW));
+  assign last_row  = row_done && (left_q == 32'd1);
+  assign add_row_o = vmem_gnt_i && (state_q == StAddW);
   assign sig_valid_o[1] = last_row && sig_en_q;
   assign sig_sem_o[1]   = sig_sem_q;
+  assign done_o = last_row || (start && empty_op);
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      active_q <= 1'b0; relu_q <= 1'b0; sig_en_q <= 1'b0; sig_sem_q <= '0;
-      acc_q <= '0; vmem_q <= '0; left_q <= '0; scale_q <= '0; shift_q <= '0;
+      state_q <= StIdle; relu_q <= 1'b0; sig_en_q <= 1'b0; sig_sem_q <= '0; bias_en_q <= 1'b0;
+      acc_q <= '0; out_q <= '0; rd_q <= '0; b_q <= '0; left_q <= '0; scale_q <= '0;
+      shift_q <= '0; bias_req_q <= '0; bias_got_q <= '0; bias_q <= '0; a_data_q <= '0;
     end else if (clear_i) begin
-      active_q <= 1'b0;
+      state_q <= StIdle;
     end else if (start && !empty_op) begin
-      active_q  <= 1'b1;
-      relu_q    <= op_relu;
+      relu_q    <= is_add ? va.relu : vq.relu;
       sig_en_q  <= hdr.sig_en;
       sig_sem_q <= hdr.sig_sem;
-      acc_q     <= AccRowW'(op_acc);
-      vmem_q    <= VmemRowW'(op_vmem);
-      left_q    <= op_rows;
-      scale_q   <= op_from_smem ? smem_rdata_i[0] : op_scale;
-      shift_q   <= op_from_smem ? smem_rdata_i[1][5:0] : op_shift;
-    end else if (row_done) begin
-      acc_q  <= acc_q + 1'b1;
-      vmem_q <= vmem_q + 1'b1;
-      left_q <= left_q - 32'd1;
-      if (last_row) active_q <= 1'b0;
+      left_q    <= is_add ? va.rows : vq.rows;
+      acc_q     <= AccRowW'(vq.acc_row);
+      bias_en_q <= is_quant && vq.bias;
+      bias_req_q <= '0;
+      bias_got_q <= '0;
+      scale_q   <= vq.smem_params ? smem_rdata_i[0] : vq.scale;
+      shift_q   <= vq.smem_params ? smem_rdata_i[1][5:0] : vq.shift;
+      if (is_add) begin
+        state_q <= StAddA;
+        rd_q    <= VmemRowW'(va.a_row);
+        b_q     <= VmemRowW'(va.b_row);
+        out_q   <= VmemRowW'(va.out_row);
+      end else begin
+        state_q <= vq.bias ? StBias : StQuant;
+        rd_q    <= VmemRowW'(vq.bias_row);
+        out_q   <= VmemRowW'(vq.vmem_row);
+      end
+    end else begin
+      unique case (state_q)
+        StBias: begin
+          if (vmem_gnt_i && vmem_req_o) begin
+            rd_q       <= rd_q + 1'b1;
+            bias_req_q <= bias_req_q + 3'd1;
+          end
+          if (vmem_rvalid_i) begin
+            bias_q[bias_got_q[1:0]] <= vmem_rdata_i;
+            bias_got_q <= bias_got_q + 3'd1;
+            if (bias_got_q == 3'(BiasRows - 1)) state_q <= StQuant;
+          end
+        end
+        StAddA: if (vmem_gnt_i) state_q <= StAddB;
+        StAddB: begin
+          if (vmem_rvalid_i) a_data_q <= vmem_rdata_i;  // a's data, the cycle after its grant
+          if (vmem_gnt_i) state_q <= StAddW;
+        end
+        default: ;
+      endcase
+      if (row_done) begin
+        acc_q  <= acc_q + 1'b1;
+        out_q  <= out_q + 1'b1;
+        rd_q   <= rd_q + 1'b1;
+        b_q    <= b_q + 1'b1;
+        left_q <= left_q - 32'd1;
+        if (last_row) state_q <= StIdle;
+        else if (state_q == StAddW) state_q <= StAddA;
+      end
     end
   end
 
   logic unused;
-  assign unused = ^{vq.rsvd_255_224, vq.rsvd_191_168, hdr.rsvd_31_28, hdr.wait_cnt, hdr.wait_sem};
+  assign unused = ^{vq.rsvd_191_169, va.rsvd_255_161, va.hdr, hdr.rsvd_31_28, hdr.wait_cnt, hdr.wait_sem};
 
-  assign busy_o = active_q;
-  assign idle_o = !instr_valid_i && !active_q;
+  assign busy_o = active;
+  assign idle_o = !instr_valid_i && !active;
 endmodule

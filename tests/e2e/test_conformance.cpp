@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <random>
 
+#include "tpuemu/compile/reference.h"
 #include "tpuemu/config/config.h"
 #include "tpuemu/device/backend_registry.h"
 #include "tpuemu/device/device.h"
@@ -93,6 +94,65 @@ TEST_P(Conformance, RunsAProgramAndCountsIt) {
   EXPECT_EQ(c.bytes_vmem_to_hbm, src.size());
   EXPECT_EQ(c.instructions_fetched, 2u);
   EXPECT_GT(c.cycles, 64u);
+}
+
+TEST_P(Conformance, VaddAndBiasedVquantAreBitExact) {
+  const std::uint32_t d = preset_.dim, rows = 16;
+  std::mt19937 rng(2026);
+  auto int8s = [&](std::size_t n) {
+    std::vector<std::int8_t> v(n);
+    for (auto& x : v) x = static_cast<std::int8_t>(rng());
+    return v;
+  };
+  const auto a = int8s(rows * d), b = int8s(rows * d), x = int8s(rows * d), w = int8s(d * d);
+  std::vector<std::int32_t> bias(d);
+  for (auto& v : bias) v = static_cast<std::int32_t>(rng() % 200001) - 100000;
+  auto put = [&](std::uint64_t addr, const void* data, std::size_t n) {
+    const auto* p = static_cast<const std::uint8_t*>(data);
+    device_->write_hbm(addr, std::vector<std::uint8_t>(p, p + n));
+  };
+  put(0x1000, a.data(), a.size());
+  put(0x2000, b.data(), b.size());
+  put(0x3000, x.data(), x.size());
+  put(0x4000, w.data(), w.size());
+  put(0x5000, bias.data(), 4 * d);
+  const std::int32_t scale = 7;
+  const std::uint32_t shift = 9;
+  device_->write_smem(4, std::vector<std::uint32_t>{static_cast<std::uint32_t>(-3), 5});
+  const Program p = assemble(
+      "dma hbm=0x1000 local=0 len=16 path=hbm2vmem\n"
+      "dma hbm=0x2000 local=32 len=16 path=hbm2vmem\n"
+      "dma hbm=0x3000 local=64 len=16 path=hbm2vmem\n"
+      "dma hbm=0x4000 local=96 len=" + std::to_string(d) + " path=hbm2vmem\n"
+      "dma hbm=0x5000 local=128 len=4 path=hbm2vmem\n"
+      "nop.dma signal=s0\n"
+      "nop.dma signal=s4\n"
+      "vadd a=0 b=32 out=200 rows=16 wait=s0>=1\n"
+      "vadd a=0 b=32 out=0 rows=16 relu\n"
+      "loadw vmem=96 wait=s4>=1\n"
+      "matmul vmem=64 acc=0 rows=16 signal=s2\n"
+      "vquant acc=0 vmem=300 rows=16 scale=7 shift=9 bias=vmem:128 wait=s2>=1\n"
+      "vquant acc=0 vmem=316 rows=16 params=smem:4 bias=vmem:128 relu signal=s3\n"
+      "dma hbm=0x8000 local=200 len=16 path=vmem2hbm wait=s3>=1\n"
+      "dma hbm=0x9000 local=0 len=16 path=vmem2hbm\n"
+      "dma hbm=0xA000 local=300 len=32 path=vmem2hbm\n"
+      "end\n");
+  ASSERT_TRUE(check_program(p, preset_).empty()) << check_program(p, preset_).front();
+  device_->load_program(0x100000, p.to_bytes());
+  const RunResult r = device_->run();
+  ASSERT_EQ(r.status, RunStatus::Done);
+  auto int8_at = [&](std::uint64_t addr, std::size_t n) {
+    const auto bytes = device_->read_hbm(addr, n);
+    return std::vector<std::int8_t>(bytes.begin(), bytes.end());
+  };
+  EXPECT_EQ(int8_at(0x8000, rows * d), add_saturate(a, b, false));
+  EXPECT_EQ(int8_at(0x9000, rows * d), add_saturate(a, b, true));
+  const auto acc = matmul_int8(x, w, rows, d, d);
+  auto want = requantize(acc, bias, scale, shift, false);
+  const auto smem = requantize(acc, bias, -3, 5, true);
+  want.insert(want.end(), smem.begin(), smem.end());
+  EXPECT_EQ(int8_at(0xA000, 2 * rows * d), want);
+  EXPECT_EQ(device_->counters().vector_add_rows, 2u * rows);
 }
 
 TEST_P(Conformance, DeadlockIsReportedWithQueueStatesAndResetRecovers) {

@@ -30,7 +30,7 @@ std::unique_ptr<sim::CoreSim> core_for(const std::string& preset) {
 std::string s(std::uint64_t v) { return std::to_string(v); }
 
 // Data, weights, a weight load and a matmul that wait on the DMA, a requantisation after the
-// matmul, copies out of VMEM / ACC / SMEM that wait on it, and DMA fillers that fill the DMA
+// matmul and an 8-row VADD of its result, copies out of VMEM / ACC / SMEM that wait on it, and DMA fillers that fill the DMA
 // queue behind the waiting copy (so fetch stalls).
 std::string program_pipeline(std::uint32_t dim, std::uint32_t rows) {
   std::string p = "dma hbm=0x0 local=0 len=" + s(rows) + " path=hbm2vmem signal=s0\n"
@@ -38,6 +38,7 @@ std::string program_pipeline(std::uint32_t dim, std::uint32_t rows) {
                   "loadw vmem=4096 bank=0 wait=s1>=1\n"
                   "matmul vmem=0 acc=0 rows=" + s(rows) + " bank=0 wait=s0>=1 signal=s2\n"
                   "vquant acc=0 vmem=2000 rows=" + s(rows) + " scale=3 shift=2 wait=s2>=1 signal=s3\n"
+                  "vadd a=2000 b=2001 out=7000 rows=8\n"
                   "dma hbm=0x200000 local=2000 len=" + s(rows) + " path=vmem2hbm wait=s3>=1\n"
                   "dma hbm=0x300000 local=0 len=8 path=acc2hbm\n"
                   "dma hbm=0x400000 local=0 len=16 path=hbm2smem\n"
@@ -121,8 +122,10 @@ TEST_P(CoreContractTest, EveryCounterCountsItsEvent) {
       EXPECT_EQ(c[cnt::mxu_busy], 16u * 16u);
     }
     EXPECT_LE(c[cnt::mxu_busy], c[cnt::cycles]);
-    // the vector unit is busy for one cycle per row plus one per bank conflict it lost
-    EXPECT_EQ(c[cnt::vector_busy], (p == 0 ? rows : 400u) + c[cnt::vector_stall_bank_conflict]);
+    // the vector unit is busy for one cycle per VQUANT row, three per VADD row, plus one per bank
+    // conflict it lost
+    EXPECT_EQ(c[cnt::vector_busy], (p == 0 ? rows + 3 * 8 : 400u) + c[cnt::vector_stall_bank_conflict]);
+    EXPECT_EQ(c[cnt::vector_add_rows], p == 0 ? 8u : 0u);
   }
   for (std::uint32_t j = 0; j < spec::kNumCounters; ++j) {
     if (j == cnt::mxu_stall_bank_conflict) {

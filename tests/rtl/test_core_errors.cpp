@@ -73,7 +73,7 @@ TEST(CoreErrors, IllegalOpcodeIsCodeOneWithItsPc) {
 
 TEST(CoreErrors, EveryUndefinedOpcodeIsIllegal) {
   auto core = small_core();
-  const std::uint8_t opcodes[] = {0x01, 0x0F, 0x11, 0x1E, 0x22, 0x2E, 0x31, 0x3E, 0x40, 0x55, 0x80, 0xFF};
+  const std::uint8_t opcodes[] = {0x01, 0x0F, 0x11, 0x1E, 0x22, 0x2E, 0x32, 0x3E, 0x40, 0x55, 0x80, 0xFF};
   for (const std::uint8_t opcode : opcodes) {
     SCOPED_TRACE("opcode " + std::to_string(opcode));
     auto bytes = assemble("nop.dma\nnop.mxu\nnop.vec\nnop.dma\nend\n").to_bytes();
@@ -111,6 +111,11 @@ const RangeCase kRangeCases[] = {
     {"vquant_acc", "vquant acc=1020 vmem=0 rows=5 scale=1", "vquant acc=1019 vmem=0 rows=5 scale=1"},
     {"vquant_vmem", "vquant acc=0 vmem=8191 rows=2 scale=1", "vquant acc=0 vmem=8190 rows=2 scale=1"},
     {"vquant_smem", "vquant acc=0 vmem=0 rows=1 params=smem:255", "vquant acc=0 vmem=0 rows=1 params=smem:254"},
+    {"vquant_bias", "vquant acc=0 vmem=0 rows=1 scale=1 bias=vmem:8189", "vquant acc=0 vmem=0 rows=1 scale=1 bias=vmem:8188"},
+    {"vadd_a", "vadd a=8190 b=0 out=100 rows=3", "vadd a=8189 b=0 out=100 rows=3"},
+    {"vadd_b", "vadd a=0 b=8190 out=100 rows=3", "vadd a=0 b=8189 out=100 rows=3"},
+    {"vadd_out", "vadd a=0 b=10 out=8190 rows=3", "vadd a=0 b=10 out=8189 rows=3"},
+    {"vadd_rows_wrap", "vadd a=1 b=1 out=1 rows=0xFFFFFFFF", "vadd a=1 b=1 out=1 rows=8191"},
 };
 
 TEST(CoreErrors, RangeErrorsAreCodeThreeWithThePc) {

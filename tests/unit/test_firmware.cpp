@@ -110,7 +110,7 @@ TEST(Firmware, InfoReportsIdConfigVersionsAndLimits) {
   EXPECT_EQ(r.u32(16), FW_MAX_PAYLOAD);
   EXPECT_EQ(r.u32(20), FW_MAX_CHUNK);
   EXPECT_EQ(r.u32(24), 32u);
-  EXPECT_EQ(r.u32(28), 22u);
+  EXPECT_EQ(r.u32(28), 23u);
   EXPECT_EQ(r.u64(32), core.mem.size());
   EXPECT_EQ(r.u32(40), 0u);
   EXPECT_EQ(r.u32(44), FW_RUN_POLL_SLICE);

@@ -31,7 +31,7 @@ Instruction random_instruction(std::mt19937_64& rng) {
   auto u = [&](std::uint64_t limit) { return std::uniform_int_distribution<std::uint64_t>(0, limit - 1)(rng); };
   auto u32 = [&] { return static_cast<std::uint32_t>(u(std::uint64_t{1} << 32)); };
   Instruction in;
-  switch (u(8)) {
+  switch (u(9)) {
     case 0: in.op = isa::End{}; break;
     case 1: in.op = isa::DmaNop{}; break;
     case 2: in.op = isa::MxuNop{}; break;
@@ -50,6 +50,9 @@ Instruction random_instruction(std::mt19937_64& rng) {
       in.op = isa::Matmul{.vmem_row = u32(), .acc_row = u32(), .rows = u32(),
                           .bank = static_cast<std::uint8_t>(u(2)), .accumulate = u(2) == 1};
       break;
+    case 7:
+      in.op = isa::VAdd{.a_row = u32(), .b_row = u32(), .out_row = u32(), .rows = u32(), .relu = u(2) == 1};
+      break;
     default: {
       isa::VQuant v{.acc_row = u32(), .vmem_row = u32(), .rows = u32(), .relu = u(2) == 1};
       if (u(3) == 0) {
@@ -57,6 +60,10 @@ Instruction random_instruction(std::mt19937_64& rng) {
       } else {
         v.scale = static_cast<std::int32_t>(u32());
         v.shift = static_cast<std::uint8_t>(u(64));
+      }
+      if (u(2) == 0) {
+        v.bias = true;
+        v.bias_row = u32();
       }
       in.op = v;
     }
@@ -97,6 +104,12 @@ TEST(Encode, MxuAndVectorWords) {
             words({0x30, 1, 100, 8, 0xFFFFFFFE, 63 | 1u << 6}));
   EXPECT_EQ(encode({.op = isa::VQuant{.acc_row = 1, .vmem_row = 2, .rows = 3, .smem_params = 9}}),
             words({0x30, 1, 2, 3, 0, 1u << 7, 9}));
+  EXPECT_EQ(encode({.op = isa::VQuant{.acc_row = 1, .vmem_row = 2, .rows = 3, .smem_params = 9,
+                                      .bias = true, .bias_row = 0x12345}}),
+            words({0x30, 1, 2, 3, 0, 1u << 7 | 1u << 8, 9, 0x12345}));
+  EXPECT_EQ(encode({.op = isa::VAdd{.a_row = 4, .b_row = 5, .out_row = 6, .rows = 7, .relu = true}, .signal = 2}),
+            words({0x31 | 1u << 22 | 2u << 23, 4, 5, 6, 7, 1}));
+  EXPECT_EQ(Instruction{.op = isa::VAdd{}}.queue(), Queue::Vector);
   EXPECT_EQ(encode({.op = isa::End{}}), words({0}));
   EXPECT_EQ(encode({.op = isa::VecNop{}, .signal = 31}), words({0x3F | 1u << 22 | 31u << 23}));
   EXPECT_EQ(encode({.op = isa::MxuNop{}, .wait = Wait{31, 255}}),
@@ -116,6 +129,7 @@ TEST(Encode, RejectsUnencodableFields) {
   EXPECT_THROW(encode({.op = isa::LoadW{.bank = 2}}), Error);
   EXPECT_THROW(encode({.op = isa::Matmul{.bank = 2}}), Error);
   EXPECT_THROW(encode({.op = isa::VQuant{.scale = 1, .smem_params = 0}}), Error);
+  EXPECT_NE(error_of([] { encode({.op = isa::VQuant{.bias_row = 4}}); }).find("bias_row"), std::string::npos);
 }
 
 TEST(Decode, RoundTripsRandomInstructions) {
@@ -152,8 +166,15 @@ TEST(Decode, RejectsIllegalOpcodesAndReservedBits) {
   EXPECT_THROW(decode(words({0x30, 0, 0, 0, 5, 1u << 7})), Error);
   EXPECT_THROW(decode(words({0x30, 0, 0, 0, 0, 1u << 7 | 3})), Error);
   EXPECT_THROW(decode(words({0x30, 0, 0, 0, 0, 0, 1})), Error);
-  EXPECT_THROW(decode(words({0x30, 0, 0, 0, 0, 1u << 8})), Error);
+  EXPECT_THROW(decode(words({0x30, 0, 0, 0, 0, 1u << 9})), Error);
   EXPECT_NO_THROW(decode(words({0x30, 0, 0, 0, 0, 1u << 7 | 1u << 6, 12})));
+  // VQUANT bias: w5[8]; w7 is the bias row with it and must be zero without it.
+  EXPECT_THROW(decode(words({0x30, 0, 0, 0, 0, 0, 0, 5})), Error);
+  EXPECT_EQ(std::get<isa::VQuant>(decode(words({0x30, 0, 0, 0, 0, 1u << 8, 0, 5})).op).bias_row, 5u);
+  // VADD: only w1..w4 and w5[0].
+  EXPECT_THROW(decode(words({0x31, 0, 0, 0, 0, 2})), Error);
+  EXPECT_THROW(decode(words({0x31, 0, 0, 0, 0, 0, 1})), Error);
+  EXPECT_EQ(decode(words({0x31, 1, 2, 3, 4, 1})), (Instruction{.op = isa::VAdd{1, 2, 3, 4, true}}));
 }
 
 // ---- program images -------------------------------------------------------------------------
@@ -207,9 +228,16 @@ nop.dma wait=s1>=2
 	nop.mxu
 nop.vec signal=s31
 end
+vquant acc=0 vmem=100 rows=8 params=smem:4 bias=vmem:96
+vadd a=0 b=8 out=0 rows=8 relu
+vadd out=3 rows=2 b=0x10 a=1 signal=s5
 )";
   const Program p = assemble(text, "ex.s");
-  ASSERT_EQ(p.size(), 9u);
+  ASSERT_EQ(p.size(), 12u);
+  EXPECT_EQ(p[9], (Instruction{.op = isa::VQuant{.acc_row = 0, .vmem_row = 100, .rows = 8,
+                                                 .smem_params = 4, .bias = true, .bias_row = 96}}));
+  EXPECT_EQ(p[10], (Instruction{.op = isa::VAdd{.a_row = 0, .b_row = 8, .out_row = 0, .rows = 8, .relu = true}}));
+  EXPECT_EQ(p[11], (Instruction{.op = isa::VAdd{.a_row = 1, .b_row = 16, .out_row = 3, .rows = 2}, .signal = 5}));
   EXPECT_EQ(p[0], (Instruction{.op = isa::Dma{.hbm_addr = 0x1000, .local_addr = 0, .len = 4,
                                               .count = 8, .hbm_stride = 0x200, .local_stride = 4,
                                               .path = DmaPath::HbmToVmem},
@@ -257,6 +285,10 @@ TEST(Disassembler, CanonicalText) {
             "vquant acc=0 vmem=100 rows=8 scale=123 shift=9 relu");
   EXPECT_EQ(disassemble(Instruction{.op = isa::VQuant{.rows = 8, .smem_params = 4}}),
             "vquant acc=0 vmem=0 rows=8 params=smem:4");
+  EXPECT_EQ(disassemble(Instruction{.op = isa::VQuant{.rows = 8, .scale = 3, .bias = true, .bias_row = 12}}),
+            "vquant acc=0 vmem=0 rows=8 scale=3 shift=0 bias=vmem:12");
+  EXPECT_EQ(disassemble(Instruction{.op = isa::VAdd{.a_row = 1, .b_row = 2, .out_row = 1, .rows = 9, .relu = true}}),
+            "vadd a=1 b=2 out=1 rows=9 relu");
   EXPECT_EQ(disassemble(Instruction{.op = isa::DmaNop{}, .wait = Wait{1, 2}}), "nop.dma wait=s1>=2");
   EXPECT_EQ(disassemble(Instruction{.op = isa::LoadW{.vmem_row = 64, .bank = 1}, .wait = Wait{0, 1}}),
             "loadw vmem=64 bank=1 wait=s0>=1");
@@ -305,6 +337,11 @@ TEST(Assembler, ErrorsReportLineAndToken) {
   expect_asm_error("vquant acc=0 vmem=0 rows=1 params=smem:4 scale=1", "cannot be combined");
   expect_asm_error("vquant acc=0 vmem=0 rows=1 params=vmem:4", "'params=vmem:4'");
   expect_asm_error("vquant acc=0 vmem=0 rows=1 scale=1 relu=1", "'relu=1' takes no value");
+  expect_asm_error("vquant acc=0 vmem=0 rows=1 scale=1 bias=smem:4", "'bias=smem:4'");
+  expect_asm_error("vquant acc=0 vmem=0 rows=1 scale=1 bias", "'bias' needs a value");
+  expect_asm_error("vadd a=0 b=0 rows=1", "missing field 'out='");
+  expect_asm_error("vadd a=0 b=0 out=0 rows=1 shift=2", "unknown field 'shift=2'");
+  expect_asm_error("vadd a=0 b=0 out=0x100000000 rows=1", "'out=0x100000000'");
   expect_asm_error("nop.dma wait=s32>=1", "'wait=s32>=1'");
   expect_asm_error("nop.dma wait=s1>=256", "'wait=s1>=256'");
   expect_asm_error("nop.dma wait=s1>1", "'wait=s1>1'");
@@ -353,6 +390,11 @@ vquant acc=0 vmem=512 rows=64 scale=3 shift=4 wait=s2>=1 signal=s3
 dma hbm=0x8000 local=0 len=64 path=acc2hbm wait=s3>=1
 dma hbm=0x0 local=0 len=32 path=hbm2smem
 vquant acc=0 vmem=0 rows=1 params=smem:62
+vquant acc=0 vmem=0 rows=1 params=smem:62 bias=vmem:1020
+vadd a=0 b=8 out=0 rows=8
+vadd a=0 b=8 out=8 rows=8 relu
+vadd a=0 b=8 out=16 rows=8
+vadd a=0 b=0 out=0 rows=1016
 end
 )");
   const auto problems = check_program(p, small_preset());
@@ -378,9 +420,31 @@ TEST(CheckProgram, FindsOutOfRangeAndMisalignedAccesses) {
   EXPECT_NE(check("matmul vmem=0 acc=0 rows=0").find("rows=0"), std::string::npos);
   EXPECT_NE(check("vquant acc=0 vmem=1000 rows=25 scale=1").find("VMEM"), std::string::npos);
   EXPECT_NE(check("vquant acc=0 vmem=0 rows=1 params=smem:63").find("SMEM params"), std::string::npos);
+  EXPECT_NE(check("vquant acc=0 vmem=0 rows=1 scale=1 bias=vmem:1021").find("VMEM bias rows [1021, 1025)"),
+            std::string::npos);
+  EXPECT_NE(check("vadd a=1000 b=0 out=0 rows=25").find("VMEM a rows"), std::string::npos);
+  EXPECT_NE(check("vadd a=0 b=1000 out=0 rows=25").find("VMEM b rows"), std::string::npos);
+  EXPECT_NE(check("vadd a=0 b=0 out=1000 rows=25").find("VMEM out rows"), std::string::npos);
+  EXPECT_NE(check("vadd a=0 b=0 out=0 rows=0").find("rows=0"), std::string::npos);
   EXPECT_EQ(check("nop.dma").find("instruction"), std::string::npos);  // "(none)"
   EXPECT_NE(check("nop.dma\nmatmul vmem=0 acc=0 rows=0").find("instruction 1 (matmul)"),
             std::string::npos);
+}
+
+TEST(CheckProgram, VaddOutputMayOnlyOverlapAnInputExactly) {
+  const auto problems = [](const std::string& line) { return check_program(assemble(line + "\nend\n"), small_preset()); };
+  EXPECT_TRUE(problems("vadd a=10 b=20 out=10 rows=10").empty());  // a in place
+  EXPECT_TRUE(problems("vadd a=10 b=20 out=20 rows=10").empty());  // b in place
+  EXPECT_TRUE(problems("vadd a=10 b=20 out=30 rows=10").empty());  // adjacent: no overlap
+  EXPECT_TRUE(problems("vadd a=10 b=20 out=0 rows=10").empty());
+  for (const char* bad : {"vadd a=10 b=40 out=11 rows=10", "vadd a=10 b=40 out=1 rows=10",
+                          "vadd a=40 b=10 out=19 rows=10", "vadd a=40 b=10 out=5 rows=6"}) {
+    const auto p = problems(bad);
+    ASSERT_EQ(p.size(), 1u) << bad;
+    EXPECT_NE(p[0].find("partially overlap"), std::string::npos) << p[0];
+  }
+  // both inputs overlapped: two problems
+  EXPECT_EQ(problems("vadd a=10 b=12 out=11 rows=4").size(), 2u);
 }
 
 TEST(CheckProgram, RequiresAnEnd) {

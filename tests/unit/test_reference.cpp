@@ -116,6 +116,34 @@ TEST(ReferenceRequantize, MatchesExactArithmeticOnRandomInputs) {
   }
 }
 
+TEST(ReferenceRequantize, BiasIsAddedFirstAndWraps) {
+  EXPECT_EQ(requantize(100, 20, 3, 2, false), 90);          // (120*3 + 2) >> 2
+  EXPECT_EQ(requantize(-100, 90, 1, 0, true), 0);           // -10, relu
+  EXPECT_EQ(requantize(INT32_MAX, 1, 1, 31, false), -1);    // wraps to INT32_MIN: -2^31 / 2^31
+  EXPECT_EQ(requantize(INT32_MIN, -1, -1, 31, false), -1);  // wraps to INT32_MAX, times -1
+  EXPECT_EQ(requantize(7, 0, 5, 1, false), requantize(7, 5, 1, false));
+  const std::vector<std::int32_t> x = {1, 2, 3, 10, 20, 30};
+  const std::vector<std::int32_t> b = {100, -100, 0};
+  EXPECT_EQ(requantize(x, b, 1, 0, false), (std::vector<std::int8_t>{101, -98, 3, 110, -80, 30}));
+  EXPECT_THROW(requantize(std::span(x).first(5), b, 1, 0, false), Error);
+}
+
+TEST(ReferenceAddSaturate, ClampsBothWaysAndRelu) {
+  EXPECT_EQ(add_saturate(100, 27, false), 127);
+  EXPECT_EQ(add_saturate(100, 28, false), 127);
+  EXPECT_EQ(add_saturate(127, 127, false), 127);
+  EXPECT_EQ(add_saturate(-100, -28, false), -128);
+  EXPECT_EQ(add_saturate(-100, -29, false), -128);
+  EXPECT_EQ(add_saturate(-128, -128, false), -128);
+  EXPECT_EQ(add_saturate(-128, 127, false), -1);
+  EXPECT_EQ(add_saturate(-128, 127, true), 0);
+  EXPECT_EQ(add_saturate(5, -3, true), 2);
+  const std::vector<std::int8_t> a = {1, -128, 127, -5}, b = {2, -1, 1, 3};
+  EXPECT_EQ(add_saturate(a, b, false), (std::vector<std::int8_t>{3, -128, 127, -2}));
+  EXPECT_EQ(add_saturate(a, b, true), (std::vector<std::int8_t>{3, 0, 127, 0}));
+  EXPECT_THROW(add_saturate(std::span(a).first(3), b, false), Error);
+}
+
 TEST(ReferenceRequantize, VectorOverloadAppliesPerLane) {
   const std::vector<std::int32_t> x = {-300, -2, 0, 3, 300};
   EXPECT_EQ(requantize(x, 1, 1, false), (std::vector<std::int8_t>{-128, -1, 0, 2, 127}));

@@ -80,6 +80,38 @@ std::vector<std::int8_t> requantize(std::span<const std::int32_t> x, std::int32_
   return out;
 }
 
+std::int8_t requantize(std::int32_t x, std::int32_t bias, std::int32_t scale, unsigned shift, bool relu) {
+  // int32 wrapping add (C++20 defines the conversion back to signed)
+  const auto sum = static_cast<std::int32_t>(static_cast<std::uint32_t>(x) + static_cast<std::uint32_t>(bias));
+  return requantize(sum, scale, shift, relu);
+}
+
+std::vector<std::int8_t> requantize(std::span<const std::int32_t> x, std::span<const std::int32_t> bias,
+                                    std::int32_t scale, unsigned shift, bool relu) {
+  if (bias.empty() || x.size() % bias.size() != 0) {
+    throw Error("requantize", fmt::format("{} values are not rows of {} biased lanes", x.size(), bias.size()));
+  }
+  std::vector<std::int8_t> out(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) out[i] = requantize(x[i], bias[i % bias.size()], scale, shift, relu);
+  return out;
+}
+
+std::int8_t add_saturate(std::int8_t a, std::int8_t b, bool relu) {
+  int s = std::clamp(int{a} + int{b}, -128, 127);
+  if (relu) s = std::max(s, 0);
+  return static_cast<std::int8_t>(s);
+}
+
+std::vector<std::int8_t> add_saturate(std::span<const std::int8_t> a, std::span<const std::int8_t> b,
+                                      bool relu) {
+  if (a.size() != b.size()) {
+    throw Error("add_saturate", fmt::format("sizes differ: {} and {}", a.size(), b.size()));
+  }
+  std::vector<std::int8_t> out(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) out[i] = add_saturate(a[i], b[i], relu);
+  return out;
+}
+
 std::vector<std::int8_t> mlp_reference(std::span<const std::int8_t> x, std::size_t batch,
                                        std::span<const MlpLayer> layers) {
   const auto act = run_hidden(x, batch, layers);

@@ -243,15 +243,30 @@ Operation parse_operation(std::string_view mnem, LineParser& p) {
       v.scale = p.int32("scale");
       v.shift = static_cast<std::uint8_t>(p.uint("shift", 64, 0, "64"));
     }
+    if (const std::string_view* bias = p.value("bias")) {
+      const auto row = bias->starts_with("vmem:") ? parse_uint(bias->substr(5)) : std::nullopt;
+      if (!row || *row >= k32) p.fail(fmt::format("'bias={}': expected bias=vmem:ROW", *bias));
+      v.bias = true;
+      v.bias_row = static_cast<std::uint32_t>(*row);
+    }
     return v;
+  }
+  if (mnem == "vadd") {
+    isa::VAdd a;
+    a.a_row = static_cast<std::uint32_t>(p.uint("a", k32, std::nullopt, "2^32"));
+    a.b_row = static_cast<std::uint32_t>(p.uint("b", k32, std::nullopt, "2^32"));
+    a.out_row = static_cast<std::uint32_t>(p.uint("out", k32, std::nullopt, "2^32"));
+    a.rows = static_cast<std::uint32_t>(p.uint("rows", k32, std::nullopt, "2^32"));
+    a.relu = p.flag("relu");
+    return a;
   }
   // parse_operation is only called for known mnemonics (see is_mnemonic).
   p.fail("unknown mnemonic");
 }
 
 bool is_mnemonic(std::string_view m) {
-  constexpr std::string_view kAll[] = {"end",    "dma",     "nop.dma", "loadw",
-                                       "matmul", "nop.mxu", "vquant",  "nop.vec"};
+  constexpr std::string_view kAll[] = {"end",     "dma",    "nop.dma", "loadw", "matmul",
+                                       "nop.mxu", "vquant", "vadd",    "nop.vec"};
   return std::find(std::begin(kAll), std::end(kAll), m) != std::end(kAll);
 }
 
@@ -272,7 +287,7 @@ Program assemble(std::string_view text, std::string_view source_name) {
     if (!is_mnemonic(mnem)) {
       throw Error::at(source_name, line_no,
                       fmt::format("unknown mnemonic '{}' (expected dma, loadw, matmul, vquant, "
-                                  "nop.dma, nop.mxu, nop.vec or end)",
+                                  "vadd, nop.dma, nop.mxu, nop.vec or end)",
                                   mnem));
     }
     LineParser p(source_name, line_no, mnem, std::span(tokens).subspan(1));
@@ -316,7 +331,12 @@ std::string disassemble(const Instruction& in) {
                    } else {
                      s += fmt::format(" scale={} shift={}", v.scale, v.shift);
                    }
+                   if (v.bias) s += fmt::format(" bias=vmem:{}", v.bias_row);
                    if (v.relu) s += " relu";
+                 },
+                 [&](const isa::VAdd& a) {
+                   s += fmt::format(" a={} b={} out={} rows={}", a.a_row, a.b_row, a.out_row, a.rows);
+                   if (a.relu) s += " relu";
                  },
              },
              in.op);

@@ -42,6 +42,7 @@ std::string_view mnemonic(Opcode opcode) {
     case Opcode::Matmul: return "matmul";
     case Opcode::MxuNop: return "nop.mxu";
     case Opcode::VQuant: return "vquant";
+    case Opcode::VAdd: return "vadd";
     case Opcode::VecNop: return "nop.vec";
   }
   return "?";
@@ -67,6 +68,7 @@ Opcode Instruction::opcode() const {
                         [](const isa::Matmul&) { return Opcode::Matmul; },
                         [](const isa::MxuNop&) { return Opcode::MxuNop; },
                         [](const isa::VQuant&) { return Opcode::VQuant; },
+                        [](const isa::VAdd&) { return Opcode::VAdd; },
                         [](const isa::VecNop&) { return Opcode::VecNop; },
                     },
                     op);
@@ -125,6 +127,7 @@ InstructionWords encode(const Instruction& in) {
                    check_range(v.shift < kShiftLimit, fmt::format("vquant shift {} >= {}", v.shift, kShiftLimit));
                    check_range(!v.smem_params || (v.scale == 0 && v.shift == 0),
                                "vquant with SMEM params must have immediate scale and shift 0");
+                   check_range(v.bias || v.bias_row == 0, "vquant without bias must have bias_row 0");
                    put(f::acc_row, v.acc_row);
                    put(f::vmem_row, v.vmem_row);
                    put(f::rows, v.rows);
@@ -133,6 +136,16 @@ InstructionWords encode(const Instruction& in) {
                    put(f::relu, v.relu);
                    put(f::smem_params, v.smem_params.has_value());
                    put(f::smem_word, v.smem_params.value_or(0));
+                   put(f::bias, v.bias);
+                   put(f::bias_row, v.bias_row);
+                 },
+                 [&](const isa::VAdd& a) {
+                   namespace f = spec::instr::vadd;
+                   put(f::a_row, a.a_row);
+                   put(f::b_row, a.b_row);
+                   put(f::out_row, a.out_row);
+                   put(f::rows, a.rows);
+                   put(f::relu, a.relu);
                  },
              },
              in.op);
@@ -209,22 +222,37 @@ Instruction decode(std::span<const std::uint32_t, kInstructionWords> w) {
     case Opcode::VQuant: {
       namespace f = spec::instr::vquant;
       const bool from_smem = get(f::smem_params) != 0;
-      // With SMEM params the immediate scale and shift are unused; without them the SMEM word is.
-      used = from_smem ? used_bits({f::acc_row, f::vmem_row, f::rows, f::relu, f::smem_params, f::smem_word})
-                       : used_bits({f::acc_row, f::vmem_row, f::rows, f::scale, f::shift, f::relu, f::smem_params});
+      const bool bias = get(f::bias) != 0;
+      // With SMEM params the immediate scale and shift are unused; without them the SMEM word is;
+      // without bias the bias row is.
+      used = from_smem ? used_bits({f::acc_row, f::vmem_row, f::rows, f::relu, f::smem_params, f::smem_word, f::bias})
+                       : used_bits({f::acc_row, f::vmem_row, f::rows, f::scale, f::shift, f::relu, f::smem_params, f::bias});
+      if (bias) used[f::bias_row.word] |= f::bias_row.mask();
       isa::VQuant v{.acc_row = get(f::acc_row),
                     .vmem_row = get(f::vmem_row),
                     .rows = get(f::rows),
                     .scale = static_cast<std::int32_t>(get(f::scale)),
                     .shift = static_cast<std::uint8_t>(get(f::shift)),
                     .relu = get(f::relu) != 0,
-                    .smem_params = std::nullopt};
+                    .smem_params = std::nullopt,
+                    .bias = bias,
+                    .bias_row = bias ? get(f::bias_row) : 0};
       if (from_smem) {
         v.scale = 0;
         v.shift = 0;
         v.smem_params = get(f::smem_word);
       }
       in.op = v;
+      break;
+    }
+    case Opcode::VAdd: {
+      namespace f = spec::instr::vadd;
+      used = used_bits({f::a_row, f::b_row, f::out_row, f::rows, f::relu});
+      in.op = isa::VAdd{.a_row = get(f::a_row),
+                        .b_row = get(f::b_row),
+                        .out_row = get(f::out_row),
+                        .rows = get(f::rows),
+                        .relu = get(f::relu) != 0};
       break;
     }
     default:

@@ -9,6 +9,8 @@ namespace {
 
 using detail::Overloaded;
 
+constexpr std::uint64_t kBiasRows = 4;  // DIM int32 lanes in rows of DIM bytes
+
 struct Checker {
   const Preset& preset;
   std::vector<std::string>& problems;
@@ -76,6 +78,26 @@ struct Checker {
       report(fmt::format("SMEM params at words {}..{} exceed its {} words", *v.smem_params,
                          std::uint64_t{*v.smem_params} + 1, preset.smem_words));
     }
+    if (v.bias) rows_in("VMEM bias", v.bias_row, kBiasRows, preset.vmem_rows);
+  }
+
+  void vadd(const isa::VAdd& a) {
+    if (a.rows == 0) report("rows=0 computes nothing");
+    rows_in("VMEM a", a.a_row, a.rows, preset.vmem_rows);
+    rows_in("VMEM b", a.b_row, a.rows, preset.vmem_rows);
+    rows_in("VMEM out", a.out_row, a.rows, preset.vmem_rows);
+    // Row r is read before it is written, so out == a (or b) exactly is fine; any other overlap
+    // writes an input row before it is read.
+    const auto overlap = [&](std::string_view what, std::uint64_t in) {
+      const std::uint64_t out = a.out_row;
+      if (in != out && in < out + a.rows && out < in + a.rows) {
+        report(fmt::format("out rows [{}, {}) partially overlap {} rows [{}, {}) (only out={} in place "
+                           "is defined)",
+                           out, out + a.rows, what, in, in + a.rows, what));
+      }
+    };
+    overlap("a", a.a_row);
+    overlap("b", a.b_row);
   }
 };
 
@@ -102,6 +124,7 @@ std::vector<std::string> check_program(const Program& program, const Preset& pre
                    [&](const isa::LoadW& l) { c.rows_in("VMEM", l.vmem_row, preset.dim, preset.vmem_rows); },
                    [&](const isa::Matmul& m) { c.matmul(m); },
                    [&](const isa::VQuant& v) { c.vquant(v); },
+                   [&](const isa::VAdd& a) { c.vadd(a); },
                    [](const auto&) {},
                },
                in.op);

@@ -22,6 +22,18 @@ std::vector<std::int32_t> matmul_int8(std::span<const std::int8_t> a, std::span<
 std::int8_t requantize(std::int32_t x, std::int32_t scale, unsigned shift, bool relu);
 std::vector<std::int8_t> requantize(std::span<const std::int32_t> x, std::int32_t scale,
                                     unsigned shift, bool relu);
+// VQUANT with its bias flag: x' = x + bias (int32, wrapping) first, then as above.
+std::int8_t requantize(std::int32_t x, std::int32_t bias, std::int32_t scale, unsigned shift, bool relu);
+// x is rows x bias.size() (row-major, one ACC row per bias.size() lanes): lane n adds bias[n].
+// Throws Error if x.size() is not a multiple of bias.size().
+std::vector<std::int8_t> requantize(std::span<const std::int32_t> x, std::span<const std::int32_t> bias,
+                                    std::int32_t scale, unsigned shift, bool relu);
+
+// VADD of docs/isa.md for one lane: s = a + b clamped to [-128, 127], then max(s, 0) if relu.
+std::int8_t add_saturate(std::int8_t a, std::int8_t b, bool relu);
+// Element-wise; throws Error if the sizes differ.
+std::vector<std::int8_t> add_saturate(std::span<const std::int8_t> a, std::span<const std::int8_t> b,
+                                      bool relu);
 
 // One fully connected layer without bias: y = requantize(x . W, scale, shift, relu).
 struct MlpLayer {

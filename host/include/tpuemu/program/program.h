@@ -12,11 +12,12 @@
 //   loadw vmem=64 bank=1 wait=s0>=1
 //   matmul vmem=0 acc=0 rows=128 bank=0 acc_mode=accumulate signal=s2
 //   vquant acc=0 vmem=100 rows=8 scale=123 shift=9 relu
-//   vquant acc=0 vmem=100 rows=8 params=smem:4
+//   vquant acc=0 vmem=100 rows=8 params=smem:4 bias=vmem:96
+//   vadd a=0 b=8 out=0 rows=8 relu
 //   nop.dma wait=s1>=2        (also nop.mxu, nop.vec)
 //   end
 // Defaults when omitted: dma count=1 hbm_stride=0 local_stride=0; loadw/matmul bank=0;
-// matmul acc_mode=overwrite; vquant shift=0, relu off. Numbers are decimal or 0x-hex; only
+// matmul acc_mode=overwrite; vquant shift=0, relu off, no bias; vadd relu off. Numbers are decimal or 0x-hex; only
 // scale may be negative. The disassembler always prints every field.
 #pragma once
 
@@ -88,9 +89,11 @@ struct Matmul {
   bool operator==(const Matmul&) const = default;
 };
 
-// VMEM[vmem_row+r] = requantize(ACC[acc_row+r], scale, shift, relu) for r < rows. With
+// VMEM[vmem_row+r] = requantize(ACC[acc_row+r], bias, scale, shift, relu) for r < rows. With
 // smem_params, scale = smem[*smem_params] and shift = smem[*smem_params+1][5:0] at run time, and
-// the immediate scale/shift must be 0 (unused fields are zero in the encoding).
+// the immediate scale/shift must be 0 (unused fields are zero in the encoding). With bias, lane n
+// first adds the int32 bias[n] held little-endian in VMEM rows bias_row .. bias_row+3 (lane n in
+// row n / (dim/4)); without it bias_row must be 0.
 struct VQuant {
   std::uint32_t acc_row = 0;
   std::uint32_t vmem_row = 0;
@@ -99,13 +102,27 @@ struct VQuant {
   std::uint8_t shift = 0;  // < 64
   bool relu = false;
   std::optional<std::uint32_t> smem_params;  // SMEM word index
+  bool bias = false;
+  std::uint32_t bias_row = 0;  // VMEM row, with bias
   bool operator==(const VQuant&) const = default;
+};
+
+// VMEM[out_row+r][n] = add_saturate(VMEM[a_row+r][n], VMEM[b_row+r][n], relu) for r < rows.
+// out_row may equal a_row or b_row (in place); any other overlap of the output rows with an
+// input's rows is undefined (check_program reports it).
+struct VAdd {
+  std::uint32_t a_row = 0;
+  std::uint32_t b_row = 0;
+  std::uint32_t out_row = 0;
+  std::uint32_t rows = 0;
+  bool relu = false;
+  bool operator==(const VAdd&) const = default;
 };
 
 }  // namespace isa
 
 using Operation = std::variant<isa::End, isa::Dma, isa::DmaNop, isa::LoadW, isa::Matmul,
-                               isa::MxuNop, isa::VQuant, isa::VecNop>;
+                               isa::MxuNop, isa::VQuant, isa::VAdd, isa::VecNop>;
 
 // Before starting, wait until sem[sem] >= count, then subtract count.
 struct Wait {
@@ -129,7 +146,8 @@ inline constexpr std::size_t kInstructionBytes = 32;
 using InstructionWords = std::array<std::uint32_t, kInstructionWords>;
 
 // Throws Error if a field is out of its encodable range (sem >= 32, shift >= 64,
-// local_stride >= 2^20, bank > 1, path > 4, VQuant immediates set together with smem_params).
+// local_stride >= 2^20, bank > 1, path > 4, VQuant immediates set together with smem_params,
+// VQuant bias_row set without bias).
 InstructionWords encode(const Instruction& instruction);
 // Throws Error on an illegal opcode, an unknown DMA path, or any nonzero unused/reserved bit.
 Instruction decode(std::span<const std::uint32_t, kInstructionWords> words);
@@ -169,7 +187,7 @@ std::string disassemble(const Program& program);
 
 // Static checks against a preset for what the hardware would fault on (error code 3, address out
 // of range) or what is almost certainly a bug: misaligned HBM addresses, ranges beyond VMEM/ACC/
-// SMEM/HBM, zero-length transfers, no END. Returns one message per problem
+// SMEM/HBM, zero-length transfers, no END, a VADD whose output partially overlaps an input. Returns one message per problem
 // ("instruction 4 (matmul): ..."); empty means the program is fine.
 std::vector<std::string> check_program(const Program& program, const Preset& preset);
 

@@ -279,6 +279,7 @@ std::uint64_t FunctionalCore::execute(const Queued& in) {
     case spec::Opcode::LoadW: return execute_loadw(in);
     case spec::Opcode::Matmul: return execute_matmul(in);
     case spec::Opcode::VQuant: return execute_vquant(in);
+    case spec::Opcode::VAdd: return execute_vadd(in);
     default: return 1;  // the NOP fences: everything before them has completed in this model
   }
 }
@@ -384,10 +385,25 @@ std::uint64_t FunctionalCore::execute_vquant(const Queued& in) {
     fail(spec::ErrorCode::AddressRange, in.pc);
     return 1;
   }
+  // The bias: DIM int32 lanes, little-endian, in the 4 VMEM rows from bias_row (lane n in row
+  // n / (dim/4)); zero without the flag.
+  constexpr std::uint32_t kBiasRows = 4;
+  std::vector<std::int32_t> bias(shape_.dim, 0);
+  const bool with_bias = instr::vquant::bias.get(w) != 0;
+  if (with_bias) {
+    const std::uint32_t brow = instr::vquant::bias_row.get(w);
+    if (!in_range(brow, kBiasRows, shape_.vmem_rows)) {
+      fail(spec::ErrorCode::AddressRange, in.pc);
+      return 1;
+    }
+    std::memcpy(bias.data(), vmem(brow), std::size_t{kBiasRows} * shape_.dim);
+  }
   const bool relu = instr::vquant::relu.get(w) != 0;
   for (std::uint32_t r = 0; r < rows; ++r) {
     for (std::uint32_t n = 0; n < shape_.dim; ++n) {
-      std::int64_t p = std::int64_t{acc(arow + r, n)} * scale;
+      const auto x = static_cast<std::int32_t>(static_cast<std::uint32_t>(acc(arow + r, n)) +
+                                               static_cast<std::uint32_t>(bias[n]));  // wrapping
+      std::int64_t p = std::int64_t{x} * scale;
       if (shift > 0) p += std::int64_t{1} << (shift - 1);
       p >>= shift;  // arithmetic
       p = std::clamp<std::int64_t>(p, -128, 127);
@@ -396,7 +412,32 @@ std::uint64_t FunctionalCore::execute_vquant(const Queued& in) {
     }
   }
   counters_[spec::counter::vector_busy] += rows;
-  return rows;
+  return rows + (with_bias && rows > 0 ? kBiasRows : 0);
+}
+
+std::uint64_t FunctionalCore::execute_vadd(const Queued& in) {
+  const Words& w = in.words;
+  const std::uint32_t a = instr::vadd::a_row.get(w), b = instr::vadd::b_row.get(w);
+  const std::uint32_t out = instr::vadd::out_row.get(w), rows = instr::vadd::rows.get(w);
+  if (!in_range(a, rows, shape_.vmem_rows) || !in_range(b, rows, shape_.vmem_rows) ||
+      !in_range(out, rows, shape_.vmem_rows)) {
+    fail(spec::ErrorCode::AddressRange, in.pc);
+    return 1;
+  }
+  const bool relu = instr::vadd::relu.get(w) != 0;
+  // Row by row, reads before the write, as the hardware: out == a or out == b is in place.
+  for (std::uint32_t r = 0; r < rows; ++r) {
+    for (std::uint32_t n = 0; n < shape_.dim; ++n) {
+      int sum = std::clamp(int{static_cast<std::int8_t>(vmem(a + r)[n])} + int{static_cast<std::int8_t>(vmem(b + r)[n])},
+                           -128, 127);
+      if (relu) sum = std::max(sum, 0);
+      vmem(out + r)[n] = static_cast<std::uint8_t>(static_cast<std::int8_t>(sum));
+    }
+  }
+  constexpr std::uint64_t kCyclesPerRow = 3;  // read a, read b, write: one VMEM port
+  counters_[spec::counter::vector_busy] += kCyclesPerRow * rows;
+  counters_[spec::counter::vector_add_rows] += rows;
+  return kCyclesPerRow * rows;
 }
 
 }  // namespace tpuemu::fake

@@ -1,6 +1,6 @@
 // The `fake` backend's core: a functional model of the tpuemu core behind the firmware HAL. It
 // implements the CSR map and executes programs with the ISA's semantics (docs/isa.md) - DMA on
-// every path with 2-D strides, LOADW/MATMUL on two weight banks, VQUANT, NOP fences, semaphore
+// every path with 2-D strides, LOADW/MATMUL on two weight banks, VQUANT (with bias), VADD, NOP fences, semaphore
 // waits and signals, deadlock and range errors - but with a simple time model: an instruction takes
 // one cycle per row it moves (at least one), and the queues run one instruction at a time in the
 // semaphore priority order (DMA, MXU, vector). It is for tests that exercise the host and the
@@ -63,6 +63,7 @@ class FunctionalCore {
   std::uint64_t execute_loadw(const Queued& in);
   std::uint64_t execute_matmul(const Queued& in);
   std::uint64_t execute_vquant(const Queued& in);
+  std::uint64_t execute_vadd(const Queued& in);
   void signal(const Words& w);
   void fail(spec::ErrorCode code, std::uint32_t pc);
   void update_queue_csrs();

@@ -1,0 +1,50 @@
+// The vector unit's per-lane datapath (combinational): the VQUANT requantisation of one ACC row,
+// with an optional int32 bias per lane added first, and the VADD saturating int8 add of two VMEM
+// rows. docs/isa.md gives the semantics; host/src/compile/reference.cpp is the bit-exact oracle.
+module vec_lanes #(
+  parameter int unsigned Dim   = 16,
+  localparam int unsigned DataW = Dim * 8
+) (
+  input  logic                 relu_i,
+  // VQUANT
+  input  logic [Dim-1:0][31:0] acc_i,
+  input  logic                 bias_en_i,
+  input  logic [Dim-1:0][31:0] bias_i,
+  input  logic signed [31:0]   scale_i,
+  input  logic [5:0]           shift_i,
+  output logic [DataW-1:0]     quant_o,
+  // VADD
+  input  logic [DataW-1:0]     a_i,
+  input  logic [DataW-1:0]     b_i,
+  output logic [DataW-1:0]     add_o
+);
+  always_comb begin
+    for (int unsigned n = 0; n < Dim; n++) begin
+      logic signed [31:0] x;
+      logic signed [63:0] p;
+      logic signed [7:0]  q;
+      x = bias_en_i ? signed'(acc_i[n] + bias_i[n]) : signed'(acc_i[n]);  // int32, wrapping
+      p = 64'(x) * 64'(scale_i);
+      if (shift_i != '0) p = p + (64'sd1 <<< (shift_i - 6'd1));
+      p = p >>> shift_i;
+      if (p > 64'sd127)       q = 8'sd127;
+      else if (p < -64'sd128) q = -8'sd128;
+      else                    q = p[7:0];
+      if (relu_i && q[7]) q = '0;
+      quant_o[n*8 +: 8] = q;
+    end
+  end
+
+  always_comb begin
+    for (int unsigned n = 0; n < Dim; n++) begin
+      logic signed [8:0] s;
+      logic signed [7:0] q;
+      s = 9'(signed'(a_i[n*8 +: 8])) + 9'(signed'(b_i[n*8 +: 8]));
+      if (s > 9'sd127)       q = 8'sd127;
+      else if (s < -9'sd128) q = -8'sd128;
+      else                   q = s[7:0];
+      if (relu_i && q[7]) q = '0;
+      add_o[n*8 +: 8] = q;
+    end
+  end
+endmodule
