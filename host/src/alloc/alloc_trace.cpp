@@ -134,7 +134,9 @@ ReplayRun replay_one(const AllocTrace& trace, const std::string& space, const st
         live.emplace(e.id, placed->id);
         if (options.keep_placements) run.placements.push_back({i, placed->offset});
       } else if (!run.first_failure) {
-        run.first_failure = fmt::format("{}:{}: {}", trace.source, e.line, failure->what());
+        // A trace built in memory (the runner's) has no lines to point at.
+        run.first_failure = e.line != 0 ? fmt::format("{}:{}: {}", trace.source, e.line, failure->what())
+                                        : fmt::format("{}: {}", trace.source, failure->what());
       }
     } else if (const auto it = live.find(e.id); it != live.end()) {
       memory.free(it->second, e.time);
