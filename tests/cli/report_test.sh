@@ -38,6 +38,24 @@ class P(HTMLParser):
     handle_startendtag = handle_starttag
 P().feed(sys.stdin.read()); print(P.n)'
 }
+# What the page drew in #timeline (read from the DOM, not the script's text, which holds the
+# same words): "canvas", "none" (the note that the trace has no lanes) or "empty".
+timeline_state() {
+  python3 -c '
+import sys
+from html.parser import HTMLParser
+class P(HTMLParser):
+    depth = 0; canvas = False; text = ""
+    def handle_starttag(self, tag, attrs):
+        if P.depth: P.depth += 1; P.canvas |= tag == "canvas"
+        elif tag == "div" and dict(attrs).get("id") == "timeline": P.depth = 1
+    def handle_endtag(self, tag):
+        if P.depth: P.depth -= 1
+    def handle_data(self, data):
+        if P.depth: P.text += data
+P().feed(sys.stdin.read())
+print("canvas" if P.canvas else "none" if "no engine timeline in this trace" in P.text else "empty")'
+}
 map_buffers() {
   python3 -c 'import json,sys; print(sum(len(s["buffers"]) for s in json.load(open(sys.argv[1]))["memory_map"]["spaces"]))' "$1"
 }
@@ -66,15 +84,42 @@ dump_dom "$tmp/r/report.html" "$tmp/dom.log" >"$tmp/dom.html"
 got=$(count_buffer_rects <"$tmp/dom.html")
 [[ "$want" -ge 1 && "$got" == "$want" ]] && pass "DOM after scripts: $got rect.buffer = the memory map's $want buffers" ||
   fail "DOM has $got rect.buffer, the memory map $want buffers"
-grep -q 'x="[0-9.]*" y="[0-9.]*" width=' "$tmp/dom.html" && pass "the script laid the rectangles out" ||
-  fail "no laid-out rect in the DOM"
-grep -q 'no engine timeline in this trace' "$tmp/dom.html" || grep -q '<canvas' "$tmp/dom.html" &&
-  pass "engine timeline: lanes or the note that there are none" || fail "engine timeline section empty"
+laid_out=$(grep -cE '<rect class="buffer"[^>]* x="[0-9.]+" y="[0-9.]+" width="[0-9.]+" height="[0-9.]+" fill="rgb' "$tmp/dom.html")
+[[ $laid_out == "$want" ]] && pass "the script laid out and coloured every buffer" ||
+  fail "$laid_out of $want buffers laid out"
+state=$(timeline_state <"$tmp/dom.html")
+[[ $state == none ]] && pass "engine timeline: the note that this trace has none" || fail "engine timeline without lanes: $state"
 console_errors "$tmp/dom.log" && fail "console errors (above) in report.html" || pass "no console error"
 
 browser --screenshot="$tmp/shot.png" --window-size=1400,1000 "file://$tmp/r/report.html" 2>"$tmp/shot.log" >/dev/null
 [[ -s "$tmp/shot.png" && "$(head -c 8 "$tmp/shot.png" | od -An -tx1 | tr -d ' \n')" == "89504e470d0a1a0a" ]] &&
   pass "screenshot is a PNG of $(stat -c %s "$tmp/shot.png") bytes" || fail "no PNG screenshot: $(tail -2 "$tmp/shot.log")"
+
+# The engine lanes, when trace.json has them (the tracks issue 10 adds): 10^5 slices on a canvas.
+mkdir "$tmp/lanes"
+cp "$tmp/r/summary.json" "$tmp/r/fragmentation.csv" "$tmp/lanes/"
+python3 - "$tmp/r/trace.json" "$tmp/lanes/trace.json" <<'PY'
+import json, sys
+trace = json.load(open(sys.argv[1]))
+ev = trace["traceEvents"]
+ev += [{"ph": "M", "name": "process_name", "pid": 90, "args": {"name": "core"}},
+       {"ph": "M", "name": "process_name", "pid": 91, "args": {"name": "HBM"}}]
+queues = ["DMA queue", "MXU queue", "vector queue"]
+ev += [{"ph": "M", "name": "thread_name", "pid": 90, "tid": i, "args": {"name": q}} for i, q in enumerate(queues)]
+ev += [{"ph": "M", "name": "thread_name", "pid": 91, "tid": c, "args": {"name": f"channel {c}"}} for c in range(8)]
+for i in range(100000):
+    lane = i % 11
+    pid, tid = (90, lane) if lane < 3 else (91, lane - 3)
+    name = ["LOAD", "MATMUL", "wait s1"][i % 3] if pid == 90 else ("refresh" if i % 97 == 0 else "busy")
+    ev.append({"ph": "X", "name": name, "pid": pid, "tid": tid, "ts": (i // 11) * 0.01, "dur": 0.004, "args": {"pc": i}})
+json.dump(trace, open(sys.argv[2], "w"))
+PY
+"$tpuemu" report "$tmp/lanes" 2>"$tmp/err" || fail "report with engine lanes: $(cat "$tmp/err")"
+dump_dom "$tmp/lanes/report.html" "$tmp/lanes.log" >"$tmp/lanes.html"
+state=$(timeline_state <"$tmp/lanes.html")
+[[ $state == canvas ]] && pass "engine lanes: drawn on a canvas ($(stat -c %s "$tmp/lanes/report.html") bytes of page)" ||
+  fail "engine lanes: $state"
+console_errors "$tmp/lanes.log" && fail "console errors with engine lanes" || pass "engine lanes: no console error"
 
 # every policy, side by side
 "$tpuemu" run "$root/examples/mlp.json" --preset small --allocator all -q -o "$tmp/all" 2>"$tmp/err" ||

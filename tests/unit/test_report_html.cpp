@@ -109,7 +109,7 @@ TEST(ReportHtml, DataInsideTheScriptCannotCloseIt) {
 }
 
 TEST(EngineTimeline, QueuesInPipelineOrderThenChannelsByNumberInCycles) {
-  const EngineTimeline t = engine_timeline(JsonDocument::parse(kEngineTrace, "t.json"));
+  const EngineTimeline t = engine_timeline(nlohmann::json::parse(kEngineTrace), "t.json");
   ASSERT_EQ(t.lanes.size(), 4u);
   EXPECT_EQ(t.lanes[0].name, "DMA queue");
   EXPECT_EQ(t.lanes[1].name, "MXU queue");
@@ -123,7 +123,7 @@ TEST(EngineTimeline, QueuesInPipelineOrderThenChannelsByNumberInCycles) {
   EXPECT_EQ(t.labels.size(), 5u);  // the other process's slice is not read
   const std::string html = render(summary_with(two_policies()), kCsv, kEngineTrace);
   test::expect_contains(html, "\"name\":\"MXU queue\"");
-  EXPECT_TRUE(engine_timeline(JsonDocument::parse(kEmptyTrace, "t.json")).lanes.empty());
+  EXPECT_TRUE(engine_timeline(nlohmann::json::parse(kEmptyTrace), "t.json").lanes.empty());
 }
 
 TEST(ReportHtml, ErrorsNameTheFileAndThePlace) {
@@ -140,13 +140,15 @@ TEST(ReportHtml, ErrorsNameTheFileAndThePlace) {
       test::error_of([] { render(summary_with(two_policies()), std::regex_replace(kCsv, std::regex("0\\.000000,1"), "2.5,1")); }),
       "d/fragmentation.csv:2:37: external_fragmentation '2.5' is not a fraction between 0 and 1");
   EXPECT_EQ(test::error_of([] { render(summary_with(two_policies()), kCsv, "{\"events\": []}"); }),
-            "d/trace.json:1:1: /traceEvents: expected an array of trace events");
+            "d/trace.json: /traceEvents: expected an array of trace events");
   test::expect_contains(
       test::error_of([] { render(summary_with(two_policies()), kCsv,
                                  R"({"traceEvents": [{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "core"}},)"
                                  "\n"
                                  R"({"ph": "X", "name": "A", "pid": 1, "tid": 1, "ts": "soon", "dur": 1}]})"); }),
-      "d/trace.json:2:");
+      "d/trace.json: /traceEvents/1/ts: expected a non-negative number");
+  EXPECT_EQ(test::error_of([] { render(summary_with(two_policies()), kCsv, "{\"traceEvents\":\n [1,}"); }),
+            "d/trace.json:2:5: syntax error while parsing value - unexpected '}'; expected '[', '{', or a literal");
 }
 
 }  // namespace

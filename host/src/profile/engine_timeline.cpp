@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "tpuemu/base/json.h"
+
 namespace tpuemu::profile {
 namespace {
 
@@ -38,15 +40,15 @@ const nlohmann::json* member(const nlohmann::json& object, const char* key) {
 
 }  // namespace
 
-EngineTimeline engine_timeline(const JsonDocument& trace) {
-  const nlohmann::json& root = trace.root();
+EngineTimeline engine_timeline(const nlohmann::json& root, const std::string& source) {
+  auto error_at = [&](const std::string& pointer, std::string_view cause) { return json_value_error(source, pointer, cause); };
   const nlohmann::json* events = root.is_object() ? member(root, "traceEvents") : nullptr;
-  if (events == nullptr || !events->is_array()) throw trace.error_at("/traceEvents", "expected an array of trace events");
+  if (events == nullptr || !events->is_array()) throw error_at("/traceEvents", "expected an array of trace events");
   double clock_ghz = 1;
   if (const nlohmann::json* other = member(root, "otherData"); other != nullptr && other->is_object()) {
     if (const nlohmann::json* c = member(*other, "clock_ghz"); c != nullptr) {
       if (!c->is_number() || !(c->get<double>() > 0) || !std::isfinite(c->get<double>()))
-        throw trace.error_at("/otherData/clock_ghz", "expected a positive number");
+        throw error_at("/otherData/clock_ghz", "expected a positive number");
       clock_ghz = c->get<double>();
     }
   }
@@ -56,7 +58,7 @@ EngineTimeline engine_timeline(const JsonDocument& trace) {
   auto number = [&](const nlohmann::json& e, std::size_t i, const char* key) {
     const nlohmann::json* v = member(e, key);
     if (v == nullptr || !v->is_number() || v->get<double>() < 0)
-      throw trace.error_at(fmt::format("/traceEvents/{}/{}", i, key), "expected a non-negative number");
+      throw error_at(fmt::format("/traceEvents/{}/{}", i, key), "expected a non-negative number");
     return v->get<double>();
   };
   auto text = [](const nlohmann::json& e, const char* key) {
@@ -65,7 +67,7 @@ EngineTimeline engine_timeline(const JsonDocument& trace) {
   };
   for (std::size_t i = 0; i < events->size(); ++i) {
     const nlohmann::json& e = (*events)[i];
-    if (!e.is_object()) throw trace.error_at(fmt::format("/traceEvents/{}", i), "expected an object");
+    if (!e.is_object()) throw error_at(fmt::format("/traceEvents/{}", i), "expected an object");
     if (text(e, "ph") != "M") continue;
     const nlohmann::json* args = member(e, "args");
     const std::string name = args != nullptr && args->is_object() ? text(*args, "name") : "";

@@ -160,6 +160,21 @@ nlohmann::json timeline_json(const EngineTimeline& timeline) {
   return {{"labels", timeline.labels}, {"lanes", lanes}};
 }
 
+// The trace as a plain document (see engine_timeline.h); a syntax error names file:line:column.
+nlohmann::json parse_trace(const ReportFile& trace) {
+  try {
+    return nlohmann::json::parse(trace.text);
+  } catch (const nlohmann::json::parse_error& e) {
+    const std::size_t at = std::min<std::size_t>(e.byte == 0 ? 0 : e.byte - 1, trace.text.size());
+    const std::size_t line = 1 + static_cast<std::size_t>(std::count(trace.text.begin(), trace.text.begin() + at, '\n'));
+    const std::size_t line_start = trace.text.rfind('\n', at == 0 ? 0 : at - 1);
+    const std::size_t column = line == 1 ? at + 1 : at - line_start;
+    std::string_view message = e.what();
+    if (const auto colon = message.find(": "); colon != std::string_view::npos) message.remove_prefix(colon + 2);
+    throw Error(fmt::format("{}:{}:{}", trace.name, line, column), message);
+  }
+}
+
 }  // namespace
 
 std::string report_html(const ReportFile& summary, const ReportFile& fragmentation, const ReportFile& trace) {
@@ -169,7 +184,7 @@ std::string report_html(const ReportFile& summary, const ReportFile& fragmentati
   const MemoryMap map = memory_map_from_json(summary_doc, "/memory_map");
   const std::string table = summary_table(summary_doc);
   const std::vector<FragmentationSeries> series = parse_fragmentation_csv(fragmentation.text, fragmentation.name);
-  const EngineTimeline timeline = engine_timeline(JsonDocument::parse(trace.text, trace.name));
+  const EngineTimeline timeline = engine_timeline(parse_trace(trace), trace.name);
 
   std::uint64_t end = 0;
   for (const SpaceMap& s : map.spaces) end = std::max(end, s.end);
