@@ -11,6 +11,8 @@ packages=(
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   protobuf-compiler libprotobuf-dev zlib1g-dev
   golang-go
+  # headless Chromium opens report.html (tests/cli/report_test.sh, scripts/screenshot-report.sh)
+  chromium fonts-dejavu-core
 )
 # scripts/fuzz.sh: libFuzzer and the sanitizers come with clang.
 if [[ "${1:-}" == "--fuzz" ]]; then

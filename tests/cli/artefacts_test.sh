@@ -15,7 +15,7 @@ fail() { echo "FAIL $1"; failures=$((failures + 1)); }
 command -v go >/dev/null || { echo "FAIL go (golang-go) is not installed: run scripts/setup.sh"; exit 1; }
 
 "$tpuemu" run "$root/examples/mlp.json" --preset small -q -o "$tmp/r" 2>"$tmp/err" || fail "run -o: $(cat "$tmp/err")"
-for f in summary.json fragmentation.csv memory.pb.gz trace.json; do
+for f in summary.json fragmentation.csv memory.pb.gz trace.json report.html; do
   [[ -s "$tmp/r/$f" ]] && pass "$f written" || fail "$f missing"
 done
 peak=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["hbm_allocation"]["peak_live_bytes"])' "$tmp/r/summary.json")

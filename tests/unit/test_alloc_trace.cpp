@@ -86,6 +86,26 @@ TEST(AllocTraceReplay, ComparesPoliciesAndRecordsFailuresWithoutStopping) {
   EXPECT_EQ(replay_to_json(r)["runs"].size(), allocator_names().size());
 }
 
+TEST(AllocTraceReplay, KeepsEachPlacementThatSucceeded) {
+  // 4 KiB: a and b fill it, c cannot be placed until a is freed, then d goes where a was.
+  const AllocTrace trace = parse_alloc_trace(
+      "time,event,id,size\n0,alloc,a,2048\n0,alloc,b,2048\n1,alloc,c,1024\n2,free,a,\n3,alloc,d,1024\n", "p.csv");
+  ReplayOptions options;
+  options.capacity[""] = 4096;
+  options.policies = {"first-fit"};
+  EXPECT_TRUE(replay_alloc_trace(trace, options).runs.at(0).placements.empty());  // only when asked
+  options.keep_placements = true;
+  const ReplayRun run = replay_alloc_trace(trace, options).runs.at(0);
+  ASSERT_EQ(run.placements.size(), 3u);  // c failed
+  EXPECT_EQ(run.placements[0].event, 0u);
+  EXPECT_EQ(run.placements[1].event, 1u);
+  EXPECT_EQ(run.placements[2].event, 4u);
+  EXPECT_EQ(run.placements[0].offset, 0u);
+  EXPECT_EQ(run.placements[1].offset, 2048u);
+  EXPECT_EQ(run.placements[2].offset, 0u);  // the hole a left
+  EXPECT_TRUE(run.first_failure.has_value());
+}
+
 TEST(AllocTraceReplay, NeedsACapacityForEverySpace) {
   const AllocTrace trace = parse_alloc_trace("time,event,id,size,space\n0,alloc,a,64,vmem\n", "t.csv");
   ReplayOptions options;

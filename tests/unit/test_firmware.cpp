@@ -322,7 +322,7 @@ Response run(const FakeCore& core, std::uint64_t max_cycles, std::uint32_t flags
 TEST(Firmware, RunCompletes) {
   FakeCore core;
   core.run_cycles = 5000;
-  core.counters[FW_COUNTER_CYCLES] = 111;  // counters accumulate; RUN reports the delta
+  core.counters[FW_COUNTER_CYCLES] = 111;  // left from an earlier run: START clears it, RUN reports this run's
   Response r = run(core, 1'000'000);
   ASSERT_EQ(r.h.status, FW_ST_OK);
   RunRecord rec = run_record(r);

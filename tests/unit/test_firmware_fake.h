@@ -106,6 +106,7 @@ class FakeCore {
       }
       if (v & FW_CTRL_START) {
         ++starts;
+        counters.fill(0);  // START clears the counters, as the core does (docs/isa.md)
         status = FW_STATUS_BUSY;
         busy_left = run_cycles;
         pc = 0;

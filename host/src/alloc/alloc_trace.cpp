@@ -124,15 +124,19 @@ ReplayRun replay_one(const AllocTrace& trace, const std::string& space, const st
                      options.keep_samples);
   std::unordered_map<std::string, BufferId> live;
   ReplayRun run;
-  for (const TraceEvent& e : trace.events) {
+  for (std::size_t i = 0; i < trace.events.size(); ++i) {
+    const TraceEvent& e = trace.events[i];
     if (e.space != space) continue;
     if (e.alloc) {
       std::optional<OutOfMemory> failure;
       const auto placed = memory.try_allocate({e.size, e.alignment, e.owner, e.padding}, e.time, &failure);
       if (placed) {
         live.emplace(e.id, placed->id);
+        if (options.keep_placements) run.placements.push_back({i, placed->offset});
       } else if (!run.first_failure) {
-        run.first_failure = fmt::format("{}:{}: {}", trace.source, e.line, failure->what());
+        // A trace built in memory (the runner's) has no lines to point at.
+        run.first_failure = e.line != 0 ? fmt::format("{}:{}: {}", trace.source, e.line, failure->what())
+                                        : fmt::format("{}: {}", trace.source, failure->what());
       }
     } else if (const auto it = live.find(e.id); it != live.end()) {
       memory.free(it->second, e.time);

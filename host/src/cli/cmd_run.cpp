@@ -12,13 +12,15 @@
 
 #include "commands.h"
 #include "progress.h"
+#include "tpuemu/alloc/alloc_trace.h"
 #include "tpuemu/base/atomic_file.h"
 #include "tpuemu/compile/model.h"
 #include "tpuemu/compile/workload.h"
 #include "tpuemu/config/config.h"
-#include "tpuemu/alloc/alloc_trace.h"
 #include "tpuemu/profile/chrome_trace.h"
+#include "tpuemu/profile/memory_map.h"
 #include "tpuemu/profile/memory_profile.h"
+#include "tpuemu/profile/report_html.h"
 #include "tpuemu/run/runner.h"
 
 namespace tpuemu::cli {
@@ -51,25 +53,41 @@ struct RunArgs {
   double plan_timeout = 10;
 };
 
+// `--allocator all`: the device runs once with the default policy and the run's HBM allocation
+// trace is replayed through every other policy at the same capacity (docs/profile.md).
+constexpr std::string_view kEveryAllocator = "all";
+constexpr std::uint64_t kHbmGranularity = 256;  // the runner's HBM allocator granularity
+
 // The artefacts of `run -o DIR` (docs/profile.md), each written atomically; only after the run
-// succeeded, so a failed run leaves nothing in DIR.
-void write_artefacts(const std::filesystem::path& dir, const WorkloadReport& r, const nlohmann::json& summary,
-                     const profile::ProfileMoment& moment) {
+// succeeded and every one of them was made, so a failed run leaves nothing in DIR.
+void write_artefacts(const std::filesystem::path& dir, const WorkloadReport& r, nlohmann::json summary,
+                     const profile::ProfileMoment& moment, bool every_policy) {
+  const profile::RunPlacements placements =
+      profile::run_placements(r.allocation_trace, "hbm", r.hbm_allocation.policy, r.hbm_allocation.capacity,
+                              kHbmGranularity, every_policy);
+  summary["memory_map"] = profile::memory_map_to_json(placements.map);
+  std::string fragmentation =
+      alloc::samples_csv_header() + alloc::samples_csv_rows("hbm", r.hbm_allocation.policy, r.hbm_allocation_samples);
+  for (const alloc::ReplayRun& replay : placements.replays)
+    fragmentation += alloc::samples_csv_rows(replay.metrics.space, replay.metrics.policy, replay.samples);
+  profile::ChromeTraceInputs trace_inputs;
+  trace_inputs.allocations = &r.allocation_trace;
+  trace_inputs.samples["hbm"] = r.hbm_allocation_samples;
+  trace_inputs.clock_ghz = r.clock_ghz;
+  trace_inputs.title = r.workload;
+  const std::string summary_text = json_text(summary), trace_text = json_text(profile::chrome_trace(trace_inputs));
+  const std::string report = profile::report_html({(dir / "summary.json").string(), summary_text},
+                                                  {(dir / "fragmentation.csv").string(), fragmentation},
+                                                  {(dir / "trace.json").string(), trace_text});
+  const std::string memory = profile::memory_profile(profile::snapshot_at(r.allocation_trace, moment), r.workload);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw Error(dir.string(), fmt::format("cannot create the output directory: {}", ec.message()));
-  write_file_atomically(dir / "summary.json", json_text(summary));
-  write_file_atomically(dir / "fragmentation.csv",
-                        alloc::samples_csv_header() + alloc::samples_csv_rows("hbm", r.hbm_allocation.policy,
-                                                                              r.hbm_allocation_samples));
-  write_file_atomically(dir / "memory.pb.gz",
-                        profile::memory_profile(profile::snapshot_at(r.allocation_trace, moment), r.workload));
-  profile::ChromeTraceInputs trace;
-  trace.allocations = &r.allocation_trace;
-  trace.samples["hbm"] = r.hbm_allocation_samples;
-  trace.clock_ghz = r.clock_ghz;
-  trace.title = r.workload;
-  write_file_atomically(dir / "trace.json", json_text(profile::chrome_trace(trace)));
+  write_file_atomically(dir / "summary.json", summary_text);
+  write_file_atomically(dir / "fragmentation.csv", fragmentation);
+  write_file_atomically(dir / "memory.pb.gz", memory);
+  write_file_atomically(dir / "trace.json", trace_text);
+  write_file_atomically(dir / "report.html", report);
 }
 
 int run_run(const RunArgs& a) {
@@ -109,7 +127,10 @@ int run_run(const RunArgs& a) {
   s.max_cycles = a.max_cycles;
   s.device.backpressure_permille = a.backpressure;
   s.device.trace_fst = a.wave_file;
-  s.allocator = a.allocator;
+  const bool every_policy = a.allocator == kEveryAllocator;
+  if (every_policy && a.common.out.empty())
+    throw UsageError("--allocator all", "compares the policies in the artefacts of -o DIR (report.html); give -o DIR");
+  s.allocator = every_policy ? std::string(alloc::kDefaultAllocator) : a.allocator;
   s.vmem_allocator = a.vmem_allocator;
   s.batch = a.batch;
   s.requests = a.requests;
@@ -126,7 +147,7 @@ int run_run(const RunArgs& a) {
   const WorkloadReport r = run_model(preset, w, s);
   const nlohmann::json j = report_to_json(r);
   if (!a.report_file.empty()) write_file_atomically(a.report_file, json_text(j));
-  if (!a.common.out.empty()) write_artefacts(a.common.out, r, j, moment);
+  if (!a.common.out.empty()) write_artefacts(a.common.out, r, j, moment, every_policy);
   if (!a.alloc_trace_file.empty()) alloc::write_alloc_trace(a.alloc_trace_file, r.allocation_trace);
   print(a.common, a.common.json ? json_text(j) : format_report(r));
   return r.bit_exact ? 0 : kExitMismatch;
@@ -160,7 +181,9 @@ Subcommand add_run_command(CLI::App& app) {
   cmd->add_option("--backpressure", a->backpressure,
                   "Simple memory model only: refuse requests this often (per mille, 0-999)")
       ->check(unsigned_in(0, 999));
-  cmd->add_option("--allocator", a->allocator, "HBM allocation policy: bfc, first-fit, best-fit, buddy, tlsf");
+  cmd->add_option("--allocator", a->allocator,
+                  "HBM allocation policy: bfc, first-fit, best-fit, buddy, tlsf, or all (run with bfc, replay the "
+                  "HBM trace through every policy for the memory maps of -o DIR)");
   cmd->add_option("--vmem-allocator", a->vmem_allocator,
                   "Place VMEM buffers with this policy at run time instead of the offline planner");
   cmd->add_option("--alloc-trace", a->alloc_trace_file, "Write the run's HBM allocations as a trace (tpuemu replay)")
@@ -177,7 +200,7 @@ Subcommand add_run_command(CLI::App& app) {
   cmd->add_option("--plan-timeout", a->plan_timeout, "Seconds the planner's exact search may take")
       ->check(finite_in(0, 3600))->needs(plan);
   add_common_options(cmd, a->common, "Print the report as JSON",
-                     "Write the artefacts here: summary.json, fragmentation.csv, memory.pb.gz, trace.json "
+                     "Write the artefacts here: summary.json, fragmentation.csv, memory.pb.gz, trace.json, report.html "
                      "(docs/profile.md)");
   cmd->get_option("--out")->type_name("DIR");
   return {cmd, [a] { return run_run(*a); }, &a->common};

@@ -23,5 +23,6 @@ Subcommand add_hbm_command(CLI::App& app);     // cmd_hbm.cpp
 Subcommand add_replay_command(CLI::App& app);  // cmd_replay.cpp
 Subcommand add_trace_command(CLI::App& app);   // cmd_trace.cpp
 Subcommand add_plan_command(CLI::App& app);    // cmd_plan.cpp
+Subcommand add_report_command(CLI::App& app);  // cmd_report.cpp
 
 }  // namespace tpuemu::cli

@@ -53,11 +53,19 @@ struct ReplayOptions {
   std::vector<std::string> policies;              // allocator names
   std::uint64_t granularity = 256;
   bool keep_samples = false;
+  bool keep_placements = false;
+};
+
+// Where a replay put one allocation: `event` indexes AllocTrace::events (an alloc event).
+struct ReplayPlacement {
+  std::size_t event = 0;
+  std::uint64_t offset = 0;
 };
 
 struct ReplayRun {
   SpaceMetrics metrics;
   std::vector<SpaceSnapshot> samples;   // with keep_samples
+  std::vector<ReplayPlacement> placements;  // with keep_placements, in event order; failed ones absent
   std::optional<std::string> first_failure;  // the OutOfMemory message of the first failed allocation
 };
 

@@ -1,0 +1,58 @@
+// tpuemu report DIR: report.html rendered again from the artefacts of `tpuemu run -o DIR` alone
+// (summary.json, fragmentation.csv, trace.json), the same bytes run wrote (docs/profile.md).
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "commands.h"
+#include "tpuemu/base/atomic_file.h"
+#include "tpuemu/base/input_file.h"
+#include "tpuemu/profile/report_html.h"
+
+namespace tpuemu::cli {
+
+namespace {
+
+struct ReportArgs {
+  CommonOptions common;
+  std::string dir;
+};
+
+// summary.json and trace.json grow with the run (a buffer per allocation, 10^5 engine slices) and
+// a trace from another tool may be one line: bounded as a whole, as large as a table, not by lines.
+constexpr InputLimits kArtefactJson{kTableInput.max_bytes, kTableInput.max_bytes, "JSON artefact"};
+
+profile::ReportFile read_artefact(const std::filesystem::path& dir, const char* name, const InputLimits& limits) {
+  const std::filesystem::path path = dir / name;
+  return {path.string(), read_input_file(path, limits)};
+}
+
+int run_report(const ReportArgs& a) {
+  const std::filesystem::path dir(a.dir);
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec))
+    throw Error(a.dir, "not a directory (the artefacts of tpuemu run -o DIR)");
+  const std::string html = profile::report_html(read_artefact(dir, "summary.json", kArtefactJson),
+                                                read_artefact(dir, "fragmentation.csv", kTableInput),
+                                                read_artefact(dir, "trace.json", kArtefactJson));
+  const std::string out = a.common.out.empty() ? (dir / "report.html").string() : a.common.out;
+  write_file_atomically(out, html);
+  if (a.common.json) print(a.common, json_text({{"report", out}, {"bytes", html.size()}}));
+  return 0;
+}
+
+}  // namespace
+
+Subcommand add_report_command(CLI::App& app) {
+  auto a = std::make_shared<ReportArgs>();
+  auto* cmd = app.add_subcommand("report", "Render report.html again from the artefacts of tpuemu run -o DIR");
+  cmd->add_option("dir", a->dir, "The directory tpuemu run -o wrote (summary.json, fragmentation.csv, trace.json)")
+      ->required()
+      ->type_name("DIR");
+  add_common_options(cmd, a->common, "Print {\"report\": FILE, \"bytes\": N} when done",
+                     "Write the page here (default DIR/report.html; - for stdout)");
+  cmd->get_option("--out")->type_name("FILE");
+  return {cmd, [a] { return run_report(*a); }, &a->common};
+}
+
+}  // namespace tpuemu::cli
