@@ -326,14 +326,6 @@ struct Parser {
 
 }  // namespace
 
-std::string workload_file_kind(const std::filesystem::path& path) {
-  const JsonDocument doc = JsonDocument::load(path);
-  const nlohmann::json& root = doc.root();
-  if (!root.is_object()) return "";
-  const auto it = root.find("kind");
-  return it != root.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
 Model model_from_workload(const Workload& w) {
   validate_workload(w);
   Model m;
@@ -365,8 +357,7 @@ Model load_model(const std::filesystem::path& path) {
   {
     JsonObjectReader probe(doc, "");
     if (probe.has("kind") && probe.get_string("kind") != "model") {
-      Model m = model_from_workload(load_workload(path));
-      return m;
+      return model_from_workload(load_workload(doc, path));
     }
   }
   JsonObjectReader root(doc, "");

@@ -71,8 +71,9 @@ void validate_workload(const Workload& w) {
   }
 }
 
-Workload load_workload(const std::filesystem::path& path) {
-  const JsonDocument doc = JsonDocument::load(path);
+Workload load_workload(const std::filesystem::path& path) { return load_workload(JsonDocument::load(path), path); }
+
+Workload load_workload(const JsonDocument& doc, const std::filesystem::path& path) {
   JsonObjectReader root(doc, "");
   Workload w;
   w.name = root.has("name") ? root.get_string("name") : path.stem().string();

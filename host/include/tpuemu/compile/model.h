@@ -67,8 +67,6 @@ struct Model {
 // Loads a workload file of any kind: "model" (a layer graph), "mlp" or "matmul". Errors are one
 // line "file:line:column: /layers/3/kernel: layer 'conv2': cause".
 Model load_model(const std::filesystem::path& path);
-// The "kind" member of a workload file, or "" if it is not an object with one (for dispatching).
-std::string workload_file_kind(const std::filesystem::path& path);
 Model model_from_workload(const Workload& workload);
 
 // Default requantisation shift for a K-term int8 dot product: keeps outputs of random inputs

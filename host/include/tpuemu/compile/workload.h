@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "tpuemu/base/json.h"
+
 namespace tpuemu {
 
 // One fully connected layer: out = requantise(in . W) with int8 weights, or int32 accumulators
@@ -43,6 +45,8 @@ Workload parse_matmul_shape(const std::string& text, bool requantize = false, st
 
 // Loads a workload file; errors are "file:line:column: /pointer: cause".
 Workload load_workload(const std::filesystem::path& path);
+// The same from a parsed document (a file read once, e.g. standard input); `path` names defaults.
+Workload load_workload(const JsonDocument& doc, const std::filesystem::path& path);
 
 // Throws Error naming the layer on an inconsistent chain (in_features != previous out_features),
 // zero or absurd sizes, or int32 output before the last layer.
