@@ -99,7 +99,6 @@ HbmSchedule make_hbm_schedule(const ModelCompiler& compiler, std::size_t request
     return sc.buffers.size() - 1;
   };
   const std::uint64_t dim = compiler.layout(0).tile_cols;
-  sc.program_buffer = add({"program", 32, 0, std::max<std::uint64_t>(32, dim), true, 0, 0});
   if (compiler.needs_zeros()) sc.zeros_buffer = add({"zeros (convolution padding)", compiler.zeros_bytes(), 0, dim, true, 0, 0});
   for (std::size_t i = 0; i < layers; ++i) {
     const ModelLayer& l = model.layers[i];
@@ -119,6 +118,7 @@ HbmSchedule make_hbm_schedule(const ModelCompiler& compiler, std::size_t request
   for (std::size_t s = 0; s < sc.steps.size(); ++s) {
     const ScheduleStep& st = sc.steps[s];
     const std::string suffix = requests > 1 ? fmt::format(" r{}", st.request) : "";
+    sc.program_buffer.push_back(add({"program", 32, 0, std::max<std::uint64_t>(32, dim), false, s, s}));
     if (st.first_of_request) {
       const TiledLayout& in = compiler.layout(0);
       sc.tensor_buffer[st.request][0] =

@@ -2,8 +2,9 @@
 // allocated and freed, where a policy or the offline planner puts them, and the allocator's view
 // of that schedule at the cycles the device measured.
 //
-// Weights, biases, the zero rows and the program are allocated before the first step and live to
-// the end. A request's input is allocated when its first step starts; every activation when the
+// Weights, biases and the zero rows are allocated before the first step and live to the end. Each
+// step's program is loaded into HBM just before its launch and freed when it ends (a runtime that
+// launches op by op holds only the running op's code). A request's input is allocated when its first step starts; every activation when the
 // step producing it starts, and it is freed when the last step reading it ends (the model's output
 // when the run ends). With R requests, request r runs layer l in wave r + l, so activations of
 // different requests and layers interleave as they do in a server with R requests in flight.
@@ -37,12 +38,13 @@ inline constexpr std::size_t kNoBuffer = static_cast<std::size_t>(-1);
 struct HbmSchedule {
   std::vector<ScheduleStep> steps;
   std::vector<ScheduledBuffer> buffers;  // persistent ones first, then in allocation order
-  std::size_t program_buffer = kNoBuffer, zeros_buffer = kNoBuffer;
+  std::vector<std::size_t> program_buffer;  // per step: its program, loaded just before its launch
+  std::size_t zeros_buffer = kNoBuffer;
   std::vector<std::size_t> weight_buffer, bias_buffer;  // per layer (kNoBuffer: none)
   std::vector<std::vector<std::size_t>> tensor_buffer;  // [request][tensor]
 };
 
-// The steps and buffers of `requests` requests; the program buffer's size is set by the caller.
+// The steps and buffers of `requests` requests; the program buffers' sizes are set by the caller.
 HbmSchedule make_hbm_schedule(const ModelCompiler& compiler, std::size_t requests);
 
 struct HbmPlacement {

@@ -71,16 +71,12 @@ WorkloadReport run_model(const Preset& base_preset, const Model& model, const Ru
   // step once against placeholder addresses (instruction counts do not depend on them).
   ModelCompiler sizing(preset, model, r.batch, settings.compile, settings.tiled, settings.vmem_allocator);
   HbmSchedule schedule = make_hbm_schedule(sizing, r.requests);
-  {
-    std::uint64_t instructions = 0;
-    for (const ScheduleStep& step : schedule.steps) {
-      Program p;
-      StepAddresses at;
-      at.inputs.assign(model.layers[step.layer].inputs.size(), 0);
-      sizing.compile_step(step.layer, at, p);
-      instructions += p.size();
-    }
-    schedule.buffers[schedule.program_buffer].size = instructions * 32;
+  for (std::size_t s = 0; s < schedule.steps.size(); ++s) {
+    Program p;
+    StepAddresses at;
+    at.inputs.assign(model.layers[schedule.steps[s].layer].inputs.size(), 0);
+    sizing.compile_step(schedule.steps[s].layer, at, p);
+    schedule.buffers[schedule.program_buffer[s]].size = p.size() * 32;
   }
   const HbmPlacement placement = place_hbm_schedule(schedule, preset, settings);
   r.hbm_placement = placement.method;
@@ -122,18 +118,17 @@ WorkloadReport run_model(const Preset& base_preset, const Model& model, const Ru
   r.padding_bytes += compiler.layout(0).padding_bytes();
   r.vmem_allocation = compiler.vmem_metrics();
   std::vector<std::vector<std::uint8_t>> program_bytes;
-  std::uint64_t total_program_bytes = 0;
-  for (const Program& p : programs) {
+  for (std::size_t s = 0; s < programs.size(); ++s) {
+    const Program& p = programs[s];
     if (const auto problems = check_program(p, preset); !problems.empty()) {
       throw Error(fmt::format("compile: generated program is invalid: {}", problems.front()));
     }
     program_bytes.push_back(p.to_bytes());
-    total_program_bytes += program_bytes.back().size();
     r.program_instructions += p.size();
-  }
-  if (total_program_bytes != schedule.buffers[schedule.program_buffer].size) {
-    throw Error(fmt::format("compile: the program has {} bytes, {} were measured before placement",
-                            total_program_bytes, schedule.buffers[schedule.program_buffer].size));
+    if (program_bytes.back().size() != schedule.buffers[schedule.program_buffer[s]].size) {
+      throw Error(fmt::format("compile: step {} has {} bytes of program, {} were measured before placement", s,
+                              program_bytes.back().size(), schedule.buffers[schedule.program_buffer[s]].size));
+    }
   }
 
   // ---- data: generated from the seed (per request), parameters per layer
@@ -164,7 +159,6 @@ WorkloadReport run_model(const Preset& base_preset, const Model& model, const Ru
   RunOptions options;
   options.max_cycles = settings.max_cycles;
   std::uint64_t now = 0;
-  std::uint64_t program_offset = 0;
   std::uint64_t bound_done = 0;  // roofline cycles of the steps done: the ETA's measure of work
   auto report_progress = [&](std::size_t done) {
     if (!settings.progress) return;
@@ -188,9 +182,7 @@ WorkloadReport run_model(const Preset& base_preset, const Model& model, const Ru
     if (step.first_of_request) {
       device->write_hbm(placement.tensor_addr(schedule, step.request, 0), compiler.input_image(inputs[step.request]));
     }
-    const std::uint64_t addr = placement.offsets[schedule.program_buffer] + program_offset;
-    device->load_program(addr, program_bytes[s]);
-    program_offset += program_bytes[s].size();
+    device->load_program(placement.offsets[schedule.program_buffer[s]], program_bytes[s]);
     const RunResult run = device->run(options);
     // A launch starts the counters from zero: the run's counters are the sum over its launches.
     const auto step_counters = device->counters().to_array();
