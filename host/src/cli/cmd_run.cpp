@@ -17,6 +17,7 @@
 #include "tpuemu/alloc/alloc_trace.h"
 #include "tpuemu/profile/chrome_trace.h"
 #include "tpuemu/profile/memory_profile.h"
+#include "tpuemu/device/timeline.h"
 #include "tpuemu/run/runner.h"
 
 namespace tpuemu::cli {
@@ -41,6 +42,7 @@ struct RunArgs {
   std::optional<std::string> vmem_allocator;
   std::string alloc_trace_file;
   std::string report_file;
+  std::string timeline_file;
   std::string profile_at = "peak";
 };
 
@@ -104,11 +106,17 @@ int run_run(const RunArgs& a) {
   s.device.trace_fst = a.wave_file;
   s.allocator = a.allocator;
   s.vmem_allocator = a.vmem_allocator;
+  s.record_timeline = !a.timeline_file.empty();
   if (!a.common.json && !a.common.quiet && isatty(STDERR_FILENO))
     std::fprintf(stderr, "tpuemu: running %s on %s (%s)...\n", w.name.c_str(), preset.name.c_str(), s.backend.c_str());
   const WorkloadReport r = run_workload(preset, w, s);
   const nlohmann::json j = report_to_json(r);
   if (!a.report_file.empty()) write_file_atomically(a.report_file, json_text(j));
+  if (!a.timeline_file.empty()) {
+    write_file_atomically(a.timeline_file,
+                          json_text(timeline_chrome_trace(instruction_spans(r.run.timeline, r.program),
+                                                          r.run.hbm_timeline, r.clock_ghz)));
+  }
   if (!a.common.out.empty()) write_artefacts(a.common.out, r, j, moment);
   if (!a.alloc_trace_file.empty()) alloc::write_alloc_trace(a.alloc_trace_file, r.allocation_trace);
   print(a.common, a.common.json ? json_text(j) : format_report(r));
@@ -150,6 +158,10 @@ Subcommand add_run_command(CLI::App& app) {
       ->type_name("FILE");
   cmd->add_option("--wave", a->wave_file, "FST waveform of the run (needs -DTPUEMU_RTL_TRACE=ON)")->type_name("FILE.fst");
   cmd->add_option("--report", a->report_file, "Also write the JSON report to this file (- for stdout)")->type_name("FILE");
+  cmd->add_option("--timeline", a->timeline_file,
+                  "Record the instruction timeline and write it as a Chrome trace (Perfetto): a track per "
+                  "queue, one per HBM channel")
+      ->type_name("FILE.json");
   cmd->add_option("--profile-at", a->profile_at, "The moment memory.pb.gz shows: peak, end or a cycle");
   add_common_options(cmd, a->common, "Print the report as JSON",
                      "Write the artefacts here: summary.json, fragmentation.csv, memory.pb.gz, trace.json "

@@ -177,6 +177,8 @@ WorkloadReport run_workload(const Preset& preset, const Workload& workload, cons
   device->load_program(program_addr, program_bytes);
   RunOptions options;
   options.max_cycles = settings.max_cycles;
+  options.record_timeline = settings.record_timeline;
+  if (settings.record_timeline) r.program = program_bytes;
   r.run = device->run(options);
   r.counters = device->counters();
   r.hbm = device->memory_statistics();

@@ -28,6 +28,9 @@ struct RunSettings {
   std::string allocator = std::string(alloc::kDefaultAllocator);  // HBM policy (tpuemu run --allocator)
   // VMEM buffers placed by this policy at run time instead of the compiler's offline plan.
   std::optional<std::string> vmem_allocator;
+  // Record the run's instruction timeline (RunResult::timeline, hbm_timeline) and keep the
+  // program's bytes (WorkloadReport::program) to map it back (tpuemu/device/timeline.h).
+  bool record_timeline = false;
 };
 
 struct LayerReport {
@@ -67,6 +70,7 @@ struct WorkloadReport {
   std::optional<alloc::SpaceMetrics> vmem_allocation;  // with RunSettings::vmem_allocator
   alloc::AllocTrace allocation_trace;  // what the runtime allocated and freed (tpuemu run --alloc-trace)
   std::uint64_t program_instructions = 0;
+  std::vector<std::uint8_t> program;  // the program as loaded, with RunSettings::record_timeline
 
   bool bit_exact = false;
   std::uint64_t checked_values = 0, mismatches = 0;
