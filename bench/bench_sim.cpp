@@ -7,6 +7,8 @@
 //   BM_SimFetch/<preset>       a long program of NOPs: instruction fetch and dispatch only
 //   .../mem:simple             for presets on HBM: the same on the simple memory model, pricing
 //                              the HBM subsystem
+//   .../timeline               the matmul while recording its instruction timeline and HBM
+//                              channel activity (CoreSim::start_timeline): the recording's cost
 //
 // Counters: sim_cycles_per_s (rate over wall time), cycles per run, mxu_util (MXU busy cycles /
 // run cycles), port_util (memory beats / run cycles), ideal_frac (ideal MXU cycles / run cycles);
@@ -110,7 +112,7 @@ std::string label(const std::string& preset, bool simple_memory) {
 }
 
 void BM_SimMatmul(benchmark::State& state, std::string preset, std::size_t m, std::size_t k,
-                  std::size_t n, unsigned buffers, bool simple_memory) {
+                  std::size_t n, unsigned buffers, bool simple_memory, bool timeline) {
   PreparedMatmul* p = nullptr;
   try {
     p = &prepared(preset, m, k, n, buffers, simple_memory);
@@ -127,12 +129,17 @@ void BM_SimMatmul(benchmark::State& state, std::string preset, std::size_t m, st
   const bool exact_repeats = repeats_exactly(w.preset);
   memories()[label(preset, simple_memory)] = describe_memory(w.preset);
 
-  std::uint64_t sim_cycles = 0, min_cycles = UINT64_MAX, max_cycles = 0;
+  std::uint64_t sim_cycles = 0, min_cycles = UINT64_MAX, max_cycles = 0, events = 0;
   std::optional<std::string> problem;
   const auto start = Clock::now();
   const double cpu_start = thread_cpu_seconds();
   for (auto _ : state) {
+    if (timeline) p->core->start_timeline();
     const RunResult r = w.run(*p->core);
+    if (timeline) {
+      const sim::Timeline t = p->core->stop_timeline();
+      events += t.events.size() + t.hbm.size();
+    }
     sim_cycles += r.sim_cycles;
     if (!r.ok()) {
       problem = w.name() + ": " + r.describe();
@@ -161,7 +168,7 @@ void BM_SimMatmul(benchmark::State& state, std::string preset, std::size_t m, st
   const double mxu_util =
       static_cast<double>(p->counters[spec::counter::mxu_busy]) / static_cast<double>(run_cycles);
   report_speed(state,
-               Figure{label(preset, simple_memory), "matmul",
+               Figure{label(preset, simple_memory) + (timeline ? "/timeline" : ""), "matmul",
                       fmt::format("{}x{}x{} b{}", m, k, n, buffers)},
                sim_cycles, wall, cpu, mxu_util);
   state.counters["cycles"] = static_cast<double>(run_cycles);
@@ -170,6 +177,7 @@ void BM_SimMatmul(benchmark::State& state, std::string preset, std::size_t m, st
     state.counters["cycles_max"] = static_cast<double>(max_cycles);
   }
   state.counters["mxu_util"] = mxu_util;
+  if (timeline) state.counters["timeline_events_per_run"] = static_cast<double>(events) / static_cast<double>(state.iterations());
   // Memory port utilisation: beats moved (reads incl. instruction fetch, writes) per cycle.
   state.counters["port_util"] =
       static_cast<double>(p->counters[spec::counter::mem_read_beats] + p->counters[spec::counter::mem_write_beats]) /
@@ -276,10 +284,19 @@ void register_benchmarks() {
       const std::string name = fmt::format("BM_SimMatmul/{}/{}x{}x{}/buffers:2{}", mc.preset,
                                            mc.size, mc.size, mc.size, simple ? "/mem:simple" : "");
       benchmark::RegisterBenchmark(name.c_str(), BM_SimMatmul, std::string(mc.preset), mc.size,
-                                   mc.size, mc.size, 2u, simple)
+                                   mc.size, mc.size, 2u, simple, false)
           ->UseRealTime()
           ->Unit(benchmark::kMillisecond);
     }
+  }
+  for (const auto& mc : matmuls) {
+    if (mc.size < 256) continue;  // not for DIM 128: slow
+    const std::string name =
+        fmt::format("BM_SimMatmul/{}/{}x{}x{}/buffers:2/timeline", mc.preset, mc.size, mc.size, mc.size);
+    benchmark::RegisterBenchmark(name.c_str(), BM_SimMatmul, std::string(mc.preset), mc.size, mc.size,
+                                 mc.size, 2u, false, true)
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
   }
   for (const auto& preset : presets) {
     for (bool simple : {false, true}) {
@@ -320,6 +337,14 @@ void print_summary() {
   }
   for (const auto& [preset, memory] : memories()) {
     fmt::print("memory behind {}: {}\n", preset, memory);
+  }
+  // What recording a timeline costs per simulated cycle.
+  for (const auto& [key, fig] : f) {
+    const auto rec = f.find(key + "/timeline");
+    if (rec == f.end()) continue;
+    fmt::print("timeline recording cost, {}: {:.3f} us per cycle recording vs {:.3f} us not (+{:.1f}%)\n", key,
+               1e6 / rec->second.cycles_per_cpu_s, 1e6 / fig.cycles_per_cpu_s,
+               100.0 * (fig.cycles_per_cpu_s / rec->second.cycles_per_cpu_s - 1.0));
   }
   // What the HBM subsystem costs per simulated cycle: the same core on HBM vs. on the simple model.
   for (const auto& [key, fig] : f) {

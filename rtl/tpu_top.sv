@@ -29,7 +29,10 @@ module tpu_top import tpu_pkg::*; #(
   input  logic [DataW-1:0]     mem_rsp_rdata_i,
   input  logic                 mem_wack_valid_i,
   // convenience for the harness: the core is running a program
-  output logic                 busy_o
+  output logic                 busy_o,
+  // instruction trace (tpu_pkg::trace_t): what the engines started, waited on and completed this
+  // cycle; the harness samples it only while it records a timeline
+  output trace_t               trace_o
 );
   localparam int unsigned VmemRowW = $clog2(VmemRows);
   localparam int unsigned AccRowW  = $clog2(AccRows);
@@ -67,6 +70,21 @@ module tpu_top import tpu_pkg::*; #(
       .push_i(q_push[q]), .data_i(f_entry), .pop_i(q_pop[q]), .data_o(q_head[q]),
       .empty_o(q_empty[q]), .full_o(q_full[q]), .count_o(q_count[q])
     );
+  end
+
+  // Queue index of each queue's head: the instructions the queue has popped since start, which is
+  // the head's position among the queue's instructions in program order (fetch is in order).
+  logic [2:0][TraceIdxW-1:0] q_idx_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      q_idx_q <= '0;
+    end else if (clear || start) begin
+      q_idx_q <= '0;
+    end else begin
+      for (int unsigned q = 0; q < 3; q++) begin
+        if (q_pop[q]) q_idx_q[q] <= q_idx_q[q] + 1'b1;
+      end
+    end
   end
 
   // ---------------- fetch and memory port sharing
@@ -211,6 +229,9 @@ module tpu_top import tpu_pkg::*; #(
   logic [2:0] eng_busy, eng_stall_sem, eng_err;
   logic       dma_stall_mem, mxu_stall_w, mxu_stall_vmem, mxu_row_in, mxu_wload, mxu_idle;
   logic       vec_stall_vmem, vec_idle, vec_add_row, vec_done;
+  logic [2:0] dma_done, mxu_done;
+  logic [2:0][TraceIdxW-1:0] dma_done_idx, mxu_done_idx;
+  logic [TraceIdxW-1:0]      vec_done_idx;
   logic [4:0] dma_path_beat;
 
   dma_engine #(
@@ -225,6 +246,9 @@ module tpu_top import tpu_pkg::*; #(
     .sem_gnt_i        (sem_gnt[0]),
     .sig_valid_o      (sig_valid[2:0]),
     .sig_sem_o        (sig_sem[2:0]),
+    .issue_idx_i      (q_idx_q[0]),
+    .done_o           (dma_done),
+    .done_idx_o       (dma_done_idx),
     .mem_req_valid_o  (d_req_valid),
     .mem_req_ready_i  (d_req_ready),
     .mem_req_write_o  (d_req_write),
@@ -268,6 +292,9 @@ module tpu_top import tpu_pkg::*; #(
     .sem_gnt_i        (sem_gnt[1]),
     .sig_valid_o      (sig_valid[5:3]),
     .sig_sem_o        (sig_sem[5:3]),
+    .issue_idx_i      (q_idx_q[1]),
+    .done_o           (mxu_done),
+    .done_idx_o       (mxu_done_idx),
     .vd_req_o         (v_req[0]),
     .vd_addr_o        (v_addr[0]),
     .vd_gnt_i         (v_gnt[0]),
@@ -317,7 +344,9 @@ module tpu_top import tpu_pkg::*; #(
     .stall_sem_o   (eng_stall_sem[2]),
     .stall_vmem_o  (vec_stall_vmem),
     .add_row_o     (vec_add_row),
+    .issue_idx_i   (q_idx_q[2]),
     .done_o        (vec_done),
+    .done_idx_o    (vec_done_idx),
     .err_range_o   (eng_err[2])
   );
 
@@ -404,5 +433,19 @@ module tpu_top import tpu_pkg::*; #(
   );
 
   logic unused;
-  assign unused = ^{vec_idle, vec_done, q_full, v_rdata[1:0]};
+  assign unused = ^{vec_idle, q_full, v_rdata[1:0]};
+
+  // ---------------- instruction trace
+  assign trace_o.dma.issue        = q_pop[0];
+  assign trace_o.dma.stall_sem    = eng_stall_sem[0];
+  assign trace_o.dma.done         = dma_done;
+  assign trace_o.dma.done_idx     = dma_done_idx;
+  assign trace_o.mxu.issue        = q_pop[1];
+  assign trace_o.mxu.stall_sem    = eng_stall_sem[1];
+  assign trace_o.mxu.done         = mxu_done;
+  assign trace_o.mxu.done_idx     = mxu_done_idx;
+  assign trace_o.vec.issue        = q_pop[2];
+  assign trace_o.vec.stall_sem    = eng_stall_sem[2];
+  assign trace_o.vec.done         = vec_done;
+  assign trace_o.vec.done_idx     = vec_done_idx;
 endmodule

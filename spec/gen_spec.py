@@ -75,6 +75,7 @@ class Spec:
         self.opcodes = raw["opcodes"]
         self.csrs = raw["csrs"]
         self.hbm = raw["hbm"]
+        self.trace = raw["trace"]
         self.hbm_values = {k: num(v["value"], f"{path}: /hbm/{k}")
                            for k, v in self.hbm.items() if isinstance(v, dict) and "value" in v}
         self.check()
@@ -144,6 +145,7 @@ class Spec:
             if e["code"] >= 1 << err_width:
                 fail(self.where(f"/errors/{i}/code"), f"does not fit STATUS.error_code")
         self.check_csrs()
+        self.check_trace()
         names = {t["name"] for t in self.hbm["timings"]}
         for i, c in enumerate(self.hbm["timing_constraints"]):
             for n in [c["field"]] + c["sum"]:
@@ -164,6 +166,35 @@ class Spec:
             if sorted(m["order"].split("-")) != field_names:
                 fail(self.where(f"/hbm/address_maps/{i}/order"),
                      f"must name each of {', '.join(field_names)} once")
+
+    def check_trace(self):
+        t = self.trace
+        if not 1 <= t["index_width"] <= 32:
+            fail(self.where("/trace/index_width"), "a trace index is 1..32 bits")
+        for i, e in enumerate(t["engines"]):
+            ident(e["name"], self.where(f"/trace/engines/{i}/name"))
+            self.queue_code(e["queue"], f"/trace/engines/{i}")
+            if e["queue"] == "control":
+                fail(self.where(f"/trace/engines/{i}/name"), "the control queue has no engine")
+            if not 1 <= e["done_ports"] <= 8:
+                fail(self.where(f"/trace/engines/{i}/done_ports"), "1..8 completion ports")
+        self.check_unique(t["engines"], "name", "/trace/engines")
+        queues = [e["queue"] for e in t["engines"]]
+        if len(set(queues)) != len(queues):
+            fail(self.where("/trace/engines"), "one engine per queue")
+
+    def trace_layout(self):
+        """Per engine: (engine, lsb of its struct, {field: (lsb within the struct, width)}, width),
+        the first engine at bit 0 of trace_t; within an engine issue at bit 0, then stall_sem, done
+        (one bit per port), done_idx (port k at done_idx + k * index_width)."""
+        out, base, iw = [], 0, self.trace["index_width"]
+        for e in self.trace["engines"]:
+            n = e["done_ports"]
+            fields = {"issue": (0, 1), "stall_sem": (1, 1), "done": (2, n), "done_idx": (2 + n, n * iw)}
+            width = 2 + n + n * iw
+            out.append((e, base, fields, width))
+            base += width
+        return out, base
 
     def check_csrs(self):
         span = 1 << self.core["csr_addr_width"]
@@ -308,6 +339,24 @@ def gen_sv_core(s):
         lines = sv_struct(f"instr_{o['name']}_t", fields, c["instr_width"],
                           f"{o['name'].upper()} ({o['code']}): {o['doc']}.")
         out += [l.replace("logic [31:0] hdr;", "instr_hdr_t hdr;") for l in lines]
+    out.append("")
+    layout, total = s.trace_layout()
+    iw = s.trace["index_width"]
+    out.append(f"  // Instruction trace port of tpu_top (trace_o): {s.trace['doc']}")
+    out.append(f"  localparam int unsigned TraceIdxW = {iw};")
+    for e, _, _, _ in layout:
+        n = e["done_ports"]
+        out += [f"  // {e['name']} engine: {e['doc']}",
+                "  typedef struct packed {",
+                f"    logic [{n - 1}:0][{iw - 1}:0] done_idx;  // queue index of the instruction done on port k",
+                f"    logic [{n - 1}:0] done;  // port k: an instruction completed",
+                "    logic stall_sem;  // the head waits on its semaphore",
+                "    logic issue;  // the head left the queue and started",
+                f"  }} trace_{e['name']}_t;"]
+    out.append("  typedef struct packed {")
+    for e, base, _, width in reversed(layout):
+        out.append(f"    trace_{e['name']}_t {e['name']};  // [{base + width - 1}:{base}]")
+    out.append("  } trace_t;")
     out.append("")
     out.append("  // Performance counters: COUNTER[j] of the CSR map.")
     out.append("  typedef enum int unsigned {")
@@ -542,6 +591,25 @@ def gen_cpp(s):
         o.append(f"    {{Opcode::{s.op_camel(op)}, {cstr(op['name'])}, Queue::{camel(op['queue'])}, "
                  f"instr::{op['name']}::kFields, {cstr(op['doc'])}}},")
     o.append("}};")
+    o.append("")
+    # Trace port
+    layout, total = s.trace_layout()
+    o.append(f"// The instruction trace port of tpu_top (trace_o, tpu_pkg::trace_t): {s.trace['doc']}")
+    o.append("namespace trace {")
+    o.append(f"inline constexpr std::uint32_t kIndexWidth = {s.trace['index_width']}u;")
+    o.append(f"inline constexpr std::uint32_t kWidth = {total}u;  // bits of trace_t")
+    o.append("// One engine's fields: bit positions in trace_t.")
+    o.append("struct Engine {")
+    o.append("  std::string_view name; Queue queue; std::uint32_t done_ports;")
+    o.append("  std::uint32_t issue, stall_sem, done, done_idx;  // done: port k at done + k; done_idx: port k at")
+    o.append("                                                   // done_idx + k * kIndexWidth")
+    o.append("};")
+    o.append(f"inline constexpr std::array<Engine, {len(layout)}> kEngines{{{{")
+    for e, base, f, _ in layout:
+        o.append(f"    {{{cstr(e['name'])}, Queue::{camel(e['queue'])}, {e['done_ports']}u, {base + f['issue'][0]}u, "
+                 f"{base + f['stall_sem'][0]}u, {base + f['done'][0]}u, {base + f['done_idx'][0]}u}},")
+    o.append("}};")
+    o.append("}  // namespace trace")
     o.append("")
     # HBM
     o.append("namespace hbm {")

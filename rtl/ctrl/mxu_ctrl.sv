@@ -21,6 +21,10 @@ module mxu_ctrl import tpu_pkg::*; #(
   input  logic                  sem_gnt_i,
   output logic [2:0]            sig_valid_o,   // 0: NOP / empty MATMUL, 1: LOADW, 2: MATMUL
   output logic [2:0][4:0]       sig_sem_o,
+  // instruction trace (see dma_engine): ports as sig_valid_o
+  input  logic [TraceIdxW-1:0]  issue_idx_i,
+  output logic [2:0]            done_o,
+  output logic [2:0][TraceIdxW-1:0] done_idx_o,
   // VMEM data (input rows) and weight ports
   output logic                  vd_req_o,
   output logic [VmemRowW-1:0]   vd_addr_o,
@@ -84,6 +88,7 @@ module mxu_ctrl import tpu_pkg::*; #(
   end
 
   // ---------------- unit state
+  logic [TraceIdxW-1:0] wl_idx_q, st_idx_q;  // queue index of the LOADW / MATMUL held
   logic                wl_active_q, wl_loading_q, wl_bank_q, wl_wait_st_q, wl_sig_en_q;
   logic [4:0]          wl_sig_sem_q;
   logic [VmemRowW-1:0] wl_base_q;
@@ -119,7 +124,9 @@ module mxu_ctrl import tpu_pkg::*; #(
     .sig_valid_o     (sig_valid_o[0]),
     .sig_sem_o       (sig_sem_o[0])
   );
-  assign instr_pop_o = start;
+  assign instr_pop_o   = start;
+  assign done_o[0]     = start && (is_nop || matmul_empty);
+  assign done_idx_o[0] = issue_idx_i;
 
   // ---------------- weight loader
   logic wl_can_load;
@@ -132,6 +139,8 @@ module mxu_ctrl import tpu_pkg::*; #(
   assign sig_valid_o[1] = wl_done && wl_sig_en_q;
   assign sig_sem_o[1]   = wl_sig_sem_q;
   assign wload_busy_o   = wl_loading_q;
+  assign done_o[1]      = wl_done;
+  assign done_idx_o[1]  = wl_idx_q;
 
   // ---------------- row streamer
   logic st_can_stream;
@@ -144,8 +153,8 @@ module mxu_ctrl import tpu_pkg::*; #(
   assign stall_w_o     = st_active_q && st_wait_wl_q;
   assign stall_vmem_o  = st_can_stream && !vd_gnt_i;
 
-  // tag travelling beside each row: {acc row, accumulate, last, sig_en, sig_sem}
-  localparam int unsigned TagW = AccRowW + 1 + 1 + 1 + 5;
+  // tag travelling beside each row: {queue index, acc row, accumulate, last, sig_en, sig_sem}
+  localparam int unsigned TagW = TraceIdxW + AccRowW + 1 + 1 + 1 + 5;
   logic [TagW-1:0] pipe_tag_q, out_tag;
   logic            tag_empty;
 
@@ -173,17 +182,20 @@ module mxu_ctrl import tpu_pkg::*; #(
 
   assign row_in_o         = vd_rvalid_i;
   assign acc_we_o         = arr_out_valid;
-  assign acc_waddr_o      = out_tag[TagW-1 -: AccRowW];
+  assign acc_waddr_o      = out_tag[8 +: AccRowW];
   assign acc_accumulate_o = out_tag[7];
   assign acc_wdata_o      = arr_out_row;
   assign sig_valid_o[2]   = arr_out_valid && out_tag[6] && out_tag[5];
   assign sig_sem_o[2]     = out_tag[4:0];
+  assign done_o[2]        = arr_out_valid && out_tag[6];
+  assign done_idx_o[2]    = out_tag[TagW-1 -: TraceIdxW];
 
   // ---------------- state updates
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       wl_active_q <= 1'b0; wl_loading_q <= 1'b0; wl_bank_q <= 1'b0; wl_wait_st_q <= 1'b0;
       wl_sig_en_q <= 1'b0; wl_sig_sem_q <= '0; wl_base_q <= '0; wl_issued_q <= '0; wl_pushed_q <= '0;
+      wl_idx_q <= '0; st_idx_q <= '0;
       st_active_q <= 1'b0; st_bank_q <= 1'b0; st_accum_q <= 1'b0; st_wait_wl_q <= 1'b0;
       st_sig_en_q <= 1'b0; st_sig_sem_q <= '0; st_vmem_q <= '0; st_acc_q <= '0; st_left_q <= '0;
       st_pipe_valid_q <= 1'b0; st_pipe_bank_q <= 1'b0; pipe_tag_q <= '0;
@@ -201,6 +213,7 @@ module mxu_ctrl import tpu_pkg::*; #(
         wl_wait_st_q <= st_active_q && (st_bank_q == op_bank) && !st_last_issue;
         wl_sig_en_q  <= hdr.sig_en;
         wl_sig_sem_q <= hdr.sig_sem;
+        wl_idx_q     <= issue_idx_i;
         wl_issued_q  <= '0;
         wl_pushed_q  <= '0;
       end else begin
@@ -226,6 +239,7 @@ module mxu_ctrl import tpu_pkg::*; #(
         st_wait_wl_q <= wl_active_q && (wl_bank_q == op_bank) && !wl_done;
         st_sig_en_q  <= hdr.sig_en;
         st_sig_sem_q <= hdr.sig_sem;
+        st_idx_q     <= issue_idx_i;
       end else begin
         if (wl_done) st_wait_wl_q <= 1'b0;
         if (st_issue) begin
@@ -238,7 +252,7 @@ module mxu_ctrl import tpu_pkg::*; #(
       st_pipe_valid_q <= st_issue;
       if (st_issue) begin
         st_pipe_bank_q <= st_bank_q;
-        pipe_tag_q     <= {st_acc_q, st_accum_q, st_last_issue, st_sig_en_q, st_sig_sem_q};
+        pipe_tag_q     <= {st_idx_q, st_acc_q, st_accum_q, st_last_issue, st_sig_en_q, st_sig_sem_q};
       end
       for (int unsigned b = 0; b < 2; b++) begin
         if (vd_rvalid_i && st_pipe_bank_q == 1'(b)) bank_busy_q[b] <= CntW'(Latency + 1);

@@ -18,33 +18,33 @@ module vec_lanes #(
   input  logic [DataW-1:0]     b_i,
   output logic [DataW-1:0]     add_o
 );
+  // Both results end alike: clamp to [-128, 127], then ReLU.
+  function automatic logic [7:0] to_int8(logic signed [63:0] v, logic relu);
+    logic signed [7:0] q;
+    if (v > 64'sd127)       q = 8'sd127;
+    else if (v < -64'sd128) q = -8'sd128;
+    else                    q = v[7:0];
+    if (relu && q[7]) q = '0;
+    return q;
+  endfunction
+
   always_comb begin
     for (int unsigned n = 0; n < Dim; n++) begin
       logic signed [31:0] x;
       logic signed [63:0] p;
-      logic signed [7:0]  q;
       x = bias_en_i ? signed'(acc_i[n] + bias_i[n]) : signed'(acc_i[n]);  // int32, wrapping
       p = 64'(x) * 64'(scale_i);
       if (shift_i != '0) p = p + (64'sd1 <<< (shift_i - 6'd1));
       p = p >>> shift_i;
-      if (p > 64'sd127)       q = 8'sd127;
-      else if (p < -64'sd128) q = -8'sd128;
-      else                    q = p[7:0];
-      if (relu_i && q[7]) q = '0;
-      quant_o[n*8 +: 8] = q;
+      quant_o[n*8 +: 8] = to_int8(p, relu_i);
     end
   end
 
   always_comb begin
     for (int unsigned n = 0; n < Dim; n++) begin
       logic signed [8:0] s;
-      logic signed [7:0] q;
       s = 9'(signed'(a_i[n*8 +: 8])) + 9'(signed'(b_i[n*8 +: 8]));
-      if (s > 9'sd127)       q = 8'sd127;
-      else if (s < -9'sd128) q = -8'sd128;
-      else                   q = s[7:0];
-      if (relu_i && q[7]) q = '0;
-      add_o[n*8 +: 8] = q;
+      add_o[n*8 +: 8] = to_int8(64'(s), relu_i);
     end
   end
 endmodule

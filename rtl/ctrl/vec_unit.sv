@@ -41,7 +41,9 @@ module vec_unit import tpu_pkg::*; #(
   output logic                  stall_sem_o,
   output logic                  stall_vmem_o,
   output logic                  add_row_o,     // a VADD row was written
+  input  logic [TraceIdxW-1:0]  issue_idx_i,   // instruction trace: queue index of the head
   output logic                  done_o,        // an instruction completed (also NOP / empty)
+  output logic [TraceIdxW-1:0]  done_idx_o,    // its queue index
   output logic                  err_range_o
 );
   localparam int unsigned BiasRows = 4;  // DIM int32 lanes = 4 VMEM rows
@@ -83,6 +85,7 @@ module vec_unit import tpu_pkg::*; #(
   logic [2:0]          bias_req_q, bias_got_q;  // bias rows requested / received
   logic [BiasRows-1:0][DataW-1:0] bias_q;
   logic [DataW-1:0]    a_data_q;
+  logic [TraceIdxW-1:0] idx_q;
 
   logic active, empty_op, start;
   assign active   = (state_q != StIdle);
@@ -143,19 +146,21 @@ module vec_unit import tpu_pkg::*; #(
   assign add_row_o = vmem_gnt_i && (state_q == StAddW);
   assign sig_valid_o[1] = last_row && sig_en_q;
   assign sig_sem_o[1]   = sig_sem_q;
-  assign done_o = last_row || (start && empty_op);
+  assign done_o     = last_row || (start && empty_op);
+  assign done_idx_o = (start && empty_op) ? issue_idx_i : idx_q;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       state_q <= StIdle; relu_q <= 1'b0; sig_en_q <= 1'b0; sig_sem_q <= '0; bias_en_q <= 1'b0;
       acc_q <= '0; out_q <= '0; rd_q <= '0; b_q <= '0; left_q <= '0; scale_q <= '0;
-      shift_q <= '0; bias_req_q <= '0; bias_got_q <= '0; bias_q <= '0; a_data_q <= '0;
+      shift_q <= '0; bias_req_q <= '0; bias_got_q <= '0; bias_q <= '0; a_data_q <= '0; idx_q <= '0;
     end else if (clear_i) begin
       state_q <= StIdle;
     end else if (start && !empty_op) begin
       relu_q    <= is_add ? va.relu : vq.relu;
       sig_en_q  <= hdr.sig_en;
       sig_sem_q <= hdr.sig_sem;
+      idx_q     <= issue_idx_i;
       left_q    <= is_add ? va.rows : vq.rows;
       acc_q     <= AccRowW'(vq.acc_row);
       bias_en_q <= is_quant && vq.bias;

@@ -26,6 +26,11 @@ module dma_engine import tpu_pkg::*; #(
   input  logic                      sem_gnt_i,
   output logic [2:0]                sig_valid_o,   // 0: immediate, 1: read class, 2: write class
   output logic [2:0][4:0]           sig_sem_o,
+  // instruction trace: queue index of the head, completions per port (as sig_valid_o, for every
+  // instruction whether it signals or not) and the queue index of each completed instruction
+  input  logic [TraceIdxW-1:0]      issue_idx_i,
+  output logic [2:0]                done_o,
+  output logic [2:0][TraceIdxW-1:0] done_idx_o,
   // memory port
   output logic                      mem_req_valid_o,
   input  logic                      mem_req_ready_i,
@@ -109,7 +114,8 @@ module dma_engine import tpu_pkg::*; #(
   // completion classes
   logic [1:0]        cls_full, cls_empty;
   logic [1:0]        cls_push, cls_pop;
-  logic [UnitW+5:0]  cls_in, cls_head [2];
+  localparam int unsigned ClsW = TraceIdxW + 6 + UnitW;  // {queue index, sig_en, sig_sem, units}
+  logic [ClsW-1:0]   cls_in, cls_head [2];
 
   logic can_start;
   // a NOP is a fence: it starts once every earlier descriptor has completed
@@ -131,11 +137,13 @@ module dma_engine import tpu_pkg::*; #(
     .sig_valid_o     (sig_valid_o[0]),
     .sig_sem_o       (sig_sem_o[0])
   );
-  assign instr_pop_o = start;
+  assign instr_pop_o   = start;
+  assign done_o[0]     = start && d_empty;
+  assign done_idx_o[0] = issue_idx_i;
 
   logic [UnitW-1:0] d_units;
   assign d_units = UnitW'(d_len) * UnitW'(d_count) * ((d_path == PathAccToHbm) ? UnitW'(4) : UnitW'(1));
-  assign cls_in  = {hdr.sig_en, hdr.sig_sem, d_units};
+  assign cls_in  = {issue_idx_i, hdr.sig_en, hdr.sig_sem, d_units};
   assign cls_push[0] = start && !d_empty && d_is_read;
   assign cls_push[1] = start && !d_empty && !d_is_read;
 
@@ -324,7 +332,7 @@ module dma_engine import tpu_pkg::*; #(
   logic [UnitW-1:0] done_q [2];
 
   for (genvar c = 0; c < 2; c++) begin : g_class
-    sync_fifo #(.Width(UnitW+6), .Depth(8)) u_cls (
+    sync_fifo #(.Width(ClsW), .Depth(8)) u_cls (
       .clk_i, .rst_ni, .clear_i,
       .push_i(cls_push[c]), .data_i(cls_in), .pop_i(cls_pop[c]), .data_o(cls_head[c]),
       .empty_o(cls_empty[c]), .full_o(cls_full[c]), .count_o()
@@ -333,6 +341,8 @@ module dma_engine import tpu_pkg::*; #(
                         (done_q[c] + UnitW'(1) == cls_head[c][UnitW-1:0]);
     assign sig_valid_o[c+1] = cls_pop[c] && cls_head[c][UnitW+5];
     assign sig_sem_o[c+1]   = cls_head[c][UnitW+4:UnitW];
+    assign done_o[c+1]      = cls_pop[c];
+    assign done_idx_o[c+1]  = cls_head[c][ClsW-1 -: TraceIdxW];
     always_ff @(posedge clk_i or negedge rst_ni) begin
       if (!rst_ni)           done_q[c] <= '0;
       else if (clear_i)      done_q[c] <= '0;

@@ -7,6 +7,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "tpuemu/sim/core_sim.h"
 #include "tpuemu/sim/hbm_system.h"
@@ -30,6 +31,9 @@ class CoreMemory {
   virtual std::optional<std::string> fault() const = 0;
   virtual void clear_fault() = 0;
   virtual std::optional<hbm::Statistics> hbm_statistics() const { return std::nullopt; }
+  // Channel activity of the HBM model in core cycles (nothing with the simple model).
+  virtual void record_channels(bool) {}
+  virtual std::vector<ChannelInterval> take_channel_intervals() { return {}; }
 };
 
 // mem.hbm set: the HBM subsystem; otherwise the simple model.

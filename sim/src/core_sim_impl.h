@@ -2,7 +2,9 @@
 // because every preset is a separately Verilated model with its own port widths.
 #pragma once
 
+#include <array>
 #include <cstring>
+#include <utility>
 #include <memory>
 #include <stdexcept>
 #include <type_traits>
@@ -14,6 +16,7 @@
 
 #include "tpuemu/sim/verilator_messages.h"
 #include "core_memory.h"
+#include "verilator_bits.h"
 #include "tpuemu/sim/core_sim.h"
 #include "tpuemu/spec/contract.h"
 
@@ -126,6 +129,25 @@ class VerilatedCoreSim final : public CoreSim {
   std::optional<hbm::Statistics> hbm_statistics() const override { return memory_->hbm_statistics(); }
   void clear_fault() override { memory_->clear_fault(); }
 
+  void start_timeline() override {
+    timeline_ = Timeline{};
+    issued_.fill(0);
+    stalled_.fill(false);
+    stalled_any_ = false;
+    recording_ = true;
+    memory_->record_channels(true);
+  }
+
+  Timeline stop_timeline() override {
+    recording_ = false;
+    for (std::size_t k = 0; k < stalled_.size(); ++k) {  // a wait the run ended in (deadlock)
+      if (stalled_[k]) timeline_.events.push_back({cycle_, static_cast<std::uint8_t>(k), TraceEvent::WaitEnd, issued_[k]});
+    }
+    timeline_.hbm = memory_->take_channel_intervals();
+    memory_->record_channels(false);
+    return std::exchange(timeline_, Timeline{});
+  }
+
   void open_trace(const std::filesystem::path& fst_file) override {
 #ifdef TPUEMU_RTL_TRACE
     context_->traceEverOn(true);
@@ -151,6 +173,7 @@ class VerilatedCoreSim final : public CoreSim {
 #ifdef TPUEMU_RTL_TRACE
     if (trace_) trace_->dump(2 * cycle_);
 #endif
+    if (recording_) sample_trace();
     const bool accepted = top_->mem_req_valid_o && top_->mem_req_ready_i;
     const bool wrote = accepted && top_->mem_req_write_o;
     if (accepted) {
@@ -168,12 +191,57 @@ class VerilatedCoreSim final : public CoreSim {
     if (context_->gotError()) throw std::runtime_error(take_verilator_error());
   }
 
+  // One cycle of the trace port, before the clock edge (the engines' combinational outputs of
+  // this cycle): a wait level change, an issue (the head's queue index is the count of issues so
+  // far), completions with their queue indices.
+  void sample_trace() {
+    if (!timeline_.start && top_->busy_o) timeline_.start = cycle_;
+    namespace tr = spec::trace;
+    // Most cycles nothing happens: no issue, done or wait bit set and no wait to end.
+    bool active = stalled_any_;
+    for (std::size_t w = 0; !active && w < kTraceControl.size(); ++w) active = (top_->trace_o[w] & kTraceControl[w]) != 0;
+    if (!active) return;
+    stalled_any_ = false;
+    for (std::size_t k = 0; k < tr::kEngines.size(); ++k) {
+      const tr::Engine& e = tr::kEngines[k];
+      const std::uint64_t bits = get_bits(top_->trace_o, e.issue, 2 + e.done_ports);
+      const bool issue = (bits & 1) != 0, stall = ((bits >> 1) & 1) != 0;
+      const std::uint64_t done = bits >> 2;
+      const auto engine = static_cast<std::uint8_t>(k);
+      stalled_any_ = stalled_any_ || stall;
+      if (stall != stalled_[k]) {
+        stalled_[k] = stall;
+        timeline_.events.push_back({cycle_, engine, stall ? TraceEvent::WaitBegin : TraceEvent::WaitEnd, issued_[k]});
+      }
+      if (issue) timeline_.events.push_back({cycle_, engine, TraceEvent::Issue, issued_[k]++});
+      for (std::uint32_t p = 0; done != 0 && p < e.done_ports; ++p) {
+        if (!((done >> p) & 1)) continue;
+        const auto index = static_cast<std::uint32_t>(get_bits(top_->trace_o, e.done_idx + p * tr::kIndexWidth, tr::kIndexWidth));
+        timeline_.events.push_back({cycle_, engine, TraceEvent::Done, index});
+      }
+    }
+  }
+
   std::uint32_t dim_;
   std::unique_ptr<VerilatedContext> context_;
   std::unique_ptr<Top> top_;
   std::unique_ptr<CoreMemory> memory_;
   std::vector<std::uint8_t> wbuf_;
   std::uint64_t cycle_ = 0;
+  bool recording_ = false;
+  Timeline timeline_;
+  std::array<std::uint32_t, spec::trace::kEngines.size()> issued_{};
+  std::array<bool, spec::trace::kEngines.size()> stalled_{};
+  bool stalled_any_ = false;
+  // The issue, stall_sem and done bits of every engine, per 32-bit word of trace_o.
+  static_assert(spec::trace::kWidth > 64, "trace_o is a VlWide");
+  static constexpr std::array<std::uint32_t, (spec::trace::kWidth + 31) / 32> kTraceControl = [] {
+    std::array<std::uint32_t, (spec::trace::kWidth + 31) / 32> m{};
+    for (const spec::trace::Engine& e : spec::trace::kEngines) {
+      for (std::uint32_t b = e.issue; b < e.done + e.done_ports; ++b) m[b / 32] |= 1u << (b % 32);
+    }
+    return m;
+  }();
 #ifdef TPUEMU_RTL_TRACE
   std::unique_ptr<VerilatedFstC> trace_;
 #endif

@@ -2,6 +2,7 @@
 // behind its HAL: data paths, splitting of large transfers, run outcomes, counters, errors.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <numeric>
@@ -17,6 +18,7 @@
 #include "tpuemu/device/backend_registry.h"
 #include "tpuemu/device/device.h"
 #include "tpuemu/device/protocol.h"
+#include "tpuemu/device/timeline.h"
 #include "tpuemu/fw/sim_hal.h"
 #include "tpuemu/sim/core_sim.h"
 
@@ -373,6 +375,8 @@ class FakeCoreSim : public tpuemu::sim::CoreSim {
   void clear_fault() override { fault_.reset(); }
   std::optional<tpuemu::sim::hbm::Statistics> hbm_statistics() const override { return std::nullopt; }
   std::optional<std::string> fault_;
+  void start_timeline() override {}
+  tpuemu::sim::Timeline stop_timeline() override { return {}; }
   void open_trace(const std::filesystem::path&) override {}
 
  private:
@@ -451,6 +455,98 @@ TEST(SimHal, CoreMemoryFaultEndsTheRun) {
   }
   EXPECT_LE(core.wait_requests.size(), 1u);  // reported at the first poll, not at the watchdog
   EXPECT_FALSE(sim.fault_.has_value());
+}
+
+
+// ---- timelines ------------------------------------------------------------------------------
+
+// A program image from (opcode, wait semaphore or -1, signal semaphore or -1), END last.
+struct Op3 {
+  tpuemu::spec::Opcode op;
+  int wait = -1, signal = -1;
+};
+std::vector<std::uint8_t> program_of(std::initializer_list<Op3> ops) {
+  namespace hdr = tpuemu::spec::instr::header;
+  std::vector<std::uint8_t> bytes;
+  auto push = [&](const Op3& o) {
+    std::array<std::uint32_t, tpuemu::spec::kInstrWords> w{};
+    hdr::opcode.put(w, static_cast<std::uint32_t>(o.op));
+    if (o.wait >= 0) {
+      hdr::wait_en.put(w, 1);
+      hdr::wait_sem.put(w, static_cast<std::uint32_t>(o.wait));
+      hdr::wait_cnt.put(w, 1);
+    }
+    if (o.signal >= 0) {
+      hdr::sig_en.put(w, 1);
+      hdr::sig_sem.put(w, static_cast<std::uint32_t>(o.signal));
+    }
+    for (std::uint32_t x : w)
+      for (unsigned b = 0; b < 4; ++b) bytes.push_back(static_cast<std::uint8_t>(x >> (8 * b)));
+  };
+  for (const Op3& o : ops) push(o);
+  push({tpuemu::spec::Opcode::End});
+  return bytes;
+}
+
+TEST(Timeline, SpansMapQueueIndicesBackToProgramIndices) {
+  using tpuemu::Queue;
+  using tpuemu::TimelineEvent;
+  using Op = tpuemu::spec::Opcode;
+  // pc 0 DMA, 1 MXU (waits s3), 2 DMA, 3 vector, 4 MXU
+  const auto program = program_of({{Op::Dma}, {Op::Matmul, 3}, {Op::Dma}, {Op::VAdd}, {Op::MxuNop}});
+  const std::vector<TimelineEvent> events = {
+      {0, Queue::Dma, TimelineEvent::Issue, 0},       {1, Queue::Mxu, TimelineEvent::WaitBegin, 0},
+      {2, Queue::Dma, TimelineEvent::Issue, 1},       {5, Queue::Dma, TimelineEvent::Done, 1},
+      {9, Queue::Dma, TimelineEvent::Done, 0},        {9, Queue::Mxu, TimelineEvent::WaitEnd, 0},
+      {9, Queue::Mxu, TimelineEvent::Issue, 0},       {3, Queue::Vector, TimelineEvent::Issue, 0},
+      {30, Queue::Mxu, TimelineEvent::Done, 0},       {31, Queue::Mxu, TimelineEvent::Issue, 1},
+      {31, Queue::Mxu, TimelineEvent::Done, 1},
+  };
+  const auto spans = tpuemu::instruction_spans(events, program);
+  ASSERT_EQ(spans.size(), 5u);
+  EXPECT_EQ(spans[2].program_index, 2u);
+  EXPECT_EQ(spans[2].queue, Queue::Dma);
+  EXPECT_EQ(spans[2].queue_index, 1u);
+  EXPECT_EQ(spans[2].issue, 2u);
+  EXPECT_EQ(spans[2].done, 5u);   // completed before the earlier DMA
+  EXPECT_EQ(spans[0].done, 9u);
+  EXPECT_EQ(spans[1].opcode, Op::Matmul);
+  EXPECT_EQ(spans[1].wait_sem, 3);
+  EXPECT_EQ(spans[1].wait_begin, 1u);
+  EXPECT_EQ(spans[1].wait_end, 9u);
+  EXPECT_EQ(spans[1].issue, 9u);
+  EXPECT_EQ(spans[3].queue, Queue::Vector);
+  EXPECT_FALSE(spans[3].done.has_value()) << "no Done event: still running when the run stopped";
+  EXPECT_EQ(spans[4].queue_index, 1u);
+  EXPECT_FALSE(spans[0].wait_sem.has_value());
+  // an index the program does not have
+  const std::vector<TimelineEvent> bad = {{0, Queue::Vector, TimelineEvent::Issue, 1}};
+  EXPECT_THROW(tpuemu::instruction_spans(bad, program), tpuemu::Error);
+  EXPECT_THROW(tpuemu::instruction_spans(events, std::span(program).first(40)), tpuemu::Error);
+}
+
+TEST(Timeline, FakeBackendRecordsItsTimeModelOnlyWhenAsked) {
+  const tpuemu::Preset p = tpuemu::load_preset("small");
+  auto dev = tpuemu::open_device("fake", p);
+  using Op = tpuemu::spec::Opcode;
+  // a vector NOP that waits on s0, a DMA NOP that signals it
+  const auto program = program_of({{Op::VecNop, 0, -1}, {Op::DmaNop, -1, 0}});
+  dev->load_program(0x1000, program);
+  const auto off = dev->run();
+  ASSERT_TRUE(off.ok());
+  EXPECT_TRUE(off.timeline.empty());
+  tpuemu::RunOptions o;
+  o.record_timeline = true;
+  const auto on = dev->run(o);
+  ASSERT_TRUE(on.ok());
+  EXPECT_TRUE(on.hbm_timeline.empty());
+  const auto spans = tpuemu::instruction_spans(on.timeline, program);
+  ASSERT_EQ(spans.size(), 2u);
+  ASSERT_TRUE(spans[0].wait_begin && spans[0].issue && spans[1].issue && spans[1].done);
+  EXPECT_LE(*spans[1].done, *spans[0].issue) << "the vector NOP waits for the DMA NOP's signal";
+  EXPECT_EQ(spans[0].wait_sem, 0);
+  EXPECT_EQ(spans[0].wait_end, spans[0].issue);
+  EXPECT_EQ(spans[1].done, spans[1].issue) << "a NOP completes as it issues";
 }
 
 }  // namespace

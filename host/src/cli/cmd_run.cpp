@@ -2,6 +2,7 @@
 // against the C++ reference and reported.
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -21,6 +22,7 @@
 #include "tpuemu/profile/memory_map.h"
 #include "tpuemu/profile/memory_profile.h"
 #include "tpuemu/profile/report_html.h"
+#include "tpuemu/device/timeline.h"
 #include "tpuemu/run/runner.h"
 
 namespace tpuemu::cli {
@@ -58,6 +60,48 @@ struct RunArgs {
 constexpr std::string_view kEveryAllocator = "all";
 constexpr std::uint64_t kHbmGranularity = 256;  // the runner's HBM allocator granularity
 
+// The track names report.html and docs/profile.md use for the three engine queues.
+std::string_view queue_track_name(Queue q) {
+  switch (q) {
+    case Queue::Dma: return "DMA";
+    case Queue::Mxu: return "MXU";
+    case Queue::Vector: return "vector";
+    case Queue::Control: break;
+  }
+  return "control";
+}
+
+std::string mnemonic(spec::Opcode op) {
+  std::string m(opcode_name(op));
+  for (char& c : m) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return m;
+}
+
+// The engine and HBM channel tracks of trace.json from every launch's timeline.
+void engine_tracks(const WorkloadReport& r, profile::ChromeTraceInputs& out) {
+  for (const StepTimeline& t : r.timelines) {
+    const StepReport& step = r.steps[t.step];
+    const std::string layer = r.requests > 1 ? fmt::format("{} r{}", r.layers[step.layer].name, step.request)
+                                             : r.layers[step.layer].name;
+    for (const InstructionSpan& span : t.spans) {
+      const std::string queue = std::string(queue_track_name(span.queue));
+      if (span.wait_begin && span.wait_end && *span.wait_end > *span.wait_begin) {
+        out.engine.push_back({queue, fmt::format("wait s{}", span.wait_sem.value_or(0)), *span.wait_begin,
+                              *span.wait_end, static_cast<std::uint32_t>(span.program_index), layer});
+      }
+      if (span.issue && span.done) {
+        out.engine.push_back({queue, mnemonic(span.opcode), *span.issue, *span.done,
+                              static_cast<std::uint32_t>(span.program_index), layer});
+      }
+    }
+    for (const HbmInterval& h : t.hbm) {
+      out.hbm_channels.push_back({h.channel, h.kind == HbmInterval::Refresh, h.begin, h.end});
+      out.hbm_channel_count = std::max(out.hbm_channel_count, h.channel + 1);
+    }
+  }
+  if (r.hbm) out.hbm_channel_count = std::max<unsigned>(out.hbm_channel_count, static_cast<unsigned>(r.hbm->channels()));
+}
+
 // The artefacts of `run -o DIR` (docs/profile.md), each written atomically; only after the run
 // succeeded and every one of them was made, so a failed run leaves nothing in DIR.
 void write_artefacts(const std::filesystem::path& dir, const WorkloadReport& r, nlohmann::json summary,
@@ -75,6 +119,7 @@ void write_artefacts(const std::filesystem::path& dir, const WorkloadReport& r, 
   trace_inputs.samples["hbm"] = r.hbm_allocation_samples;
   trace_inputs.clock_ghz = r.clock_ghz;
   trace_inputs.title = r.workload;
+  engine_tracks(r, trace_inputs);
   const std::string summary_text = json_text(summary), trace_text = json_text(profile::chrome_trace(trace_inputs));
   const std::string report = profile::report_html({(dir / "summary.json").string(), summary_text},
                                                   {(dir / "fragmentation.csv").string(), fragmentation},
@@ -132,6 +177,7 @@ int run_run(const RunArgs& a) {
     throw UsageError("--allocator all", "compares the policies in the artefacts of -o DIR (report.html); give -o DIR");
   s.allocator = every_policy ? std::string(alloc::kDefaultAllocator) : a.allocator;
   s.vmem_allocator = a.vmem_allocator;
+  s.record_timeline = !a.common.out.empty();  // trace.json's engine and HBM channel tracks
   s.batch = a.batch;
   s.requests = a.requests;
   if (!a.hbm_capacity.empty()) s.hbm_capacity = alloc::parse_bytes(a.hbm_capacity);

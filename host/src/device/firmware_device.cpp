@@ -147,7 +147,20 @@ class FirmwareDevice final : public Device {
     if (options.max_cycles == 0) throw Error("device", "run: max_cycles must be > 0");
     PayloadWriter req;
     req.u32(options.resume ? FW_RUN_RESUME : 0u).u64(options.max_cycles);
-    RunResult r = decode_run_record(call(FW_CMD_RUN, req.data()), "RUN response");
+    if (options.record_timeline && !transport_->begin_timeline()) {
+      throw Error("device", fmt::format("{}: this backend cannot record a timeline", transport_->name()));
+    }
+    RunResult r;
+    try {
+      r = decode_run_record(call(FW_CMD_RUN, req.data()), "RUN response");
+    } catch (...) {
+      if (options.record_timeline) {
+        RunResult discard;
+        transport_->end_timeline(discard);
+      }
+      throw;
+    }
+    if (options.record_timeline) transport_->end_timeline(r);
     if (options.throw_on_failure && !r.ok()) throw RunError(std::move(r));
     return r;
   }

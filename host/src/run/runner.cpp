@@ -158,6 +158,7 @@ WorkloadReport run_model(const Preset& base_preset, const Model& model, const Ru
   }
   RunOptions options;
   options.max_cycles = settings.max_cycles;
+  options.record_timeline = settings.record_timeline;
   std::uint64_t now = 0;
   std::uint64_t bound_done = 0;  // roofline cycles of the steps done: the ETA's measure of work
   auto report_progress = [&](std::size_t done) {
@@ -189,6 +190,27 @@ WorkloadReport run_model(const Preset& base_preset, const Model& model, const Ru
     auto total = r.counters.to_array();
     for (std::size_t j = 0; j < total.size(); ++j) total[j] += step_counters[j];
     r.counters = Counters::from_array(total);
+    if (settings.record_timeline) {
+      StepTimeline t;
+      t.step = s;
+      t.spans = instruction_spans(run.timeline, program_bytes[s]);
+      auto shift = [now](std::optional<std::uint64_t>& c) {
+        if (c) *c += now;
+      };
+      for (InstructionSpan& span : t.spans) {
+        shift(span.issue);
+        shift(span.done);
+        shift(span.wait_begin);
+        shift(span.wait_end);
+      }
+      for (HbmInterval h : run.hbm_timeline) {
+        h.begin += now;
+        h.end += now;
+        t.hbm.push_back(h);
+      }
+      r.timelines.push_back(std::move(t));
+      r.program = program_bytes[s];
+    }
     StepReport sr{step.layer, step.request, now, now + run.cycles, programs[s].size()};
     now += run.cycles;
     bound_done += r.layers[step.layer].roofline_cycles;

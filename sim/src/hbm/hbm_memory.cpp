@@ -1,5 +1,6 @@
 // The HBM subsystem behind a core's memory port: beat<->burst bridge, then the RTL controller and
 // the DRAM device model, clocked at the DRAM clock (a fractional number of ticks per core cycle).
+#include <cmath>
 #include <cstdio>
 #include <stdexcept>
 
@@ -42,7 +43,8 @@ class HbmMemory final : public CoreMemory {
   const std::uint8_t* read_response(std::uint64_t) override { return bridge_.pop_read_response(); }
   bool write_ack(std::uint64_t) override { return bridge_.pop_write_ack(); }
 
-  void end_cycle(std::uint64_t, bool wrote) override {
+  void end_cycle(std::uint64_t next_cycle, bool wrote) override {
+    core_cycle_ = next_cycle;
     bridge_.end_core_cycle(wrote);
     credit_ += ratio_;
     while (credit_ >= 1.0) {
@@ -63,6 +65,33 @@ class HbmMemory final : public CoreMemory {
   std::optional<std::string> fault() const override { return fault_ ? fault_ : system_->fault(); }
   void clear_fault() override { fault_.reset(); }
   std::optional<hbm::Statistics> hbm_statistics() const override { return system_->statistics(); }
+
+  void record_channels(bool on) override {
+    system_->record_activity(on);
+    base_core_ = core_cycle_;
+    base_dram_ = system_->cycle();
+  }
+
+  // DRAM cycle d ran in core cycle base_core_ + (d - base_dram_) / ratio (the fractional clock of
+  // end_cycle): begins round down, ends up.
+  std::vector<ChannelInterval> take_channel_intervals() override {
+    std::vector<ChannelInterval> out;
+    for (const hbm::ChannelActivity& a : system_->take_activity()) {
+      const auto core = [&](std::uint64_t d, bool up) {
+        const double c = static_cast<double>(d > base_dram_ ? d - base_dram_ : 0) / ratio_;
+        return base_core_ + static_cast<std::uint64_t>(up ? std::ceil(c) : std::floor(c));
+      };
+      ChannelInterval i{.channel = a.channel, .refresh = a.refresh, .begin = core(a.begin, false), .end = core(a.end, true)};
+      // bursts that were apart in DRAM cycles can touch in core cycles
+      if (!out.empty() && !i.refresh && !out.back().refresh && out.back().channel == i.channel &&
+          i.begin <= out.back().end) {
+        out.back().end = std::max(out.back().end, i.end);
+      } else {
+        out.push_back(i);
+      }
+    }
+    return out;
+  }
 
  private:
   static std::string hex(std::uint64_t v) {
@@ -98,6 +127,7 @@ class HbmMemory final : public CoreMemory {
 
   std::uint64_t capacity_;
   double ratio_;
+  std::uint64_t core_cycle_ = 0, base_core_ = 0, base_dram_ = 0;
   double credit_ = 0;
   hbm::BeatBridge bridge_;
   std::unique_ptr<hbm::HbmSystem> system_;

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <stdexcept>
+#include <utility>
 
 #include <verilated.h>
 
@@ -138,6 +140,22 @@ class VerilatedHbmSystem final : public HbmSystem {
   }
 
   unsigned accepted_last_tick() const override { return accepted_; }
+
+  void record_activity(bool on) override {
+    recording_ = on;
+    open_.assign(Channels, std::nullopt);
+  }
+
+  std::vector<ChannelActivity> take_activity() override {
+    for (auto& o : open_) {
+      if (o) activity_.push_back(*o);
+      o.reset();
+    }
+    std::stable_sort(activity_.begin(), activity_.end(), [](const ChannelActivity& a, const ChannelActivity& b) {
+      return a.channel != b.channel ? a.channel < b.channel : a.begin < b.begin;
+    });
+    return std::exchange(activity_, {});
+  }
   const std::vector<Response>& responses() const override { return responses_; }
   std::uint64_t cycle() const override { return cycle_; }
   const std::optional<std::string>& fault() const override { return fault_; }
@@ -250,6 +268,30 @@ class VerilatedHbmSystem final : public HbmSystem {
       cmd.wmask = top_->cmd_wmask_o[ch];
     }
     device_.command(cycle_, ch, cmd);
+    if (recording_) record_command(ch, cmd.op);
+  }
+
+  // The data-bus burst of a RD/WR, or the refresh of a REF; a burst that starts where (or before)
+  // the channel's open busy interval ends extends it.
+  void record_command(unsigned ch, dram::Op op) {
+    const dram::Config& d = setup_.dram;
+    ChannelActivity a{.channel = ch};
+    if (op == dram::Op::Rd || op == dram::Op::Wr) {
+      a.begin = cycle_ + (op == dram::Op::Rd ? d.CL : d.CWL);
+      a.end = a.begin + d.tBURST();
+      std::optional<ChannelActivity>& o = open_[ch];
+      if (o && a.begin <= o->end) {
+        o->end = std::max(o->end, a.end);
+        return;
+      }
+      if (o) activity_.push_back(*o);
+      o = a;
+    } else if (op == dram::Op::Ref) {
+      a.refresh = true;
+      a.begin = cycle_;
+      a.end = cycle_ + d.tRFC;
+      activity_.push_back(a);
+    }
   }
 
   void record_latency(std::uint64_t latency) {
@@ -281,6 +323,9 @@ class VerilatedHbmSystem final : public HbmSystem {
   std::vector<std::uint64_t> latency_histogram_;
   unsigned accepted_ = 0;
   std::uint64_t cycle_ = 0;
+  bool recording_ = false;
+  std::vector<std::optional<ChannelActivity>> open_;  // per channel: the busy interval being extended
+  std::vector<ChannelActivity> activity_;
   std::optional<std::string> fault_;
 };
 

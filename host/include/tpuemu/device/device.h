@@ -79,6 +79,35 @@ struct QueueState {
   static QueueState decode(std::uint32_t queue_state, std::uint32_t head_wait);
 };
 
+// The queue an instruction is dispatched to (spec::Queue, also tpuemu/program/program.h's).
+using Queue = spec::Queue;
+
+// One event of a run's instruction timeline (RunOptions::record_timeline).
+struct TimelineEvent {
+  enum Kind : std::uint8_t {
+    Issue,      // the instruction left its queue and started
+    Done,       // it completed: the moment its signal fires (whether it signals or not)
+    WaitBegin,  // it is the head of its queue and waits on its semaphore
+    WaitEnd,    // the wait is over (the cycle it issues, or the run ended)
+  };
+  std::uint64_t cycle = 0;         // core cycles since the core started the run (its first busy cycle)
+  Queue queue = Queue::Dma;
+  Kind kind = Issue;
+  std::uint32_t queue_index = 0;   // position among the queue's instructions in program order
+  bool operator==(const TimelineEvent&) const = default;
+};
+
+// A busy or refresh interval of one HBM channel (presets with hbm.model "hbm"): the channel's
+// data bus moving bursts (consecutive busy cycles coalesced), or the channel refreshing (REF to
+// REF + tRFC). Core cycles [begin, end), on the timeline's time base.
+struct HbmInterval {
+  enum Kind : std::uint8_t { Busy, Refresh };
+  std::uint32_t channel = 0;
+  Kind kind = Busy;
+  std::uint64_t begin = 0, end = 0;
+  bool operator==(const HbmInterval&) const = default;
+};
+
 struct RunOptions {
   // Firmware watchdog: cycles to wait for the core before giving up (RunStatus::Timeout). > 0.
   std::uint64_t max_cycles = 100'000'000;
@@ -86,6 +115,9 @@ struct RunOptions {
   bool throw_on_failure = true;
   // Keep waiting for a run that timed out instead of starting a new one.
   bool resume = false;
+  // Record RunResult::timeline (and hbm_timeline). Off: nothing is sampled. A backend that
+  // cannot record throws Error.
+  bool record_timeline = false;
 };
 
 struct RunResult {
@@ -99,6 +131,11 @@ struct RunResult {
   std::uint32_t status_raw = 0;     // STATUS CSR
   QueueState queues;
   std::array<std::uint32_t, spec::kNumSems> semaphores{};
+  // With RunOptions::record_timeline: every issue, completion and semaphore wait of the run, in
+  // cycle order (the rtl backend samples the core's trace port; the fake backend reports its own
+  // time model), and the HBM channels' busy and refresh intervals (rtl backend on the HBM model).
+  std::vector<TimelineEvent> timeline;
+  std::vector<HbmInterval> hbm_timeline;
 
   bool ok() const noexcept { return status == RunStatus::Done; }
   // One line, e.g. "deadlock at pc 7: DMA queue (1 entry) head waits s3>=1 (sem=0), MXU queue
@@ -151,6 +188,11 @@ class Transport {
   // transport can see it (the in-process rtl backend with the HBM subsystem); remote transports
   // report nothing yet.
   virtual std::optional<MemoryStatistics> memory_statistics() const { return std::nullopt; }
+  // Timeline recording around one RUN (RunOptions::record_timeline): begin before the frame is
+  // sent (false: this transport cannot record), end after the answer, filling the result's
+  // timeline fields.
+  virtual bool begin_timeline() { return false; }
+  virtual void end_timeline(RunResult&) {}
 };
 
 // Hands each frame to fw_handle_frame with in-memory buffers (no copy through a socket).

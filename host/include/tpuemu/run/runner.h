@@ -18,6 +18,7 @@
 #include "tpuemu/compile/workload.h"
 #include "tpuemu/config/config.h"
 #include "tpuemu/device/device.h"
+#include "tpuemu/device/timeline.h"
 
 namespace tpuemu {
 
@@ -58,6 +59,10 @@ struct RunSettings {
   // the run throws Interrupted when it says true).
   std::function<void(const RunProgress&)> progress;
   std::function<bool()> interrupted;
+  // Record every launch's instruction timeline and HBM channel intervals
+  // (WorkloadReport::timelines; RunResult::timeline and hbm_timeline of the last launch in `run`,
+  // its program in `program`).
+  bool record_timeline = false;
 };
 
 struct LayerReport {
@@ -71,6 +76,13 @@ struct LayerReport {
   std::uint64_t memory_bound_cycles = 0; // min_hbm_bytes / HBM bytes per cycle
   std::uint64_t roofline_cycles = 0;     // max of the two
   std::uint64_t padding_bytes = 0;       // layout padding of its weight and output tensors
+};
+
+// One launch's instruction timeline, on the run's time base (cycles since the first launch).
+struct StepTimeline {
+  std::size_t step = 0;
+  std::vector<InstructionSpan> spans;
+  std::vector<HbmInterval> hbm;
 };
 
 // One layer of one request, launched on the device as its own program.
@@ -110,6 +122,8 @@ struct WorkloadReport {
   std::optional<alloc::SpaceMetrics> vmem_allocation;  // with RunSettings::vmem_allocator
   alloc::AllocTrace allocation_trace;  // what the runtime allocated and freed (tpuemu run --alloc-trace)
   std::uint64_t program_instructions = 0;
+  std::vector<std::uint8_t> program;  // the last launch's program as loaded, with RunSettings::record_timeline
+  std::vector<StepTimeline> timelines;  // with RunSettings::record_timeline
 
   bool bit_exact = false;
   std::uint64_t checked_values = 0, mismatches = 0;

@@ -17,6 +17,16 @@ class FakeTransport final : public InProcessTransport {
   explicit FakeTransport(std::unique_ptr<fake::FunctionalCore> core)
       : InProcessTransport(core->hal(), "fake"), core_(std::move(core)) {}
 
+  // The model's own time (functional_core.h); there is no HBM model, so no hbm_timeline.
+  bool begin_timeline() override {
+    core_->start_timeline();
+    return true;
+  }
+  void end_timeline(RunResult& r) override {
+    r.timeline = core_->stop_timeline();
+    r.hbm_timeline.clear();
+  }
+
  private:
   std::unique_ptr<fake::FunctionalCore> core_;
 };

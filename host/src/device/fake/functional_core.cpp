@@ -4,6 +4,7 @@
 #include <bit>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 namespace tpuemu::fake {
 namespace {
@@ -143,6 +144,8 @@ void FunctionalCore::start() {
   dma_q_.clear();
   mxu_q_.clear();
   vec_q_.clear();
+  issued_.fill(0);
+  waiting_.fill(false);
   fetch_program();
   update_queue_csrs();
 }
@@ -220,14 +223,62 @@ std::uint64_t FunctionalCore::wait(std::uint64_t n) {
   return used;
 }
 
+void FunctionalCore::start_timeline() {
+  timeline_.clear();
+  recording_ = true;
+}
+
+std::vector<TimelineEvent> FunctionalCore::stop_timeline() {
+  const std::uint64_t now = counters_[spec::counter::cycles];
+  for (const spec::Queue q : {spec::Queue::Dma, spec::Queue::Mxu, spec::Queue::Vector}) {
+    if (waiting_[static_cast<std::size_t>(q)]) record(q, TimelineEvent::WaitEnd, now);  // the run ended waiting
+  }
+  recording_ = false;
+  std::stable_sort(timeline_.begin(), timeline_.end(),
+                   [](const TimelineEvent& a, const TimelineEvent& b) { return a.cycle < b.cycle; });
+  return std::exchange(timeline_, {});
+}
+
+void FunctionalCore::record(spec::Queue q, TimelineEvent::Kind kind, std::uint64_t cycle) {
+  if (kind == TimelineEvent::WaitBegin) waiting_[static_cast<std::size_t>(q)] = true;
+  if (kind == TimelineEvent::WaitEnd) waiting_[static_cast<std::size_t>(q)] = false;
+  if (recording_) timeline_.push_back({.cycle = cycle, .queue = q, .kind = kind, .queue_index = issued_[static_cast<std::size_t>(q)]});
+}
+
+// Heads that wait on their semaphore now start waiting (WaitBegin once per head).
+void FunctionalCore::note_waits() {
+  for (const spec::Queue q : {spec::Queue::Dma, spec::Queue::Mxu, spec::Queue::Vector}) {
+    const std::deque<Queued>& d = queue_of(q);
+    if (d.empty() || waiting_[static_cast<std::size_t>(q)]) continue;
+    const Words& w = d.front().words;
+    if (instr::header::wait_en.get(w) && sems_[instr::header::wait_sem.get(w)] < instr::header::wait_cnt.get(w)) {
+      record(q, TimelineEvent::WaitBegin, counters_[spec::counter::cycles]);
+    }
+  }
+}
+
 std::uint64_t FunctionalCore::step() {
-  for (auto* q : {&dma_q_, &mxu_q_, &vec_q_}) {
+  note_waits();
+  for (const spec::Queue qn : {spec::Queue::Dma, spec::Queue::Mxu, spec::Queue::Vector}) {
+    std::deque<Queued>* q = &queue_of(qn);
     if (!head_can_start(*q)) continue;
     const Queued in = q->front();
     q->pop_front();
+    const std::uint64_t now = counters_[spec::counter::cycles];
+    const auto qi = static_cast<std::size_t>(qn);
+    if (waiting_[qi]) record(qn, TimelineEvent::WaitEnd, now);
+    record(qn, TimelineEvent::Issue, now);
     if (instr::header::wait_en.get(in.words)) sems_[instr::header::wait_sem.get(in.words)] -= instr::header::wait_cnt.get(in.words);
     const std::uint64_t cycles = execute(in);
-    if (error_) return std::max<std::uint64_t>(cycles, 1);
+    if (error_) {
+      ++issued_[qi];
+      return std::max<std::uint64_t>(cycles, 1);
+    }
+    // A NOP (and anything empty) completes as it starts, everything else after its cycles.
+    const spec::Opcode op = static_cast<spec::Opcode>(opcode_of(in.words));
+    const bool at_issue = op == spec::Opcode::DmaNop || op == spec::Opcode::MxuNop || op == spec::Opcode::VecNop;
+    record(qn, TimelineEvent::Done, at_issue ? now : now + std::max<std::uint64_t>(cycles, 1));
+    ++issued_[qi];
     signal(in.words);
     update_queue_csrs();
     return std::max<std::uint64_t>(cycles, 1);

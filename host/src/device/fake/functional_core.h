@@ -17,6 +17,7 @@
 #include <optional>
 #include <vector>
 
+#include "tpuemu/device/device.h"
 #include "tpuemu/fw/firmware.h"
 #include "tpuemu/spec/contract.h"
 
@@ -45,6 +46,12 @@ class FunctionalCore {
   // Runs for up to n cycles; returns the cycles that passed (fewer once the core is idle).
   std::uint64_t wait(std::uint64_t n);
 
+  // Timeline of the model's time (RunOptions::record_timeline): cycles since start; an
+  // instruction issues when the model runs it and is done after its cycles (a NOP at once); a
+  // head that cannot start for its semaphore waits from the step that first finds it so.
+  void start_timeline();
+  std::vector<TimelineEvent> stop_timeline();
+
  private:
   using Words = std::array<std::uint32_t, spec::kInstrWords>;
   struct Queued {
@@ -65,6 +72,8 @@ class FunctionalCore {
   std::uint64_t execute_vquant(const Queued& in);
   std::uint64_t execute_vadd(const Queued& in);
   void signal(const Words& w);
+  void record(spec::Queue q, TimelineEvent::Kind kind, std::uint64_t cycle);
+  void note_waits();
   void fail(spec::ErrorCode code, std::uint32_t pc);
   void update_queue_csrs();
   std::deque<Queued>& queue_of(spec::Queue q);
@@ -90,6 +99,11 @@ class FunctionalCore {
   std::uint32_t error_code_ = 0, error_info_ = 0;
   std::uint32_t prog_base_ = 0, pc_ = 0, smem_addr_ = 0;
   std::uint32_t queue_state_ = 0, head_wait_ = 0;
+
+  bool recording_ = false;
+  std::vector<TimelineEvent> timeline_;
+  std::array<std::uint32_t, 4> issued_{};   // per queue code: instructions popped since start
+  std::array<bool, 4> waiting_{};
 };
 
 }  // namespace tpuemu::fake

@@ -18,6 +18,11 @@ namespace tpuemu {
 
 namespace {
 
+static_assert(TimelineEvent::Issue == static_cast<int>(sim::TraceEvent::Issue) &&
+              TimelineEvent::Done == static_cast<int>(sim::TraceEvent::Done) &&
+              TimelineEvent::WaitBegin == static_cast<int>(sim::TraceEvent::WaitBegin) &&
+              TimelineEvent::WaitEnd == static_cast<int>(sim::TraceEvent::WaitEnd));
+
 // Owns the simulated core and its HAL; turns simulator exceptions (caught by the HAL so that
 // they never cross the firmware) into tpuemu::Error after each frame.
 class RtlTransport final : public InProcessTransport {
@@ -32,6 +37,35 @@ class RtlTransport final : public InProcessTransport {
         source_(std::move(memory_source)),
         core_(std::move(parts.core)),
         hal_(std::move(parts.hal)) {}
+
+  bool begin_timeline() override {
+    core_->start_timeline();
+    return true;
+  }
+
+  // The simulator's cycles since construction become cycles since the run started (the core's
+  // first busy cycle); HBM activity before that is dropped or clipped.
+  void end_timeline(RunResult& r) override {
+    const sim::Timeline t = core_->stop_timeline();
+    const std::uint64_t base = t.start.value_or(t.events.empty() ? 0 : t.events.front().cycle);
+    const auto rebase = [&](std::uint64_t c) { return c > base ? c - base : 0; };
+    r.timeline.clear();
+    r.timeline.reserve(t.events.size());
+    for (const sim::TraceEvent& e : t.events) {
+      r.timeline.push_back({.cycle = rebase(e.cycle),
+                            .queue = spec::trace::kEngines[e.engine].queue,
+                            .kind = static_cast<TimelineEvent::Kind>(e.kind),
+                            .queue_index = e.index});
+    }
+    r.hbm_timeline.clear();
+    for (const sim::ChannelInterval& i : t.hbm) {
+      if (i.end <= base) continue;
+      r.hbm_timeline.push_back({.channel = i.channel,
+                                .kind = i.refresh ? HbmInterval::Refresh : HbmInterval::Busy,
+                                .begin = rebase(i.begin),
+                                .end = rebase(i.end)});
+    }
+  }
 
   std::optional<MemoryStatistics> memory_statistics() const override {
     const std::optional<sim::hbm::Statistics> stats = core_->hbm_statistics();

@@ -7,6 +7,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "tpuemu/sim/hbm_system.h"
 
@@ -25,6 +26,28 @@ struct MemoryModelConfig {
   // cycle (core period / tCK).
   std::optional<hbm::HbmSetup> hbm;
   double dram_cycles_per_core_cycle = 1.0;
+};
+
+// What the core's trace port (tpu_pkg::trace_t, spec::trace) and the HBM channels showed while a
+// timeline was recorded. Cycles are the core's, counted since the CoreSim was made (cycle()).
+struct TraceEvent {
+  enum Kind : std::uint8_t { Issue, Done, WaitBegin, WaitEnd };
+  std::uint64_t cycle = 0;
+  std::uint8_t engine = 0;   // index into spec::trace::kEngines
+  Kind kind = Issue;
+  std::uint32_t index = 0;   // queue index of the instruction
+};
+// A channel's data bus busy or its refresh, converted to core cycles [begin, end) (the DRAM
+// cycle range scaled by the clock ratio, rounded outwards).
+struct ChannelInterval {
+  std::uint32_t channel = 0;
+  bool refresh = false;
+  std::uint64_t begin = 0, end = 0;
+};
+struct Timeline {
+  std::vector<TraceEvent> events;     // in cycle order
+  std::vector<ChannelInterval> hbm;   // per channel in time order (HBM model only)
+  std::optional<std::uint64_t> start; // the first cycle the core was busy while recording
 };
 
 class CoreSim {
@@ -51,6 +74,12 @@ class CoreSim {
   virtual void clear_fault() = 0;
   // Statistics of the HBM subsystem since construction (nothing with the simple model).
   virtual std::optional<hbm::Statistics> hbm_statistics() const = 0;
+  // Samples the trace port every cycle (and records the HBM channels' activity) until
+  // stop_timeline(), which returns what was seen. Recording covers one run: the queue indices of
+  // Issue events count from 0 at start_timeline(), as the core's count from 0 at each start.
+  // Not recording costs one branch per cycle.
+  virtual void start_timeline() = 0;
+  virtual Timeline stop_timeline() = 0;
   // FST waveform of every following cycle (off unless called).
   virtual void open_trace(const std::filesystem::path& fst_file) = 0;
 };

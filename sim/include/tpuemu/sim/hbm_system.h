@@ -77,6 +77,15 @@ struct Statistics {
   double row_hit_rate = 0;
 };
 
+// A channel's data bus busy (RD data CL after the RD, WR data CWL after the WR, tBURST each) or
+// the channel refreshing (REF to REF + tRFC), in DRAM cycles [begin, end). Consecutive busy cycles
+// are one interval.
+struct ChannelActivity {
+  std::uint32_t channel = 0;
+  bool refresh = false;
+  std::uint64_t begin = 0, end = 0;
+};
+
 class HbmSystem {
  public:
   virtual ~HbmSystem() = default;
@@ -97,6 +106,10 @@ class HbmSystem {
   // Checks the refresh deadline at the end of a run (sets fault()).
   virtual void finish() = 0;
   virtual Statistics statistics() const = 0;
+  // Records ChannelActivity from the command buses while on (off by default: no per-command cost).
+  virtual void record_activity(bool on) = 0;
+  // What was recorded since the last call, per channel in time order.
+  virtual std::vector<ChannelActivity> take_activity() = 0;
   virtual void backdoor_write(std::uint64_t addr, std::span<const std::uint8_t> data) = 0;
   virtual void backdoor_read(std::uint64_t addr, std::span<std::uint8_t> data) = 0;
 };
