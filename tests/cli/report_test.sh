@@ -88,7 +88,7 @@ laid_out=$(grep -cE '<rect class="buffer"[^>]* x="[0-9.]+" y="[0-9.]+" width="[0
 [[ $laid_out == "$want" ]] && pass "the script laid out and coloured every buffer" ||
   fail "$laid_out of $want buffers laid out"
 state=$(timeline_state <"$tmp/dom.html")
-[[ $state == none ]] && pass "engine timeline: the note that this trace has none" || fail "engine timeline without lanes: $state"
+[[ $state == canvas ]] && pass "engine timeline: the run's queue lanes are drawn" || fail "engine timeline of the run: $state"
 console_errors "$tmp/dom.log" && fail "console errors (above) in report.html" || pass "no console error"
 
 browser --screenshot="$tmp/shot.png" --window-size=1400,1000 "file://$tmp/r/report.html" 2>"$tmp/shot.log" >/dev/null
