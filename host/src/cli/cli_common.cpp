@@ -70,8 +70,8 @@ CLI::Validator input_file() {
       "FILE");
 }
 
-std::string json_text(const nlohmann::json& j) {
-  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+std::string json_text(const nlohmann::json& j, JsonStyle style) {
+  return j.dump(style == JsonStyle::Compact ? -1 : 2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 void print(const CommonOptions& options, std::string_view text) {

@@ -50,7 +50,8 @@ CLI::Validator input_file();
 
 // The JSON text of every JSON the CLI prints or writes: indented, and bytes that are not UTF-8
 // (file names, owners) replaced by U+FFFD instead of an exception.
-std::string json_text(const nlohmann::json& j);
+enum class JsonStyle { Indented, Compact };
+std::string json_text(const nlohmann::json& j, JsonStyle style = JsonStyle::Indented);
 
 // Writes text to stdout and checks it (Error "standard output: write failed: ..."), unless quiet.
 void print(const CommonOptions& options, std::string_view text);

@@ -120,10 +120,12 @@ void write_artefacts(const std::filesystem::path& dir, const WorkloadReport& r, 
   trace_inputs.clock_ghz = r.clock_ghz;
   trace_inputs.title = r.workload;
   engine_tracks(r, trace_inputs);
-  const std::string summary_text = json_text(summary), trace_text = json_text(profile::chrome_trace(trace_inputs));
+  // trace.json is read by programs (Perfetto, report.html): compact, and parsed once, here.
+  const nlohmann::json trace = profile::chrome_trace(trace_inputs);
+  const std::string summary_text = json_text(summary), trace_text = json_text(trace, JsonStyle::Compact);
   const std::string report = profile::report_html({(dir / "summary.json").string(), summary_text},
                                                   {(dir / "fragmentation.csv").string(), fragmentation},
-                                                  {(dir / "trace.json").string(), trace_text});
+                                                  {(dir / "trace.json").string(), trace_text, &trace});
   const std::string memory = profile::memory_profile(profile::snapshot_at(r.allocation_trace, moment), r.workload);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);

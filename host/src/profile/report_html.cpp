@@ -184,7 +184,8 @@ std::string report_html(const ReportFile& summary, const ReportFile& fragmentati
   const MemoryMap map = memory_map_from_json(summary_doc, "/memory_map");
   const std::string table = summary_table(summary_doc);
   const std::vector<FragmentationSeries> series = parse_fragmentation_csv(fragmentation.text, fragmentation.name);
-  const EngineTimeline timeline = engine_timeline(parse_trace(trace), trace.name);
+  const EngineTimeline timeline =
+      trace.parsed ? engine_timeline(*trace.parsed, trace.name) : engine_timeline(parse_trace(trace), trace.name);
 
   std::uint64_t end = 0;
   for (const SpaceMap& s : map.spaces) end = std::max(end, s.end);

@@ -7,11 +7,16 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 namespace tpuemu::profile {
 
 struct ReportFile {
   std::string name;  // for errors: "out/summary.json"
   std::string text;
+  // The text already parsed (the writer of the artefacts has it): skips parsing it again. Must be
+  // what `text` parses to, so that `tpuemu report DIR` renders the same bytes.
+  const nlohmann::json* parsed = nullptr;
 };
 
 // Throws Error naming the file (and line:column) of anything missing or malformed.
