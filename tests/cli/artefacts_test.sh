@@ -96,6 +96,15 @@ rc=$?
 [[ $rc -eq 130 && $(grep -c . "$tmp/intr.err") -eq 1 && ! -e "$tmp/intr" ]] && grep -q "interrupted before step" "$tmp/intr.err" &&
   pass "Ctrl-C: exit 130, '$(cat "$tmp/intr.err")', no output directory" || fail "Ctrl-C: exit $rc, $(cat "$tmp/intr.err")"
 
+# The progress bar: on a terminal (script(1) from util-linux gives the run a pty) a run longer than
+# a second shows layers done, cycles, cycles/s and an ETA, and clears its line at the end; with
+# stderr not a terminal it stays silent.
+script -qec "'$tpuemu' run '$root/examples/ffn.json' --requests 2 >/dev/null" "$tmp/pty.log" >/dev/null
+bar=$(tr '\r' '\n' <"$tmp/pty.log" | grep -ac 'layers .* M cycles .* k cycles/s  ETA')
+[[ $bar -ge 1 ]] && pass "progress bar on a terminal ($bar updates)" || fail "no progress bar on a terminal"
+"$tpuemu" run "$root/examples/ffn.json" --requests 2 >/dev/null 2>"$tmp/notty.err"
+[[ ! -s "$tmp/notty.err" ]] && pass "no progress output when stderr is not a terminal" || fail "stderr not a terminal: $(head -c 200 "$tmp/notty.err")"
+
 # a failed run (out of HBM) writes nothing
 "$tpuemu" run --matmul 30000x30000x16 --preset small -q -o "$tmp/failed" 2>/dev/null
 [[ ! -e "$tmp/failed" ]] && pass "a failed run leaves no output directory" || fail "failed run wrote $(ls "$tmp/failed")"
