@@ -11,11 +11,6 @@
 namespace tpuemu {
 namespace {
 
-std::int8_t saturating_add(std::int8_t a, std::int8_t b, bool relu) {
-  const int s = std::clamp(int{a} + int{b}, -128, 127);
-  return static_cast<std::int8_t>(relu ? std::max(s, 0) : s);
-}
-
 // int32 accumulators of a dense or conv2d layer: rows = batch x out pixels, cols = out channels.
 std::vector<std::int32_t> accumulate(const ModelLayer& l, std::size_t batch, std::span<const std::int8_t> x,
                                      const LayerParams& p) {
@@ -70,8 +65,7 @@ std::vector<ReferenceTensor> model_reference(const Model& model, std::size_t bat
     if (l.kind == LayerKind::Add) {
       const auto& a = t[l.inputs[0]].int8;
       const auto& b = t[l.inputs[1]].int8;
-      out.int8.resize(a.size());
-      for (std::size_t j = 0; j < a.size(); ++j) out.int8[j] = saturating_add(a[j], b[j], l.relu);
+      out.int8 = add_saturate(a, b, l.relu);
       continue;
     }
     std::vector<std::int32_t> acc = accumulate(l, batch, t[l.inputs[0]].int8, params[i]);
@@ -82,9 +76,8 @@ std::vector<ReferenceTensor> model_reference(const Model& model, std::size_t bat
     const std::size_t cout = l.out.channels;
     out.int8.resize(acc.size());
     for (std::size_t j = 0; j < acc.size(); ++j) {
-      std::int32_t x = acc[j];
-      if (l.bias) x = static_cast<std::int32_t>(static_cast<std::uint32_t>(x) + static_cast<std::uint32_t>(params[i].bias[j % cout]));
-      out.int8[j] = requantize(x, l.scale, l.shift, l.relu);
+      const std::int32_t bias = l.bias ? params[i].bias[j % cout] : 0;
+      out.int8[j] = requantize(acc[j], bias, l.scale, l.shift, l.relu);
     }
   }
   return t;
