@@ -221,6 +221,11 @@ const char* fw_command_name(uint8_t command) {
     case FW_CMD_READ_COUNTERS: return "READ_COUNTERS";
     case FW_CMD_SET_SEM: return "SET_SEM";
     case FW_CMD_RESET: return "RESET";
+    case FW_CMD_HELLO: return "HELLO";
+    case FW_CMD_MEM_STATS: return "MEM_STATS";
+    case FW_CMD_TIMELINE_START: return "TIMELINE_START";
+    case FW_CMD_TIMELINE_STOP: return "TIMELINE_STOP";
+    case FW_CMD_TIMELINE_READ: return "TIMELINE_READ";
     default: return "unknown";
   }
 }

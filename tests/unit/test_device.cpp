@@ -325,10 +325,19 @@ TEST(Device, BrokenResponsesAreDetected) {
 TEST(Device, OpenDeviceByName) {
   tpuemu::Preset p;
   p.name = "small";
-  EXPECT_EQ(error_of([&] { tpuemu::open_device("remote://localhost:7000", p); }),
-            "device: unknown backend 'remote://localhost:7000' (known: fake, rtl)");
+  // Port 1 on loopback refuses: the remote backend retries until its connect timeout, then says so.
+  EXPECT_EQ(error_of([&] { tpuemu::open_device("remote://127.0.0.1:1?connect_timeout=0.2", p); }),
+            "device: remote://127.0.0.1:1?connect_timeout=0.2: cannot connect within 0.2 s: Connection refused");
   EXPECT_EQ(error_of([&] { tpuemu::open_device("fpga", p); }),
-            "device: unknown backend 'fpga' (known: fake, rtl)");
+            "device: unknown backend 'fpga' (known: fake, remote://host:port, rtl)");
+  EXPECT_EQ(error_of([&] { tpuemu::open_device("remote://nohost", p); }),
+            "device: remote://nohost: no port (expected remote://host:port)");
+  EXPECT_EQ(error_of([&] { tpuemu::open_device("remote://h:99999", p); }),
+            "device: remote://h:99999: expected remote://host:port with a port 1..65535");
+  EXPECT_EQ(error_of([&] { tpuemu::open_device("remote://h:7000?retries=3", p); }),
+            "device: remote://h:7000?retries=3: unknown option 'retries' (known: connect_timeout, timeout, run_timeout)");
+  EXPECT_EQ(error_of([&] { tpuemu::open_device("remote://h:7000?timeout=-1", p); }),
+            "device: remote://h:7000?timeout=-1: option timeout=-1: expected seconds (a number >= 0)");
 }
 
 TEST(Device, BackendRegistryRefusesDuplicatesAndMatchesSchemes) {

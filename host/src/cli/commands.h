@@ -24,5 +24,6 @@ Subcommand add_replay_command(CLI::App& app);  // cmd_replay.cpp
 Subcommand add_trace_command(CLI::App& app);   // cmd_trace.cpp
 Subcommand add_plan_command(CLI::App& app);    // cmd_plan.cpp
 Subcommand add_report_command(CLI::App& app);  // cmd_report.cpp
+Subcommand add_serve_command(CLI::App& app);   // cmd_serve.cpp
 
 }  // namespace tpuemu::cli

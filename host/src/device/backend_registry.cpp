@@ -10,6 +10,14 @@ namespace tpuemu {
 
 void DeviceBackendRegistry::add(DeviceBackend backend) {
   if (backend.name.empty()) throw Error("device", "a device backend needs a name");
+  if (!backend.open && backend.open_transport) {
+    backend.open = [factory = backend.open_transport](std::string_view, const Preset& preset,
+                                                      const DeviceOptions& options) {
+      FirmwareDeviceOptions fo;
+      fo.max_chunk = options.max_chunk;
+      return make_firmware_device(factory(preset, options), fo);
+    };
+  }
   if (!backend.open) throw Error("device", fmt::format("device backend '{}' has no factory", backend.name));
   if (find(backend.name) != nullptr) {
     throw Error("device", fmt::format("device backend '{}' is registered twice", backend.name));
@@ -39,10 +47,26 @@ std::unique_ptr<Device> DeviceBackendRegistry::open(std::string_view backend, co
   return b->open(backend, preset, options);
 }
 
+std::unique_ptr<Transport> DeviceBackendRegistry::open_transport(std::string_view backend, const Preset& preset,
+                                                                 const DeviceOptions& options) const {
+  const DeviceBackend* b = find(backend);
+  if (b == nullptr || !b->open_transport) {
+    std::vector<std::string> local;
+    for (const DeviceBackend& x : backends_) {
+      if (x.open_transport) local.push_back(x.name);
+    }
+    std::sort(local.begin(), local.end());
+    throw Error("device", fmt::format("backend '{}' cannot be served: it is not an in-process backend (in-process: {})",
+                                      backend, fmt::join(local, ", ")));
+  }
+  return b->open_transport(preset, options);
+}
+
 DeviceBackendRegistry built_in_device_backends() {
   DeviceBackendRegistry registry;
   register_rtl_backend(registry);
   register_fake_backend(registry);
+  register_remote_backend(registry);
   return registry;
 }
 

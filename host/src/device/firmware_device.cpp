@@ -67,19 +67,26 @@ class FirmwareDevice final : public Device {
     return call(FW_CMD_PING, payload);
   }
 
+  // Memory transfers are pipelined: up to transport_->max_in_flight() chunk requests are sent
+  // before the first answer is read, so a remote transfer costs one round trip, not one per chunk.
   void write_hbm(std::uint64_t addr, std::span<const std::uint8_t> data) override {
-    for (std::size_t off = 0; off < data.size(); off += chunk_) {
-      const std::size_t n = std::min(chunk_, data.size() - off);
-      write_chunk(FW_CMD_WRITE_MEM, addr + off, data.subspan(off, n));
-    }
+    pipelined(data.size(), [&](std::size_t off, std::size_t n) {
+      PayloadWriter& req = scratch_;
+      req.clear();
+      req.u64(addr + off).u32(static_cast<std::uint32_t>(n)).bytes(data.subspan(off, n));
+      return send_request(FW_CMD_WRITE_MEM, req.data());
+    }, [&](std::size_t off, std::size_t n, std::uint32_t seq) {
+      check_write_answer(FW_CMD_WRITE_MEM, addr + off, n, receive_response(FW_CMD_WRITE_MEM, seq));
+    });
   }
 
   void read_hbm(std::uint64_t addr, std::span<std::uint8_t> data) override {
-    for (std::size_t off = 0; off < data.size(); off += chunk_) {
-      const std::size_t n = std::min(chunk_, data.size() - off);
+    pipelined(data.size(), [&](std::size_t off, std::size_t n) {
       PayloadWriter req;
       req.u64(addr + off).u32(static_cast<std::uint32_t>(n));
-      const auto resp = call(FW_CMD_READ_MEM, req.data());
+      return send_request(FW_CMD_READ_MEM, req.data());
+    }, [&](std::size_t off, std::size_t n, std::uint32_t seq) {
+      const auto resp = receive_response(FW_CMD_READ_MEM, seq);
       PayloadReader rd(resp, "READ_MEM response");
       const std::uint64_t got_addr = rd.u64();
       const std::uint32_t got_len = rd.u32();
@@ -89,7 +96,7 @@ class FirmwareDevice final : public Device {
       const auto bytes = rd.bytes(n);
       rd.finish();
       std::copy(bytes.begin(), bytes.end(), data.begin() + static_cast<std::ptrdiff_t>(off));
-    }
+    });
   }
 
   void write_smem(std::uint32_t word, std::span<const std::uint32_t> words) override {
@@ -220,22 +227,72 @@ class FirmwareDevice final : public Device {
     PayloadWriter& req = scratch_;
     req.clear();
     req.u64(addr).u32(static_cast<std::uint32_t>(data.size())).bytes(data);
-    const auto resp = call(command, req.data());
+    check_write_answer(command, addr, data.size(), call(command, req.data()));
+  }
+
+  static void check_write_answer(std::uint8_t command, std::uint64_t addr, std::size_t len,
+                                 std::span<const std::uint8_t> resp) {
     PayloadReader rd(resp, protocol::command_name(command) + " response");
     const std::uint64_t got_addr = rd.u64();
     const std::uint32_t got_len = rd.u32();
     rd.finish();
-    if (got_addr != addr || got_len != data.size())
+    if (got_addr != addr || got_len != len)
       throw Error("device", fmt::format("{}: wrote {} bytes at 0x{:x}, device says {} at 0x{:x}",
-                                        protocol::command_name(command), data.size(), addr,
-                                        got_len, got_addr));
+                                        protocol::command_name(command), len, addr, got_len, got_addr));
+  }
+
+  // Splits `size` bytes into chunks; send(off, n) sends one chunk's request and returns its seq,
+  // receive(off, n, seq) takes its answer, at most max_in_flight() requests ahead. After an error
+  // the answers still in flight are drained, so the stream stays in step for the next request.
+  template <class Send, class Receive>
+  void pipelined(std::size_t size, Send send, Receive receive) {
+    struct Pending {
+      std::size_t off, n;
+      std::uint32_t seq;
+    };
+    const std::size_t window = std::max<std::size_t>(1, transport_->max_in_flight());
+    std::vector<Pending> pending;  // a ring would do; the window is small
+    std::size_t next = 0;
+    auto drain = [&] {
+      for (std::size_t i = 0; i < pending.size(); ++i) {
+        try {
+          (void)transport_->receive();
+        } catch (const Error&) {
+          break;  // the transport itself failed: nothing more to drain
+        }
+      }
+      pending.clear();
+    };
+    while (next < size || !pending.empty()) {
+      while (next < size && pending.size() < window) {
+        const std::size_t n = std::min(chunk_, size - next);
+        pending.push_back({next, n, send(next, n)});
+        next += n;
+      }
+      const Pending head = pending.front();
+      pending.erase(pending.begin());
+      try {
+        receive(head.off, head.n, head.seq);
+      } catch (...) {
+        drain();
+        throw;
+      }
+    }
   }
 
   // One request/response round trip; returns the response payload of a successful command.
   std::vector<std::uint8_t> call(std::uint8_t command, std::span<const std::uint8_t> payload) {
+    return receive_response(command, send_request(command, payload));
+  }
+
+  std::uint32_t send_request(std::uint8_t command, std::span<const std::uint8_t> payload) {
     const std::uint32_t seq = next_seq_++;
     protocol::encode_frame_into(request_, FW_TYPE_REQUEST, command, FW_ST_OK, seq, payload);
     transport_->send(request_);
+    return seq;
+  }
+
+  std::vector<std::uint8_t> receive_response(std::uint8_t command, std::uint32_t seq) {
     const std::vector<std::uint8_t> raw = transport_->receive();
     const std::string cmd = protocol::command_name(command);
     protocol::Frame resp;

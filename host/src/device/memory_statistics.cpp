@@ -64,4 +64,24 @@ nlohmann::json MemoryStatistics::to_json() const {
   return {{"source", source_}, {"channels", channels_}, {"statistics", std::move(list)}};
 }
 
+MemoryStatistics MemoryStatistics::from_json(const nlohmann::json& j) {
+  try {
+    MemoryStatistics out(j.at("source").get<std::string>(), j.at("channels").get<std::size_t>());
+    for (const nlohmann::json& s : j.at("statistics")) {
+      auto name = s.at("name").get<std::string>();
+      auto unit = s.at("unit").get<std::string>();
+      auto description = s.at("description").get<std::string>();
+      if (s.contains("per_channel")) {
+        out.add_per_channel(std::move(name), std::move(unit), std::move(description),
+                            s.at("per_channel").get<std::vector<double>>());
+      } else {
+        out.add_total(std::move(name), std::move(unit), std::move(description), s.at("total").get<double>());
+      }
+    }
+    return out;
+  } catch (const nlohmann::json::exception& e) {
+    throw Error("memory statistics", fmt::format("malformed statistics: {}", e.what()));
+  }
+}
+
 }  // namespace tpuemu

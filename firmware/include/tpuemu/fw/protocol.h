@@ -55,6 +55,15 @@ extern "C" {
 #define FW_CMD_SET_SEM 0x23u       /* u32 index, u32 value */
 #define FW_CMD_RESET 0x24u         /* CTRL soft reset -> u32 STATUS */
 
+/* Session commands (docs/protocol.md 7): answered by the network front end that owns the
+ * connection (`tpuemu serve`, or a board's), never by fw_handle_frame, which answers them
+ * UNKNOWN_COMMAND like any code it does not know. */
+#define FW_CMD_HELLO 0x03u          /* u32 min_version, u32 max_version, client name -> session record */
+#define FW_CMD_MEM_STATS 0x40u      /* -> JSON text of the memory statistics (empty: none) */
+#define FW_CMD_TIMELINE_START 0x41u /* record the next runs' instruction and HBM timeline */
+#define FW_CMD_TIMELINE_STOP 0x42u  /* -> u32 events, u32 hbm_intervals recorded */
+#define FW_CMD_TIMELINE_READ 0x43u  /* u32 which, u32 first, u32 max -> u32 which, u32 first, u32 n, records */
+
 /* RUN flags. */
 #define FW_RUN_RESUME 0x1u /* do not write CTRL.start; keep waiting for the run in progress */
 
@@ -82,6 +91,12 @@ extern "C" {
 #define FW_RUN_TIMEOUT 3u  /* firmware watchdog: still busy after max_cycles */
 #define FW_RUN_IDLE 4u     /* GET_STATE only: not busy, not done, no error */
 #define FW_RUN_BUSY 5u     /* GET_STATE only: running */
+
+/* Session: a timeline record on the wire (TIMELINE_READ). */
+#define FW_TIMELINE_EVENTS 0u
+#define FW_TIMELINE_HBM 1u
+#define FW_TIMELINE_EVENT_SIZE 16u /* u64 cycle, u8 queue, u8 kind, u16 0, u32 queue_index */
+#define FW_TIMELINE_HBM_SIZE 24u   /* u32 channel, u32 kind, u64 begin, u64 end */
 
 #define FW_RUN_RECORD_SIZE 176u
 #define FW_INFO_SIZE 48u

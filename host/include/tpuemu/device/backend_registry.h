@@ -23,11 +23,15 @@ struct DeviceBackend {
   std::function<std::unique_ptr<Device>(std::string_view backend, const Preset& preset,
                                         const DeviceOptions& options)>
       open;
+  // In-process backends only: the transport to their firmware, for a server that forwards frames
+  // to it (`tpuemu serve`). Empty for backends that are themselves remote.
+  std::function<std::unique_ptr<Transport>(const Preset& preset, const DeviceOptions& options)> open_transport;
 };
 
 class DeviceBackendRegistry {
  public:
-  // Throws Error when the name is empty, registered already, or the factory is missing.
+  // Throws Error when the name is empty, registered already, or no factory is given. A backend
+  // with only open_transport opens its Device as make_firmware_device(open_transport(...)).
   void add(DeviceBackend backend);
   // The backend for a name (exact, or by scheme prefix); nullptr when none matches.
   const DeviceBackend* find(std::string_view backend) const;
@@ -37,6 +41,9 @@ class DeviceBackendRegistry {
   // Opens the named backend; throws Error "unknown backend 'x' (known: ...)" for no match.
   std::unique_ptr<Device> open(std::string_view backend, const Preset& preset,
                                const DeviceOptions& options) const;
+  // The transport of an in-process backend; throws Error naming those that have one otherwise.
+  std::unique_ptr<Transport> open_transport(std::string_view backend, const Preset& preset,
+                                            const DeviceOptions& options) const;
 
  private:
   std::vector<DeviceBackend> backends_;

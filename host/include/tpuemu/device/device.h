@@ -5,7 +5,8 @@
 // (firmware/, docs/protocol.md): a Device sends request frames over a Transport and decodes the
 // responses. Backends are chosen by name:
 //   "rtl"                the Verilated core in this process, frames handed to the firmware in memory
-//   "remote://host:port" the same frames over TCP to `tpuemu serve` or a board (not built yet)
+//   "fake"               the functional model in this process, behind the same firmware
+//   "remote://host:port" the same frames over TCP to `tpuemu serve` or a board (docs/remote.md)
 // Errors throw tpuemu::Error ("device: ..."); a failed run throws RunError, which carries the
 // RunResult, unless RunOptions::throw_on_failure is false.
 #pragma once
@@ -184,9 +185,12 @@ class Transport {
   // Receives the next complete response frame (not validated).
   virtual std::vector<std::uint8_t> receive() = 0;
   virtual std::string name() const = 0;
+  // Requests that may be sent before their answers are received (the window of pipelined memory
+  // transfers): 1 for in-process transports, what the server granted for remote ones.
+  virtual std::size_t max_in_flight() const { return 1; }
   // Statistics of the memory behind the core, registered by name (memory_statistics.h), when the
-  // transport can see it (the in-process rtl backend with the HBM subsystem); remote transports
-  // report nothing yet.
+  // transport can see them (the rtl backend with the HBM subsystem, in this process or behind a
+  // server that answers MEM_STATS).
   virtual std::optional<MemoryStatistics> memory_statistics() const { return std::nullopt; }
   // Timeline recording around one RUN (RunOptions::record_timeline): begin before the frame is
   // sent (false: this transport cannot record), end after the answer, filling the result's

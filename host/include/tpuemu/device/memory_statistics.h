@@ -46,6 +46,9 @@ class MemoryStatistics {
 
   // {"source", "channels": N, "statistics": [{"name", "unit", "description", "total", "per_channel"}]}
   nlohmann::json to_json() const;
+  // The inverse of to_json (statistics that travel over the protocol); throws Error naming the
+  // field that is missing or of the wrong type.
+  static MemoryStatistics from_json(const nlohmann::json& j);
 
  private:
   const MemoryStatistic& get(std::string_view name) const;

@@ -31,7 +31,7 @@ class FakeTransport final : public InProcessTransport {
   std::unique_ptr<fake::FunctionalCore> core_;
 };
 
-std::unique_ptr<Device> open_fake(std::string_view, const Preset& preset, const DeviceOptions& options) {
+std::unique_ptr<Transport> open_fake_transport(const Preset& preset, const DeviceOptions& options) {
   // Options only the simulated memory system can honour are refused, never ignored.
   if (!options.trace_fst.empty()) {
     throw Error("device", "backend fake: a waveform trace needs the rtl backend (the fake has no signals)");
@@ -45,15 +45,16 @@ std::unique_ptr<Device> open_fake(std::string_view, const Preset& preset, const 
   shape.acc_rows = preset.acc_rows;
   shape.smem_words = preset.smem_words;
   shape.hbm_bytes = preset.hbm.capacity_bytes;
-  FirmwareDeviceOptions fo;
-  fo.max_chunk = options.max_chunk;
-  return make_firmware_device(std::make_unique<FakeTransport>(std::make_unique<fake::FunctionalCore>(shape)), fo);
+  return std::make_unique<FakeTransport>(std::make_unique<fake::FunctionalCore>(shape));
 }
 
 }  // namespace
 
 void register_fake_backend(DeviceBackendRegistry& registry) {
-  registry.add({"fake", "functional model of the core behind the firmware (exact results, approximate cycles)", open_fake});
+  registry.add({.name = "fake",
+                .description = "functional model of the core behind the firmware (exact results, approximate cycles)",
+                .open = {},
+                .open_transport = open_fake_transport});
 }
 
 }  // namespace tpuemu

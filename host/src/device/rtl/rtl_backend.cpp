@@ -118,7 +118,7 @@ void check_compiled_core(const Preset& preset) {
 
 }  // namespace
 
-std::unique_ptr<Device> open_rtl_device(std::string_view, const Preset& preset, const DeviceOptions& options) {
+std::unique_ptr<Transport> open_rtl_transport(const Preset& preset, const DeviceOptions& options) {
   check_compiled_core(preset);
   sim::MemoryModelConfig mem;
   mem.capacity_bytes = preset.hbm.capacity_bytes;
@@ -144,14 +144,15 @@ std::unique_ptr<Device> open_rtl_device(std::string_view, const Preset& preset, 
                                       preset.name, e.what()));
   }
   parts.hal = std::make_unique<fw::SimHal>(*parts.core);
-  FirmwareDeviceOptions fo;
-  fo.max_chunk = options.max_chunk;
-  return make_firmware_device(std::make_unique<RtlTransport>(
-      std::move(parts), fmt::format("{}: RTL HBM controller + DRAM device model", preset.hbm.timing_set)), fo);
+  return std::make_unique<RtlTransport>(
+      std::move(parts), fmt::format("{}: RTL HBM controller + DRAM device model", preset.hbm.timing_set));
 }
 
 void register_rtl_backend(DeviceBackendRegistry& registry) {
-  registry.add({"rtl", "the preset's Verilated core in this process, behind the firmware", open_rtl_device});
+  registry.add({.name = "rtl",
+                .description = "the preset's Verilated core in this process, behind the firmware",
+                .open = {},
+                .open_transport = open_rtl_transport});
 }
 
 }  // namespace tpuemu

@@ -1,0 +1,84 @@
+// The session commands of the wire protocol (docs/protocol.md 7): what a network front end -
+// `tpuemu serve`, or a board's - answers for the connection it owns, beside the firmware's
+// commands it forwards: HELLO (version negotiation, preset, device id, limits), MEM_STATS (the
+// memory statistics of the device), TIMELINE_START/STOP/READ (a run's instruction and HBM
+// timeline). Encoded and decoded here once, for the server and the remote backend.
+// Decoding errors throw Error "protocol: <command>: <cause>".
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tpuemu/device/device.h"
+#include "tpuemu/device/memory_statistics.h"
+#include "tpuemu/fw/protocol.h"
+
+namespace tpuemu::session {
+
+// The protocol versions this build speaks (the frame's version byte).
+inline constexpr std::uint32_t kMinVersion = 1;
+inline constexpr std::uint32_t kMaxVersion = 1;
+// Longest client name or preset/backend name in HELLO.
+inline constexpr std::size_t kMaxName = 256;
+
+// Bits of SessionInfo::capabilities: the session commands the server answers.
+inline constexpr std::uint32_t kCanMemStats = 1u << 0;
+inline constexpr std::uint32_t kCanTimeline = 1u << 1;
+
+struct Hello {
+  std::uint32_t min_version = kMinVersion;
+  std::uint32_t max_version = kMaxVersion;
+  std::string client;  // for the server's log: "tpuemu 0.9 pid 1234"
+};
+
+// HELLO's answer: the session the server granted.
+struct SessionInfo {
+  std::uint32_t version = kMaxVersion;   // the version both sides speak from now on
+  std::uint32_t device_id = 0;           // which device of the server's pool this session holds
+  std::uint32_t devices = 1;             // the pool's size
+  std::uint32_t max_in_flight = 1;       // requests a client may send before reading answers
+  std::uint32_t idle_timeout_ms = 0;     // the server closes a session idle for this long
+  std::uint32_t request_timeout_ms = 0;  // a frame must arrive whole within this
+  std::uint32_t capabilities = 0;        // kCan* bits
+  std::string preset;                    // the preset the device was built for
+  std::string backend;                   // what simulates it on the server: "rtl", "fake"
+};
+
+std::vector<std::uint8_t> encode(const Hello& hello);
+Hello decode_hello(std::span<const std::uint8_t> payload);
+std::vector<std::uint8_t> encode(const SessionInfo& info);
+SessionInfo decode_session_info(std::span<const std::uint8_t> payload);
+
+// MEM_STATS: JSON text of MemoryStatistics::to_json(), or an empty payload for none.
+std::vector<std::uint8_t> encode(const std::optional<MemoryStatistics>& stats);
+std::optional<MemoryStatistics> decode_memory_statistics(std::span<const std::uint8_t> payload);
+
+// TIMELINE_STOP's answer.
+struct TimelineSize {
+  std::uint32_t events = 0;
+  std::uint32_t hbm_intervals = 0;
+};
+std::vector<std::uint8_t> encode(const TimelineSize& size);
+TimelineSize decode_timeline_size(std::span<const std::uint8_t> payload);
+
+// TIMELINE_READ: which (FW_TIMELINE_EVENTS / FW_TIMELINE_HBM), first record, at most max records.
+struct TimelineRead {
+  std::uint32_t which = FW_TIMELINE_EVENTS;
+  std::uint32_t first = 0;
+  std::uint32_t max = 0;
+};
+std::vector<std::uint8_t> encode(const TimelineRead& read);
+TimelineRead decode_timeline_read(std::span<const std::uint8_t> payload);
+// The most records of one kind that fit one response payload.
+std::uint32_t max_records_per_page(std::uint32_t which);
+// The answer: records [read.first, read.first + n) of result's timeline (n <= read.max, clipped
+// to what exists). Throws Error for an unknown `which`.
+std::vector<std::uint8_t> encode_timeline_page(const TimelineRead& read, const RunResult& result);
+// Appends the page's records to result.timeline or result.hbm_timeline; returns how many came.
+std::uint32_t decode_timeline_page(std::span<const std::uint8_t> payload, const TimelineRead& read,
+                                   RunResult& result);
+
+}  // namespace tpuemu::session

@@ -1,0 +1,316 @@
+// One client connection of `tpuemu serve`: frames read one at a time (docs/protocol.md 1), each
+// executed on the session's device thread, its answer written whole before the next is read - so
+// a connection never holds more than one request and one answer.
+#include <fmt/format.h>
+
+#include "server_impl.h"
+#include "tpuemu/device/session.h"
+#include "tpuemu/fw/protocol.h"
+
+namespace tpuemu::serve {
+
+namespace {
+
+std::string seconds(std::chrono::milliseconds ms) { return fmt::format("{:g} s", static_cast<double>(ms.count()) / 1000.0); }
+
+std::string endpoint_of(const tcp::socket& s) {
+  boost::system::error_code ec;
+  const tcp::endpoint e = s.remote_endpoint(ec);
+  if (ec) return "?";
+  return e.address().is_v6() ? fmt::format("[{}]:{}", e.address().to_string(), e.port())
+                             : fmt::format("{}:{}", e.address().to_string(), e.port());
+}
+
+bool is_session_command(std::uint8_t command) {
+  return command == FW_CMD_HELLO || command == FW_CMD_MEM_STATS || command == FW_CMD_TIMELINE_START ||
+         command == FW_CMD_TIMELINE_STOP || command == FW_CMD_TIMELINE_READ;
+}
+
+std::string why_closed(const boost::system::error_code& ec) {
+  if (ec == asio::error::eof) return "closed by the client";
+  if (ec == asio::error::operation_aborted) return "aborted";
+  return ec.message();
+}
+
+}  // namespace
+
+Connection::Connection(ServerState& server, tcp::socket socket, std::uint64_t id)
+    : server_(server), socket_(std::move(socket)), timer_(server.io), id_(id), client_(endpoint_of(socket_)) {
+  boost::system::error_code ignored;
+  socket_.set_option(tcp::no_delay(true), ignored);
+}
+
+void Connection::start() { server_.acquire(shared_from_this()); }
+
+void Connection::arm_timer(std::chrono::milliseconds timeout, std::string reason) {
+  const std::uint64_t generation = ++timer_generation_;
+  timeout_reason_ = std::move(reason);
+  timer_.expires_after(timeout);
+  timer_.async_wait([self = shared_from_this(), generation](const boost::system::error_code& ec) {
+    if (ec || generation != self->timer_generation_ || self->state_ == State::Closed) return;
+    if (self->state_ == State::Queued) {
+      self->refuse(self->timeout_reason_);
+    } else {
+      self->close(self->timeout_reason_);
+    }
+  });
+}
+
+void Connection::granted(DeviceSlot& slot) {
+  slot_ = &slot;
+  state_ = State::Opening;
+  ++timer_generation_;
+  timer_.cancel();
+  server_.sessions++;
+  asio::post(slot.context, [self = shared_from_this(), guard = asio::make_work_guard(server_.io)] {
+    std::string failure;
+    try {
+      self->transport_ = self->server_.registry.open_transport(self->server_.options.backend, self->server_.preset,
+                                                               self->server_.options.device);
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+    asio::post(self->server_.io, [self, failure = std::move(failure)] {
+      if (self->state_ == State::Closed) return;
+      if (!failure.empty()) {
+        self->close(fmt::format("cannot open the device: {}", failure));
+      } else {
+        self->read_next();
+      }
+    });
+  });
+}
+
+// No device for this connection: its first request (if it comes at once) is answered BUSY with
+// the pool's size, so the client reports why instead of a bare disconnect.
+void Connection::refuse(std::string reason) {
+  if (state_ == State::Closed) return;
+  server_.refused++;
+  close_reason_ = std::move(reason);
+  state_ = State::Reading;
+  arm_timer(std::chrono::milliseconds{1000}, close_reason_);
+  asio::async_read(socket_, asio::buffer(header_), [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
+    if (self->state_ == State::Closed) return;
+    if (ec) return self->close(self->close_reason_);
+    self->answer_ = self->error_frame(FW_ST_BUSY, self->server_.options.devices, 0);
+    self->close_after_answer_ = true;
+    self->write_answer();
+  });
+}
+
+void Connection::shutdown() {
+  switch (state_) {
+    case State::Queued: return refuse("the server is shutting down");
+    case State::Idle:
+    case State::Reading: return close("the server is shutting down");
+    case State::Opening:  // read_next() sees the stop
+    case State::Processing:
+    case State::Writing:
+      close_after_answer_ = true;
+      close_reason_ = "the server is shutting down";
+      return;
+    case State::Closed: return;
+  }
+}
+
+void Connection::read_next() {
+  if (server_.stopping) return close("the server is shutting down");
+  state_ = State::Idle;
+  arm_timer(server_.options.idle_timeout, fmt::format("idle for {}", seconds(server_.options.idle_timeout)));
+  asio::async_read(socket_, asio::buffer(header_.data(), 1), [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
+    if (self->state_ == State::Closed) return;
+    if (ec) return self->close(why_closed(ec));
+    self->on_header(1);
+  });
+}
+
+void Connection::on_header(std::size_t first_bytes) {
+  state_ = State::Reading;
+  arm_timer(server_.options.request_timeout,
+            fmt::format("a frame was not complete within {} (slow or stuck client)", seconds(server_.options.request_timeout)));
+  asio::async_read(socket_, asio::buffer(header_.data() + first_bytes, header_.size() - first_bytes),
+                   [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
+    if (self->state_ == State::Closed) return;
+    if (ec) return self->close(fmt::format("{} in the middle of a frame header", why_closed(ec)));
+    fw_frame_header h{};
+    std::uint64_t d0 = 0, d1 = 0;
+    const int st = fw_header_check(self->header_.data(), self->header_.size(), FW_MAX_PAYLOAD, &h, &d0, &d1);
+    if (st != FW_ST_OK) {
+      // Magic, version or length cannot be trusted: the stream has lost its framing.
+      self->answer_ = self->error_frame(static_cast<std::uint8_t>(st), d0, d1);
+      self->close_after_answer_ = true;
+      self->close_reason_ = fmt::format("unusable frame header ({})", fw_status_name(static_cast<std::uint8_t>(st)));
+      self->bytes_in_ += self->header_.size();
+      return self->write_answer();
+    }
+    self->frame_.resize(protocol::kHeaderSize + h.payload_len);
+    std::copy(self->header_.begin(), self->header_.end(), self->frame_.begin());
+    if (h.payload_len == 0) return self->on_frame();
+    asio::async_read(self->socket_, asio::buffer(self->frame_.data() + protocol::kHeaderSize, h.payload_len),
+                     [self](const boost::system::error_code& ec2, std::size_t) {
+      if (self->state_ == State::Closed) return;
+      if (ec2) return self->close(fmt::format("{} in the middle of a frame", why_closed(ec2)));
+      self->on_frame();
+    });
+  });
+}
+
+void Connection::on_frame() {
+  bytes_in_ += frame_.size();
+  state_ = State::Processing;
+  ++timer_generation_;  // a RUN takes as long as the program: no deadline while the device works
+  timer_.cancel();
+  asio::post(slot_->context, [self = shared_from_this(), guard = asio::make_work_guard(server_.io)] {
+    self->process_on_device();
+    asio::post(self->server_.io, [self] {
+      if (self->state_ != State::Closed) self->write_answer();
+    });
+  });
+}
+
+std::vector<std::uint8_t> Connection::error_frame(std::uint8_t status, std::uint64_t d0, std::uint64_t d1) const {
+  protocol::PayloadWriter w;
+  w.u64(d0).u64(d1);
+  return protocol::encode_frame(FW_TYPE_RESPONSE, header_[FW_OFF_COMMAND], status, fw_get_u32(header_.data() + FW_OFF_SEQ), w.data());
+}
+
+void Connection::device_error(std::uint8_t command, const std::string& what) const {
+  server_.log(fmt::format("session {}: device {}: {} failed: {}", id_, slot_->id, protocol::command_name(command), what),
+              {{"event", "error"}, {"session", id_}, {"device", slot_->id}, {"command", protocol::command_name(command)},
+               {"error", what}});
+}
+
+void Connection::process_on_device() {
+  const std::uint8_t command = frame_[FW_OFF_COMMAND];
+  if (!is_session_command(command)) {
+    try {
+      transport_->send(frame_);
+      answer_ = transport_->receive();
+    } catch (const std::exception& e) {
+      device_error(command, e.what());
+      answer_ = error_frame(FW_ST_HAL_ERROR, 0, 0);
+    }
+    return;
+  }
+  // Validated in the firmware's order (docs/protocol.md 1.1) before the server acts on it.
+  fw_frame_header h{};
+  const std::uint8_t* payload = nullptr;
+  std::uint64_t d0 = 0, d1 = 0;
+  const int st = fw_frame_decode(frame_.data(), frame_.size(), FW_MAX_PAYLOAD, &h, &payload, &d0, &d1);
+  if (st != FW_ST_OK) {
+    answer_ = error_frame(static_cast<std::uint8_t>(st), d0, d1);
+    return;
+  }
+  if (h.type != FW_TYPE_REQUEST) {
+    answer_ = error_frame(FW_ST_BAD_TYPE, h.type, FW_TYPE_REQUEST);
+    return;
+  }
+  protocol::Frame request;
+  request.command = command;
+  request.seq = h.seq;
+  request.payload.assign(payload, payload + h.payload_len);
+  try {
+    answer_ = session_command(request);
+  } catch (const Error& e) {
+    device_error(command, e.what());
+    answer_ = error_frame(FW_ST_BAD_PAYLOAD, h.payload_len, 0);
+  } catch (const std::exception& e) {
+    device_error(command, e.what());
+    answer_ = error_frame(FW_ST_HAL_ERROR, 0, 0);
+  }
+}
+
+std::vector<std::uint8_t> Connection::session_command(const protocol::Frame& request) {
+  const auto ok = [&](std::span<const std::uint8_t> payload) {
+    return protocol::encode_frame(FW_TYPE_RESPONSE, request.command, FW_ST_OK, request.seq, payload);
+  };
+  switch (request.command) {
+    case FW_CMD_HELLO: {
+      const session::Hello hello = session::decode_hello(request.payload);
+      const std::uint32_t lo = std::max(hello.min_version, session::kMinVersion);
+      const std::uint32_t hi = std::min(hello.max_version, session::kMaxVersion);
+      if (lo > hi) return error_frame(FW_ST_BAD_VERSION, hello.max_version, session::kMaxVersion);
+      session::SessionInfo info;
+      info.version = hi;
+      info.device_id = slot_->id;
+      info.devices = static_cast<std::uint32_t>(server_.options.devices);
+      info.max_in_flight = server_.options.max_in_flight;
+      info.idle_timeout_ms = static_cast<std::uint32_t>(server_.options.idle_timeout.count());
+      info.request_timeout_ms = static_cast<std::uint32_t>(server_.options.request_timeout.count());
+      info.capabilities = session::kCanMemStats | session::kCanTimeline;
+      info.preset = server_.preset.name;
+      info.backend = server_.options.backend;
+      server_.log(fmt::format("session {}: client {} says hello: '{}'", id_, client_, hello.client),
+                  {{"event", "hello"}, {"session", id_}, {"client", client_}, {"device", slot_->id}, {"name", hello.client}});
+      return ok(session::encode(info));
+    }
+    case FW_CMD_MEM_STATS:
+      if (!request.payload.empty()) return error_frame(FW_ST_BAD_PAYLOAD, request.payload.size(), 0);
+      return ok(session::encode(transport_->memory_statistics()));
+    case FW_CMD_TIMELINE_START:
+      if (!request.payload.empty()) return error_frame(FW_ST_BAD_PAYLOAD, request.payload.size(), 0);
+      if (!transport_->begin_timeline()) return error_frame(FW_ST_BAD_ARGUMENT, 0, 0);
+      timeline_active_ = true;
+      return ok({});
+    case FW_CMD_TIMELINE_STOP: {
+      if (!request.payload.empty()) return error_frame(FW_ST_BAD_PAYLOAD, request.payload.size(), 0);
+      if (!timeline_active_) return error_frame(FW_ST_BAD_ARGUMENT, 0, 0);
+      timeline_active_ = false;
+      timeline_ = RunResult{};
+      transport_->end_timeline(timeline_);
+      const session::TimelineSize size{static_cast<std::uint32_t>(timeline_.timeline.size()),
+                                       static_cast<std::uint32_t>(timeline_.hbm_timeline.size())};
+      return ok(session::encode(size));
+    }
+    case FW_CMD_TIMELINE_READ: {
+      const session::TimelineRead read = session::decode_timeline_read(request.payload);
+      return ok(session::encode_timeline_page(read, timeline_));
+    }
+    default:
+      return error_frame(FW_ST_UNKNOWN_COMMAND, request.command, 0);
+  }
+}
+
+void Connection::write_answer() {
+  state_ = State::Writing;
+  arm_timer(server_.options.request_timeout,
+            fmt::format("the client did not take an answer within {}", seconds(server_.options.request_timeout)));
+  asio::async_write(socket_, asio::buffer(answer_), [self = shared_from_this()](const boost::system::error_code& ec, std::size_t n) {
+    if (self->state_ == State::Closed) return;
+    if (ec) return self->close(fmt::format("{} while answering", why_closed(ec)));
+    self->bytes_out_ += n;
+    self->frames_++;
+    self->server_.frames++;
+    if (self->close_after_answer_) return self->close(self->close_reason_);
+    self->read_next();
+  });
+}
+
+void Connection::close(std::string reason) {
+  if (state_ == State::Closed) return;
+  state_ = State::Closed;
+  ++timer_generation_;
+  timer_.cancel();
+  boost::system::error_code ignored;
+  socket_.shutdown(tcp::socket::shutdown_both, ignored);
+  socket_.close(ignored);
+  server_.bytes_in += bytes_in_;
+  server_.bytes_out += bytes_out_;
+  const double duration = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  const std::string device = slot_ != nullptr ? std::to_string(slot_->id) : std::string("none");
+  server_.log(fmt::format("session {}: client {} device {}: {} frames, {} B in, {} B out, {:.3f} s: {}", id_, client_, device,
+                          frames_, bytes_in_, bytes_out_, duration, reason),
+              {{"event", "session"}, {"session", id_}, {"client", client_},
+               {"device", slot_ != nullptr ? nlohmann::json(slot_->id) : nlohmann::json(nullptr)}, {"frames", frames_},
+               {"bytes_in", bytes_in_}, {"bytes_out", bytes_out_}, {"seconds", duration}, {"end", reason}});
+  server_.forget(this);
+  if (slot_ == nullptr) return;
+  // The device is closed on its own thread (it was opened there), then handed to the next client.
+  DeviceSlot* slot = std::exchange(slot_, nullptr);
+  asio::post(slot->context, [transport = std::move(transport_), &server = server_, slot, guard = asio::make_work_guard(server_.io)]() mutable {
+    transport.reset();
+    asio::post(server.io, [&server, slot] { server.release(*slot); });
+  });
+}
+
+}  // namespace tpuemu::serve
