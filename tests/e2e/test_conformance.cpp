@@ -1,17 +1,25 @@
-// The Device conformance suite: one set of tests, run against every backend built into this
-// binary (every registered one: "rtl", "fake"; a board when TPUEMU_BOARD=host:port is set and the
-// remote backend exists).
+// The Device conformance suite (IREE's CTS is the model): one set of tests, run against every
+// backend - the in-process "rtl" and "fake", "remote" (a `tpuemu serve` over rtl that the test
+// starts on a loopback port) and, with TPUEMU_BOARD=host:port set, "board": that device, the
+// hardware-in-the-loop regression (`ctest -L hil`, docs/hil.md). The board runs the preset
+// TPUEMU_BOARD_PRESET (default small).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+
+#include <fmt/format.h>
+#include <memory>
 #include <random>
 
+#include "loopback_server.h"
+#include "tpuemu/compile/model.h"
 #include "tpuemu/compile/reference.h"
+#include "tpuemu/compile/workload.h"
 #include "tpuemu/config/config.h"
 #include "tpuemu/device/backend_registry.h"
 #include "tpuemu/device/device.h"
-#include "tpuemu/run/runner.h"
 #include "tpuemu/program/program.h"
+#include "tpuemu/run/runner.h"
 #include "tpuemu/spec/contract.h"
 
 namespace tpuemu {
@@ -23,17 +31,46 @@ std::vector<std::string> backends() {
   for (const DeviceBackend& b : registry.backends()) {
     if (!b.name.ends_with("://")) out.push_back(b.name);
   }
-  if (const char* board = std::getenv("TPUEMU_BOARD")) out.push_back(std::string("remote://") + board);
+  out.push_back("remote");
+  if (std::getenv("TPUEMU_BOARD") != nullptr) out.push_back("board");
   return out;
+}
+
+std::string board_preset() {
+  const char* p = std::getenv("TPUEMU_BOARD_PRESET");
+  return p != nullptr ? p : "small";
+}
+
+// The server behind "remote": one per test process, started on first use; two devices, since a
+// test holds one while run() opens another.
+const std::string& loopback_backend() {
+  static testing_support::LoopbackServer server("small", {.devices = 2});
+  static const std::string name = server.backend();
+  return name;
+}
+
+// What the suite opens for a parameter: the name, or the server behind it.
+std::string resolve(const std::string& param) {
+  if (param == "remote") return loopback_backend();
+  if (param == "board") return std::string("remote://") + std::getenv("TPUEMU_BOARD");
+  return param;
 }
 
 class Conformance : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    preset_ = load_preset("small");
-    device_ = open_device(GetParam(), preset_);
+    preset_ = load_preset(GetParam() == "board" ? board_preset() : "small");
+    backend_ = resolve(GetParam());
+    device_ = open_device(backend_, preset_);
+  }
+  // A whole run through the host stack on this backend.
+  WorkloadReport run(const Model& model) const {
+    RunSettings s;
+    s.backend = backend_;
+    return run_model(preset_, model, s);
   }
   Preset preset_;
+  std::string backend_;
   std::unique_ptr<Device> device_;
 };
 
@@ -47,7 +84,7 @@ TEST_P(Conformance, InfoMatchesThePreset) {
   EXPECT_EQ(info.hbm_capacity, preset_.hbm.capacity_bytes);
   EXPECT_EQ(info.num_semaphores, spec::kNumSems);
   EXPECT_EQ(info.num_counters, spec::kNumCounters);
-  EXPECT_EQ(info.backend, GetParam());
+  EXPECT_EQ(info.backend, backend_);
 }
 
 TEST_P(Conformance, PingEchoesThePayload) {
@@ -188,15 +225,84 @@ TEST_P(Conformance, OutOfRangeAccessIsAnError) {
   EXPECT_THROW(device_->read_hbm(preset_.hbm.capacity_bytes, data), Error);
 }
 
+TEST_P(Conformance, SemaphoresAreSetReadAndWaitedOn) {
+  device_->set_semaphore(7, 5);
+  device_->set_semaphore(3, 2);
+  EXPECT_EQ(device_->state().semaphores[7], 5u);
+  // The DMA waits for s3 >= 2 (and takes 2), then signals s9 twice through two NOPs.
+  device_->load_program(0x4000, assemble("nop.dma wait=s3>=2 signal=s9\nnop.dma signal=s9\nend\n").to_bytes());
+  const RunResult r = device_->run();
+  EXPECT_EQ(r.status, RunStatus::Done);
+  EXPECT_EQ(r.semaphores[3], 0u);
+  EXPECT_EQ(r.semaphores[9], 2u);
+  EXPECT_EQ(r.semaphores[7], 5u);
+  EXPECT_THROW(device_->set_semaphore(spec::kNumSems, 1), Error);
+  EXPECT_THROW(device_->set_semaphore(0, 0x10000), Error);
+}
+
+TEST_P(Conformance, IllegalOpcodeStopsTheCoreWithItsPc) {
+  std::vector<std::uint8_t> bytes = assemble("nop.dma\nnop.dma\nend\n").to_bytes();
+  bytes[32] = 0x7f;  // instruction 1: opcode byte (word 0 bits 7:0) of no instruction
+  device_->load_program(0x8000, bytes);
+  RunOptions o;
+  o.throw_on_failure = false;
+  const RunResult r = device_->run(o);
+  EXPECT_EQ(r.status, RunStatus::Error);
+  EXPECT_EQ(r.error_code, static_cast<std::uint32_t>(spec::ErrorCode::IllegalOpcode));
+  EXPECT_EQ(r.error_pc, 1u);
+  device_->reset();
+  EXPECT_EQ(device_->state().status, RunStatus::Idle);
+}
+
+// A local address beyond VMEM stops the core with error code 3 at the instruction.
+TEST_P(Conformance, DmaBeyondVmemIsAnAddressError) {
+  device_->load_program(0, assemble(fmt::format("nop.dma\ndma hbm=0x0 local={} len=8 path=hbm2vmem\nend\n",
+                                                preset_.vmem_rows - 4)).to_bytes());
+  RunOptions o;
+  o.throw_on_failure = false;
+  const RunResult r = device_->run(o);
+  EXPECT_EQ(r.status, RunStatus::Error);
+  EXPECT_EQ(r.error_code, static_cast<std::uint32_t>(spec::ErrorCode::AddressRange));
+  EXPECT_EQ(r.error_pc, 1u);
+}
+
+TEST_P(Conformance, RunWhileBusyIsRefusedAndResumeFinishes) {
+  std::string text;
+  for (int i = 0; i < 40; ++i) text += "dma hbm=0x0 local=0 len=1000 path=hbm2vmem\n";
+  device_->load_program(0x200000, assemble(text + "end\n").to_bytes());
+  RunOptions o;
+  o.max_cycles = 1000;
+  o.throw_on_failure = false;
+  ASSERT_EQ(device_->run(o).status, RunStatus::Timeout);
+  EXPECT_EQ(device_->state().status, RunStatus::Busy);
+  EXPECT_THROW(device_->run(o), Error);  // BUSY: a new run while one is in progress
+  o.resume = true;
+  o.max_cycles = 100'000'000;
+  EXPECT_EQ(device_->run(o).status, RunStatus::Done);
+}
+
 // The whole host stack on the backend: the MLP laid out, compiled (planner-placed VMEM, double
 // buffering, semaphores between the queues) and checked bit-exactly against the C++ reference.
 TEST_P(Conformance, CompiledMlpIsBitExact) {
-  RunSettings s;
-  s.backend = GetParam();
-  const WorkloadReport r = run_workload(preset_, load_workload(TPUEMU_TEST_DATA_DIR "/mlp.json"), s);
+  const WorkloadReport r = run(model_from_workload(load_workload(TPUEMU_TEST_DATA_DIR "/mlp.json")));
   EXPECT_TRUE(r.bit_exact) << r.first_mismatch;
   EXPECT_EQ(r.checked_values, 64u * 256 + 64u * 256 + 64u * 64);  // every layer's output
   EXPECT_GT(r.counters.mxu_busy, 0u);
+}
+
+// Shapes that are not multiples of DIM: edge tiles, padding, partial weight loads.
+TEST_P(Conformance, CompiledMatmulOfRaggedShapeIsBitExact) {
+  const WorkloadReport r = run(model_from_workload(parse_matmul_shape("37x50x29", true, 5)));
+  EXPECT_TRUE(r.bit_exact) << r.first_mismatch;
+  EXPECT_EQ(r.checked_values, 37u * 29);
+}
+
+TEST_P(Conformance, ShippedModelsAreBitExact) {
+  for (const char* name : {"mlp", "cnn", "ffn"}) {
+    const WorkloadReport r = run(load_model(std::string(TPUEMU_EXAMPLES_DIR) + "/" + name + ".json"));
+    EXPECT_TRUE(r.bit_exact) << name << ": " << r.first_mismatch;
+    EXPECT_GT(r.checked_values, 0u) << name;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, Conformance, ::testing::ValuesIn(backends()),

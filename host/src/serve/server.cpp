@@ -74,7 +74,7 @@ void ServerState::acquire(const std::shared_ptr<Connection>& conn) {
 void ServerState::release(DeviceSlot& slot) {
   slot.busy = false;
   while (!waiting.empty() && !stopping) {
-    const std::shared_ptr<Connection> next = waiting.front().lock();
+    const std::shared_ptr<Connection> next = std::move(waiting.front());
     waiting.pop_front();
     if (next && next->waiting_for_device()) {
       slot.busy = true;
@@ -84,6 +84,7 @@ void ServerState::release(DeviceSlot& slot) {
 }
 
 void ServerState::forget(const Connection* conn) {
+  std::erase_if(waiting, [conn](const std::shared_ptr<Connection>& c) { return c.get() == conn; });
   connections.remove_if([conn](const std::weak_ptr<Connection>& w) {
     const auto c = w.lock();
     return !c || c.get() == conn;

@@ -66,7 +66,7 @@ struct ServerState {
   tcp::acceptor acceptor{io};
   asio::signal_set signals{io};
   std::vector<std::unique_ptr<DeviceSlot>> slots;
-  std::deque<std::weak_ptr<Connection>> waiting;
+  std::deque<std::shared_ptr<Connection>> waiting;  // owned while they wait: nothing else holds them
   std::list<std::weak_ptr<Connection>> connections;
   mutable std::mutex log_mutex;
   bool stopping = false;
