@@ -162,8 +162,12 @@ class FirmwareDevice final : public Device {
       r = decode_run_record(call(FW_CMD_RUN, req.data()), "RUN response");
     } catch (...) {
       if (options.record_timeline) {
-        RunResult discard;
-        transport_->end_timeline(discard);
+        try {
+          RunResult discard;
+          transport_->end_timeline(discard);
+        } catch (const Error&) {
+          // the run's own error is the one to report (a lost connection fails both)
+        }
       }
       throw;
     }

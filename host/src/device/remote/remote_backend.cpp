@@ -111,6 +111,7 @@ class RemoteTransport final : public Transport {
     boost::system::error_code ignored;
     socket_.close(ignored);
     broken_ = true;
+    pending_.clear();  // no answer will come
     throw Error("device", fmt::format("{}: {}", address_.name, cause));
   }
 
@@ -255,7 +256,7 @@ class RemoteTransport final : public Transport {
   RemoteAddress address_;
   mutable asio::io_context io_;
   mutable tcp::socket socket_;
-  std::deque<Pending> pending_;
+  mutable std::deque<Pending> pending_;
   session::SessionInfo session_;
   mutable std::uint32_t next_session_seq_ = 0;
   mutable bool broken_ = false;
