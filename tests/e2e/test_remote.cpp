@@ -103,6 +103,7 @@ class RawClient {
     return !read_exact(&byte, 1, timeout) && !timed_out_;
   }
   void close() { socket_.close(); }
+  void shutdown_send() { socket_.shutdown(tcp::socket::shutdown_send); }
   bool timed_out() const { return timed_out_; }
 
  private:
@@ -293,6 +294,38 @@ TEST(RemoteFaults, UnusableHeadersAreAnsweredThenTheConnectionCloses) {
   }
   // The server still serves.
   EXPECT_EQ(open_device(server.backend(), load_preset("small"))->ping(std::vector<std::uint8_t>{1}).size(), 1u);
+}
+
+// A client that half-closes after part of a frame still reads why it was refused.
+TEST(RemoteFaults, TruncatedFramesAreAnsweredBeforeTheConnectionCloses) {
+  LoopbackServer server("small");
+  const std::vector<std::uint8_t> frame = protocol::encode_request(FW_CMD_PING, 77, std::vector<std::uint8_t>(100, 5));
+  {
+    RawClient c(server.server().port());
+    c.write(std::span(frame).first(12));
+    c.shutdown_send();
+    const auto a = c.read();
+    ASSERT_TRUE(a.has_value());
+    EXPECT_EQ(a->status, FW_ST_TRUNCATED);
+    EXPECT_EQ(a->seq, 0u);  // fewer than 20 bytes: nothing to echo
+    const protocol::ErrorDetail d = protocol::decode_error_detail(a->payload);
+    EXPECT_EQ(d.detail0, 12u);
+    EXPECT_EQ(d.detail1, 20u);
+    EXPECT_TRUE(c.closed_within(2s));
+  }
+  {
+    RawClient c(server.server().port());
+    c.write(std::span(frame).first(60));
+    c.shutdown_send();
+    const auto a = c.read();
+    ASSERT_TRUE(a.has_value());
+    EXPECT_EQ(a->status, FW_ST_BAD_LENGTH);
+    EXPECT_EQ(a->seq, 77u);
+    EXPECT_EQ(a->command, FW_CMD_PING);
+    const protocol::ErrorDetail d = protocol::decode_error_detail(a->payload);
+    EXPECT_EQ(d.detail0, 100u);
+    EXPECT_EQ(d.detail1, 40u);
+  }
 }
 
 TEST(RemoteFaults, SlowLorisIsDroppedAtTheRequestTimeout) {

@@ -116,6 +116,7 @@ void Connection::shutdown() {
 void Connection::read_next() {
   if (server_.stopping) return close("the server is shutting down");
   state_ = State::Idle;
+  header_.fill(0);  // an error answer echoes command and seq only from bytes that arrived
   arm_timer(server_.options.idle_timeout, fmt::format("idle for {}", seconds(server_.options.idle_timeout)));
   asio::async_read(socket_, asio::buffer(header_.data(), 1), [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
     if (self->state_ == State::Closed) return;
@@ -129,8 +130,12 @@ void Connection::on_header(std::size_t first_bytes) {
   arm_timer(server_.options.request_timeout,
             fmt::format("a frame was not complete within {} (slow or stuck client)", seconds(server_.options.request_timeout)));
   asio::async_read(socket_, asio::buffer(header_.data() + first_bytes, header_.size() - first_bytes),
-                   [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
+                   [self = shared_from_this(), first_bytes](const boost::system::error_code& ec, std::size_t n) {
     if (self->state_ == State::Closed) return;
+    if (ec == asio::error::eof) {  // the client half-closed: it may still read why its frame is refused
+      return self->answer_and_close(FW_ST_TRUNCATED, first_bytes + n, protocol::kHeaderSize,
+                                    "closed by the client in the middle of a frame header");
+    }
     if (ec) return self->close(fmt::format("{} in the middle of a frame header", why_closed(ec)));
     fw_frame_header h{};
     std::uint64_t d0 = 0, d1 = 0;
@@ -147,12 +152,25 @@ void Connection::on_header(std::size_t first_bytes) {
     std::copy(self->header_.begin(), self->header_.end(), self->frame_.begin());
     if (h.payload_len == 0) return self->on_frame();
     asio::async_read(self->socket_, asio::buffer(self->frame_.data() + protocol::kHeaderSize, h.payload_len),
-                     [self](const boost::system::error_code& ec2, std::size_t) {
+                     [self, payload_len = h.payload_len](const boost::system::error_code& ec2, std::size_t n) {
       if (self->state_ == State::Closed) return;
+      if (ec2 == asio::error::eof) {
+        return self->answer_and_close(FW_ST_BAD_LENGTH, payload_len, n, "closed by the client in the middle of a frame");
+      }
       if (ec2) return self->close(fmt::format("{} in the middle of a frame", why_closed(ec2)));
       self->on_frame();
     });
   });
+}
+
+// A frame cut short by the client's half-close: answered as the firmware answers a short buffer
+// (docs/protocol.md 1.1), never executed, and the connection closed after the answer.
+void Connection::answer_and_close(std::uint8_t status, std::uint64_t d0, std::uint64_t d1, std::string reason) {
+  if (status == FW_ST_TRUNCATED) header_.fill(0);  // fewer than 20 bytes: command and seq are 0
+  answer_ = error_frame(status, d0, d1);
+  close_after_answer_ = true;
+  close_reason_ = std::move(reason);
+  write_answer();
 }
 
 void Connection::on_frame() {

@@ -91,6 +91,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void read_next();
   void on_header(std::size_t first_bytes);
   void on_frame();
+  void answer_and_close(std::uint8_t status, std::uint64_t d0, std::uint64_t d1, std::string reason);
   void process_on_device();
   void device_error(std::uint8_t command, const std::string& what) const;
   std::vector<std::uint8_t> session_command(const protocol::Frame& request);
