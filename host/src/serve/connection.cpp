@@ -16,9 +16,7 @@ std::string seconds(std::chrono::milliseconds ms) { return fmt::format("{:g} s",
 std::string endpoint_of(const tcp::socket& s) {
   boost::system::error_code ec;
   const tcp::endpoint e = s.remote_endpoint(ec);
-  if (ec) return "?";
-  return e.address().is_v6() ? fmt::format("[{}]:{}", e.address().to_string(), e.port())
-                             : fmt::format("{}:{}", e.address().to_string(), e.port());
+  return ec ? std::string("?") : format_endpoint(e);
 }
 
 bool is_session_command(std::uint8_t command) {

@@ -40,6 +40,11 @@ tcp::endpoint parse_listen(const std::string& listen) {
 
 }  // namespace
 
+std::string format_endpoint(const tcp::endpoint& e) {
+  return e.address().is_v6() ? fmt::format("[{}]:{}", e.address().to_string(), e.port())
+                             : fmt::format("{}:{}", e.address().to_string(), e.port());
+}
+
 ServerState::ServerState(Preset p, ServerOptions o)
     : preset(std::move(p)), options(std::move(o)), registry(built_in_device_backends()) {
   if (options.devices == 0 || options.devices > 256)
@@ -153,9 +158,7 @@ Server::~Server() = default;
 std::string Server::endpoint() const {
   boost::system::error_code ec;
   const serve::tcp::endpoint e = impl_->state.acceptor.local_endpoint(ec);
-  if (ec) return impl_->state.options.listen;
-  return e.address().is_v6() ? fmt::format("[{}]:{}", e.address().to_string(), e.port())
-                             : fmt::format("{}:{}", e.address().to_string(), e.port());
+  return ec ? impl_->state.options.listen : serve::format_endpoint(e);
 }
 
 std::uint16_t Server::port() const {

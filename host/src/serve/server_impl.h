@@ -29,6 +29,9 @@ namespace tpuemu::serve {
 namespace asio = boost::asio;
 using asio::ip::tcp;
 
+// "127.0.0.1:7000", "[::1]:7000": how addresses appear in logs and in remote:// names.
+std::string format_endpoint(const tcp::endpoint& e);
+
 // One device of the pool: a thread of its own that runs the session's jobs in order.
 struct DeviceSlot {
   explicit DeviceSlot(std::uint32_t slot_id) : id(slot_id), thread([this] { context.run(); }) {}
