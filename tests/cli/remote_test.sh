@@ -70,7 +70,9 @@ start_server victim --preset small || exit 1
   -q -o "$tmp/partial" 2>"$tmp/err" &
 client=$!
 pids+=("$client")
-sleep 1.5
+# in the middle of the run: after the session started and its first layers ran
+for _ in $(seq 300); do grep -q '"event":"hello"' "$tmp/victim.log" && break; sleep 0.05; done
+sleep 0.5
 kill -9 "$server_pid"
 start=$(date +%s)
 wait "$client"; rc=$?
