@@ -2,7 +2,7 @@
 # Fuzzes the input readers (tests/fuzz/fuzz_inputs.cpp) and the firmware's frame decoder and
 # command processor (firmware/fuzz/fuzz_frame.cpp) with libFuzzer under ASan/UBSan: RUNS
 # iterations per target (default 100000, the benchmark's run; the test suite runs 2000), seeded
-# from the committed corpus tests/fuzz/corpus/<target>/, -seed=1 so a run is reproducible.
+# from the committed corpus tests/fuzz/corpus/<target>/, reproducibly (-seed=1 and more, below).
 # Prints one line per target; exits 1 if any target had a finding (the input is saved in
 # <build>/findings/, the log in <build>/logs/). docs/fuzzing.md.
 #
@@ -43,6 +43,16 @@ if ! { cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE
 fi
 
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+# Reproducible runs need more than -seed: libFuzzer's comparison tracing feeds the values the code
+# compares into its mutations, pointers among them, so the address layout must be fixed too
+# (setarch -R, where the container permits it), and -reload=0 stops the once-a-second re-read of
+# the working corpus, which depends on timing.
+fixed_layout=()
+if setarch -R true 2>/dev/null; then
+  fixed_layout=(setarch -R)
+else
+  echo "fuzz: setarch -R is not permitted here, so runs may differ with the address layout" >&2
+fi
 failed=()
 # target -> libFuzzer on a fresh working corpus (new inputs go there, not into the source tree)
 # followed by the committed seeds. -timeout: an input running 10 s is a hang, so a finding.
@@ -50,8 +60,8 @@ fuzz() {
   local target=$1; shift
   local work="$build/corpus/$target" log="$build/logs/$target.log" start=$SECONDS
   rm -rf "$work"; mkdir -p "$work"
-  if "$@" -runs="$runs" -seed=1 -timeout=10 -artifact_prefix="$build/findings/$target-" \
-      "$work" "tests/fuzz/corpus/$target" >"$log" 2>&1; then
+  if "${fixed_layout[@]}" "$@" -runs="$runs" -seed=1 -reload=0 -timeout=10 \
+      -artifact_prefix="$build/findings/$target-" "$work" "tests/fuzz/corpus/$target" >"$log" 2>&1; then
     local done_runs; done_runs=$(grep -oE '^Done [0-9]+ runs' "$log" | tail -1 | tr -dc 0-9)
     echo "fuzz: $target: ${done_runs:-?} runs in $((SECONDS - start)) s, no finding"
   else
