@@ -3,8 +3,11 @@
 #   1. configures the default preset build dir (build/, `cmake --preset default`) if needed,
 #   2. builds the benchmark targets (bench_sim, bench_roofline, bench_hbm, bench_alloc,
 #      bench_fragmentation, bench_planner, bench_artefacts, bench_remote) and what they need,
-#   3. runs them and prints their results, ratios and summary tables.
-# Exits non-zero if a benchmark fails its bit-exact / completion check, or anything else fails.
+#   3. runs them and prints their results, ratios and summary tables,
+#   4. runs the fuzzers under ASan/UBSan, 100,000 iterations per target (scripts/fuzz.sh, its own
+#      clang build in build-fuzz/; docs/fuzzing.md).
+# Exits non-zero if a benchmark fails its bit-exact / completion check, a fuzzer has a finding,
+# or anything else fails.
 #
 # Usage: scripts/bench.sh [extra Google Benchmark flags, e.g. --benchmark_filter=default]
 # Environment:
@@ -12,6 +15,7 @@
 #   TPUEMU_BENCH_MIN_TIME   --benchmark_min_time in seconds (default 0.2; bench_roofline runs
 #                           each case exactly once whatever this says)
 #   TPUEMU_BENCH_OUT        directory for the JSON results (default <build dir>/bench-results)
+#   TPUEMU_BENCH_FUZZ_RUNS  iterations per fuzz target (default 100000)
 # The first build verilates and compiles the cores (several minutes with tpu-v4-like); later
 # runs take about a minute on 2 cores.
 set -euo pipefail
@@ -53,9 +57,17 @@ for b in "${benches[@]}"; do
   printf '%s: %d s\n' "$b" $((SECONDS - start)) >&2
 done
 
+fuzz_runs=${TPUEMU_BENCH_FUZZ_RUNS:-100000}
+log "running the fuzzers (scripts/fuzz.sh $fuzz_runs)"
+start=$SECONDS
+if ! bash scripts/fuzz.sh "$fuzz_runs"; then
+  failed+=("fuzz")
+fi
+printf 'fuzz: %d s\n' $((SECONDS - start)) >&2
+
 log "JSON results in $out_dir/*-$stamp.json"
 if ((${#failed[@]})); then
   printf '\nbench: FAILED: %s\n' "${failed[*]}" >&2
   exit 1
 fi
-printf '\nbench: all benchmarks passed their checks\n' >&2
+printf '\nbench: all benchmarks passed their checks, the fuzzers found nothing\n' >&2

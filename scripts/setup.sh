@@ -13,11 +13,10 @@ packages=(
   golang-go
   # headless Chromium opens report.html (tests/cli/report_test.sh, scripts/screenshot-report.sh)
   chromium fonts-dejavu-core
+  # scripts/fuzz.sh and its test (fuzz_short): clang, and its libFuzzer and sanitizer runtimes,
+  # which clang only recommends (so --no-install-recommends would leave them out)
+  clang libclang-rt-dev
 )
-# scripts/fuzz.sh: libFuzzer and the sanitizers come with clang.
-if [[ "${1:-}" == "--fuzz" ]]; then
-  packages+=(clang)
-fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,11 +1,13 @@
-// libFuzzer harness for the readers of user files (issue 9): JSON documents with positions and the
-// preset and timing-set loaders on top, allocation traces, the planner's CSV and the assembler.
-// TPUEMU_FUZZ_TARGET=json|preset|timing|trace|asm picks one (scripts/fuzz.sh runs each; the trace
-// reader is the CSV reader the planner uses too).
+// libFuzzer harness for the readers of user files (issues 9 and 11): JSON documents with positions
+// and the preset, timing-set, model (model, mlp and matmul files) and serving-CNN loaders on top,
+// allocation traces, the planner's CSV, HBM request traces and the assembler.
+// TPUEMU_FUZZ_TARGET=json|preset|timing|model|cnn|trace|plan|hbm|asm picks one (scripts/fuzz.sh
+// runs each from its seeds in tests/fuzz/corpus/<target>/; docs/fuzzing.md).
 // Any tpuemu::Error is the expected answer to bad input; anything else - a crash, a sanitizer
 // report, another exception type - is a finding.
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <string_view>
@@ -13,9 +15,13 @@
 #include "tpuemu/alloc/alloc_trace.h"
 #include "tpuemu/base/error.h"
 #include "tpuemu/base/json.h"
+#include "tpuemu/compile/model.h"
 #include "tpuemu/config/config.h"
 #include "tpuemu/config/hbm_config.h"
+#include "tpuemu/hbm_replay/hbm_trace.h"
+#include "tpuemu/plan/planner.h"
 #include "tpuemu/program/program.h"
+#include "tpuemu/run/serving_trace.h"
 
 namespace {
 
@@ -27,7 +33,23 @@ std::string_view target() {
   return t;
 }
 
+// HBM traces are checked against a timing set's capacity: the shipped hbm2-2000, loaded in
+// LLVMFuzzerInitialize so that a missing file stops the run instead of passing as bad input.
+const tpuemu::HbmTimingSet* g_hbm_set = nullptr;
+
 }  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  if (target() != "hbm") return 0;
+  try {
+    static const tpuemu::HbmTimingSet set = tpuemu::load_hbm_timing_set("hbm2-2000");
+    g_hbm_set = &set;
+  } catch (const tpuemu::Error& e) {
+    std::fprintf(stderr, "fuzz_inputs: %s\n", e.what());
+    std::exit(1);
+  }
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
@@ -39,8 +61,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       (void)tpuemu::preset_from_json(tpuemu::JsonDocument::parse(text, "fuzz.json"));
     } else if (t == "timing") {
       (void)tpuemu::hbm_timing_set_from_json(tpuemu::JsonDocument::parse(text, "fuzz.json"));
+    } else if (t == "model") {
+      (void)tpuemu::load_model(tpuemu::JsonDocument::parse(text, "fuzz.json"), "fuzz.json");
+    } else if (t == "cnn") {
+      (void)tpuemu::load_cnn_model(tpuemu::JsonDocument::parse(text, "fuzz.json"), "fuzz.json");
     } else if (t == "trace") {
       (void)tpuemu::alloc::parse_alloc_trace(text, "fuzz.csv");
+    } else if (t == "plan") {
+      (void)tpuemu::alloc::parse_plan_csv(text, "fuzz.csv");
+    } else if (t == "hbm") {
+      (void)tpuemu::parse_hbm_trace(text, "fuzz.trace", *g_hbm_set);
     } else if (t == "asm") {
       (void)tpuemu::assemble(text, "fuzz.s");
     } else {

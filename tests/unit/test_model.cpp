@@ -6,6 +6,7 @@
 
 #include "gather_dma.h"
 #include "test_support.h"
+#include "tpuemu/base/json.h"
 #include "tpuemu/compile/model.h"
 #include "tpuemu/compile/model_reference.h"
 #include "tpuemu/compile/reference.h"
@@ -79,6 +80,22 @@ TEST(ModelFile, MlpFilesAreModelsToo) {
   EXPECT_EQ(m.input, (TensorShape{1, 1, 16}));
   EXPECT_TRUE(m.layers[1].int32_output);
   EXPECT_EQ(m.layers[0].shift, 7u);
+}
+
+// The document entry point (fuzz target "model"): the same model as from the file, the name
+// defaulting to the given path's stem and errors naming the document's source.
+TEST(ModelFile, FromADocumentMatchesTheFile) {
+  TempDir dir;
+  const std::string text = model_text(R"({"name": "d", "kind": "dense", "out": 8})");
+  const Model from_file = load_text(dir, text);
+  const Model from_doc = load_model(JsonDocument::parse(text, "text.json"), "models/text.json");
+  ASSERT_EQ(from_doc.layers.size(), from_file.layers.size());
+  EXPECT_EQ(from_doc.layers[0].out, from_file.layers[0].out);
+  EXPECT_EQ(from_doc.name, "m");
+  const std::string unnamed = R"({"kind": "matmul", "m": 4, "k": 8, "n": 2})";
+  EXPECT_EQ(load_model(JsonDocument::parse(unnamed, "text.json"), "models/mm.json").name, "mm");
+  expect_contains(error_of([] { load_model(JsonDocument::parse(R"({"kind": "model"})", "text.json"), "x.json"); }),
+                  "text.json:");
 }
 
 struct BadModel {

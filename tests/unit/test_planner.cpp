@@ -224,6 +224,17 @@ TEST(PlanCsv, ReaderErrorsNameLineAndColumn) {
   EXPECT_EQ(read_error(dir, "id,lower,upper,size\na,0,4,0\n"), at(":2:7: size is zero"));
 }
 
+// The text entry point (fuzz target "plan"): errors name the source given, rows as from a file.
+TEST(PlanCsv, TextReaderNamesItsSource) {
+  EXPECT_EQ(error_of([] { parse_plan_csv("id,lower,upper,size\na,0,4,16\nb,x12,6,16\n", "mem.csv"); }),
+            "mem.csv:3:3: lower 'x12' is not a non-negative integer");
+  const auto b = parse_plan_csv("id,lower,upper,size,alignment\na,0,4,16,64\n", "mem.csv");
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0].id, "a");
+  EXPECT_EQ(b[0].upper, 4);
+  EXPECT_EQ(b[0].alignment, 64u);
+}
+
 TEST(PlanCsv, ColumnsInAnyOrderAndOffsetIgnored) {
   TempDir dir;
   const auto p = dir.write("plan.csv", "size, upper,id,lower,offset\r\n16,4,a,0,99\r\n\r\n8,6,b,2,7\r\n");

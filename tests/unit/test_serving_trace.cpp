@@ -60,6 +60,26 @@ TEST(ServingTrace, MlpRequestsOfVaryingBatchAllocateAndFreeTheirTensors) {
   EXPECT_GT(r.runs[0].metrics.peak_internal_waste_bytes, 0u);  // tile padding of batch 1
 }
 
+// The document entry point of the CNN files (fuzz target "cnn"): defaults, and errors naming the
+// document's source, the field and the bound.
+TEST(ServingTrace, CnnModelFromADocument) {
+  const CnnModel m = load_cnn_model(
+      JsonDocument::parse(R"({"kind": "cnn", "height": 8, "width": 4, "channels": 3, "convs": [{"out": 16}], "classes": 2})",
+                          "cnn.json"),
+      "serving/tiny.json");
+  EXPECT_EQ(m.name, "tiny");
+  ASSERT_EQ(m.convs.size(), 1u);
+  EXPECT_EQ(m.convs[0].kernel, 3u);
+  EXPECT_EQ(m.convs[0].stride, 1u);
+  EXPECT_EQ(m.width, 4u);
+  const std::string msg = test::error_of([] {
+    load_cnn_model(JsonDocument::parse(R"({"kind": "cnn", "height": 8, "width": 8, "channels": 3,
+                                           "convs": [{"kernel": 0, "out": 4}], "classes": 2})", "cnn.json"), "x.json");
+  });
+  test::expect_contains(msg, "cnn.json:");
+  test::expect_contains(msg, "/convs/0/kernel");
+}
+
 TEST(ServingTrace, CnnLowersConvolutionsToIm2colMatmuls) {
   CnnModel cnn;
   cnn.height = cnn.width = 8;

@@ -352,8 +352,9 @@ Model model_from_workload(const Workload& w) {
   return m;
 }
 
-Model load_model(const std::filesystem::path& path) {
-  const JsonDocument doc = JsonDocument::load(path);
+Model load_model(const std::filesystem::path& path) { return load_model(JsonDocument::load(path), path); }
+
+Model load_model(const JsonDocument& doc, const std::filesystem::path& path) {
   {
     JsonObjectReader probe(doc, "");
     if (probe.has("kind") && probe.get_string("kind") != "model") {

@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -18,8 +19,9 @@
 
 namespace tpuemu::alloc {
 
-std::vector<PlanBuffer> read_plan_csv(const std::filesystem::path& path) {
-  CsvReader csv = CsvReader::from_file(path);
+namespace {
+
+std::vector<PlanBuffer> read_buffers(CsvReader csv) {
   csv.require_columns({"id", "lower", "upper", "size"});
   csv.allow_only_columns({"id", "lower", "upper", "size", "alignment", "offset"});
   std::vector<PlanBuffer> buffers;
@@ -48,6 +50,14 @@ std::vector<PlanBuffer> read_plan_csv(const std::filesystem::path& path) {
     buffers.push_back(std::move(b));
   }
   return buffers;
+}
+
+}  // namespace
+
+std::vector<PlanBuffer> read_plan_csv(const std::filesystem::path& path) { return read_buffers(CsvReader::from_file(path)); }
+
+std::vector<PlanBuffer> parse_plan_csv(std::string text, std::string source) {
+  return read_buffers(CsvReader(std::move(text), std::move(source)));
 }
 
 void write_plan_csv(const std::filesystem::path& path, std::span<const PlanBuffer> buffers,

@@ -67,6 +67,8 @@ struct Model {
 // Loads a workload file of any kind: "model" (a layer graph), "mlp" or "matmul". Errors are one
 // line "file:line:column: /layers/3/kernel: layer 'conv2': cause".
 Model load_model(const std::filesystem::path& path);
+// The same from a parsed document (text already read, e.g. by a fuzzer); `path` names defaults.
+Model load_model(const JsonDocument& doc, const std::filesystem::path& path);
 Model model_from_workload(const Workload& workload);
 
 // Default requantisation shift for a K-term int8 dot product: keeps outputs of random inputs

@@ -60,6 +60,8 @@ std::optional<std::string> check_placement(std::span<const PlanBuffer> buffers,
 // MiniMalloc CSV. Errors are "file:line:column: cause" (malformed number, negative size,
 // upper <= lower, missing column, duplicate id).
 std::vector<PlanBuffer> read_plan_csv(const std::filesystem::path& path);
+// The same from text already read; `source` names it in errors.
+std::vector<PlanBuffer> parse_plan_csv(std::string text, std::string source);
 // The input rows plus an `offset` column, written atomically.
 void write_plan_csv(const std::filesystem::path& path, std::span<const PlanBuffer> buffers,
                     std::span<const std::uint64_t> offsets);

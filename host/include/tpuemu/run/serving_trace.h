@@ -37,6 +37,8 @@ struct CnnModel {
 
 // Loads a workload file of kind "cnn" (examples/serving/cnn-8layer.json); errors are "file:line:column: cause".
 CnnModel load_cnn_model(const std::filesystem::path& path);
+// The same from a parsed document; `path` names the default model name.
+CnnModel load_cnn_model(const JsonDocument& doc, const std::filesystem::path& path);
 // The "kind" of a workload file, without validating the rest.
 std::string workload_kind(const std::filesystem::path& path);
 
