@@ -100,7 +100,7 @@ struct Parser {
     }
   }
 
-  void parse_layer(std::size_t i, const std::string& pointer, std::string& name) {
+  void parse_layer(std::size_t /*index*/, const std::string& pointer, std::string& name) {
     RawLayer r;
     r.pointer = pointer;
     JsonObjectReader lr(doc, r.pointer);
