@@ -35,7 +35,7 @@ san="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
 if ! { cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
          -DCMAKE_CXX_COMPILER=clang++ -DTPUEMU_BUILD_FUZZ=ON -DTPUEMU_BUILD_BENCH=OFF \
          -DCMAKE_CXX_FLAGS="$san" -DCMAKE_C_FLAGS="$san" &&
-       cmake --build "$build" -j "$(nproc)" --target fuzz_inputs fuzz_firmware_frame; } \
+       cmake --build "$build" -j "$(nproc)" --target fuzz_inputs fuzz_firmware_frame fuzz_session; } \
      >"$build/logs/build.log" 2>&1; then
   tail -n 20 "$build/logs/build.log" >&2
   echo "fuzz: building the fuzzers failed ($build/logs/build.log)" >&2
@@ -74,8 +74,9 @@ for target in json preset timing model cnn trace plan hbm asm; do
   TPUEMU_FUZZ_TARGET=$target fuzz "$target" "$build/tests/fuzz_inputs" -max_len=65536
 done
 fuzz frame "$build/firmware/fuzz_firmware_frame"
+fuzz session "$build/tests/fuzz_session" -max_len=65536
 if ((${#failed[@]})); then
   echo "fuzz: findings in ${failed[*]} (inputs in $build/findings/)" >&2
   exit 1
 fi
-echo "fuzz: no finding in $runs runs of each of the 10 targets"
+echo "fuzz: no finding in $runs runs of each of the 11 targets"
