@@ -12,7 +12,7 @@ from pathlib import Path
 
 BAD = "tests/data/layers-bad"
 EXPECTED_VIOLATIONS = [
-    f"{BAD}/src/shard: folder of sources is not a layer of the table",
+    f"{BAD}/src/widgets: folder of sources is not a layer of the table",
     f"{BAD}/src/config/preset_loader.cpp:4: layer config includes layer device (not below it)",
     f"{BAD}/src/plan/plan_helpers.cpp:3: layer plan includes layer run (not below it)",
     f"{BAD}/include/tpuemu/layout/layout.h:4: layer layout includes layer compile (not below it)",

@@ -170,6 +170,41 @@ TEST(Presets, InvalidValuesAreRejectedWithPointer) {
   EXPECT_EQ(preset_error(dir, j), "(no error)");
 }
 
+TEST(Presets, InterconnectIsOptionalAndValidated) {
+  test::TempDir dir;
+  EXPECT_FALSE(load_preset_file(dir.write("none.json", valid_preset_json().dump())).interconnect.has_value());
+  auto with = [] {
+    auto j = valid_preset_json();
+    j["interconnect"] = {{"topology", "ring"}, {"links_per_device", 2}, {"link_bytes_per_cycle", 2}, {"latency_cycles", 500}};
+    return j;
+  };
+  const Preset p = load_preset_file(dir.write("ring.json", with().dump()));
+  ASSERT_TRUE(p.interconnect.has_value());
+  EXPECT_EQ(p.interconnect->latency_cycles, 500u);
+  EXPECT_EQ(load_preset_file(dir.write("again.json", to_json(p).dump())), p);
+  const std::vector<BadValue> cases = {
+      {"/interconnect/topology", "mesh3d", "expected \"ring\" or \"torus2d\", got \"mesh3d\""},
+      {"/interconnect/links_per_device", 4, "a ring has 1 (one direction) or 2 links per device, got 4"},
+      {"/interconnect/links_per_device", 0, "must be in [1, 4]"},
+      {"/interconnect/link_bytes_per_cycle", 0, "must be in [1, "},
+      {"/interconnect/latency_cycles", -1, "must be in [0, "},
+  };
+  for (const auto& c : cases) {
+    auto j = with();
+    j[nlohmann::json::json_pointer(c.pointer)] = c.value;
+    SCOPED_TRACE(c.pointer);
+    const std::string msg = preset_error(dir, j);
+    expect_contains(msg, c.pointer + ": ");
+    expect_contains(msg, c.fragment);
+  }
+  auto torus = with();
+  torus["interconnect"]["topology"] = "torus2d";
+  expect_contains(preset_error(dir, torus), "a 2-D torus has 4 links per device, got 2");
+  auto extra = with();
+  extra["interconnect"]["hops"] = 3;
+  expect_contains(preset_error(dir, extra), "/interconnect/hops");
+}
+
 TEST(Presets, UnknownKeyIsAnErrorAtItsPosition) {
   test::TempDir dir;
   const auto path = dir.write("p.json", R"({

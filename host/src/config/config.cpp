@@ -63,6 +63,25 @@ HbmConfig hbm_from_json(JsonObjectReader r, std::uint32_t dim) {
   return h;
 }
 
+InterconnectConfig interconnect_from_json(JsonObjectReader r) {
+  InterconnectConfig c;
+  c.topology = r.get_string("topology");
+  if (c.topology != "ring" && c.topology != "torus2d") {
+    throw r.error("topology", fmt::format("expected \"ring\" or \"torus2d\", got \"{}\"", c.topology));
+  }
+  c.links_per_device = to_u32(r.get_uint("links_per_device", 1, 4));
+  if (c.topology == "ring" && c.links_per_device > 2) {
+    throw r.error("links_per_device", fmt::format("a ring has 1 (one direction) or 2 links per device, got {}", c.links_per_device));
+  }
+  if (c.topology == "torus2d" && c.links_per_device != 4) {
+    throw r.error("links_per_device", fmt::format("a 2-D torus has 4 links per device, got {}", c.links_per_device));
+  }
+  c.link_bytes_per_cycle = to_u32(r.get_uint("link_bytes_per_cycle", 1, 1u << 16));
+  c.latency_cycles = to_u32(r.get_uint("latency_cycles", 0, 100'000'000));
+  r.finish();
+  return c;
+}
+
 }  // namespace
 
 std::uint32_t Preset::config_csr() const {
@@ -107,6 +126,7 @@ Preset preset_from_json(const JsonDocument& doc) {
   p.mem_outstanding = to_u32(r.get_uint("mem_outstanding", 1, 1024));
   p.clock_ghz = r.get_number("clock_ghz", 0.0, 100.0);
   p.hbm = hbm_from_json(r.get_object("hbm"), p.dim);
+  if (r.has("interconnect")) p.interconnect = interconnect_from_json(r.get_object("interconnect"));
   r.finish();
   return p;
 }
@@ -195,7 +215,7 @@ nlohmann::json to_json(const Preset& p) {
     hbm["timing_set"] = p.hbm.timing_set;
     hbm["page_policy"] = p.hbm.page_policy;
   }
-  return nlohmann::json{
+  nlohmann::json j{
       {"name", p.name},
       {"description", p.description},
       {"dim", p.dim},
@@ -208,6 +228,13 @@ nlohmann::json to_json(const Preset& p) {
       {"clock_ghz", p.clock_ghz},
       {"hbm", hbm},
   };
+  if (p.interconnect) {
+    j["interconnect"] = {{"topology", p.interconnect->topology},
+                         {"links_per_device", p.interconnect->links_per_device},
+                         {"link_bytes_per_cycle", p.interconnect->link_bytes_per_cycle},
+                         {"latency_cycles", p.interconnect->latency_cycles}};
+  }
+  return j;
 }
 
 std::string describe(const Preset& p) {
@@ -224,7 +251,11 @@ std::string describe(const Preset& p) {
       p.vmem_rows, p.dim, p.vmem_bytes() / 1024, p.vmem_banks, p.acc_rows, p.dim,
       p.acc_bytes() / 1024, p.smem_words, p.smem_rows(), p.queue_depth, p.mem_outstanding,
       p.hbm.model, p.hbm.capacity_bytes >> 20, p.hbm.latency_cycles, p.hbm.bytes_per_cycle,
-      p.hbm_peak_gbps());
+      p.hbm_peak_gbps()) +
+         (p.interconnect ? fmt::format("  links      {}, {} links x {} B/cycle, {} cycles per hop\n", p.interconnect->topology,
+                                       p.interconnect->links_per_device, p.interconnect->link_bytes_per_cycle,
+                                       p.interconnect->latency_cycles)
+                         : std::string("  links      none (one device only)\n"));
 }
 
 }  // namespace tpuemu

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <span>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +30,18 @@ struct HbmConfig {
   bool operator==(const HbmConfig&) const = default;
 };
 
+// How the devices of a multi-device run are connected (docs/sharding.md): a ring (1-D, "--mesh N"
+// or none) or a 2-D torus ("--mesh AxB"). Each link moves link_bytes_per_cycle per direction
+// (core cycles), and every hop of a collective step costs latency_cycles.
+struct InterconnectConfig {
+  std::string topology;                  // "ring" or "torus2d": the topologies a preset offers
+  std::uint32_t links_per_device = 0;    // ring: 1 (one direction) or 2 (bidirectional); torus2d: 4
+  std::uint32_t link_bytes_per_cycle = 0;
+  std::uint32_t latency_cycles = 0;
+
+  bool operator==(const InterconnectConfig&) const = default;
+};
+
 // One accelerator core as configs/presets/<name>.json describes it. The same file parameterises
 // the RTL (Verilator -G), so every field is validated here on load; see docs/isa.md for units.
 struct Preset {
@@ -43,6 +56,8 @@ struct Preset {
   std::uint32_t mem_outstanding = 0;  // reads in flight on the memory port
   double clock_ghz = 0;
   HbmConfig hbm;
+  // Optional: without it the preset runs on one device only.
+  std::optional<InterconnectConfig> interconnect;
 
   std::uint64_t vmem_bytes() const { return std::uint64_t{vmem_rows} * dim; }
   std::uint32_t beat_bytes() const { return dim; }
