@@ -51,10 +51,18 @@ WorkloadReport run_workload(const Preset& preset, const Workload& workload, cons
   return run_model(preset, model_from_workload(workload), settings);
 }
 
-WorkloadReport run_model(const Preset& base_preset, const Model& model, const RunSettings& settings) {
-  const auto wall_start = std::chrono::steady_clock::now();
-  const Preset preset = with_capacity(base_preset, settings);
-  WorkloadReport r;
+// ---------------------------------------------------------------------------------------------
+// ModelRun: run_model in pieces
+// ---------------------------------------------------------------------------------------------
+
+struct ModelRun::State {
+  State(const Preset& base_preset, const Model& model_, const RunSettings& settings_)
+      : preset(with_capacity(base_preset, settings_)), model(model_), settings(settings_) {
+    prepare();
+  }
+
+  // Compiles, schedules and places every step; generates the data and its reference.
+  void prepare() {
   r.workload = model.name;
   r.preset = preset.name;
   r.backend = settings.backend;
@@ -70,7 +78,7 @@ WorkloadReport run_model(const Preset& base_preset, const Model& model, const Ru
   // ---- what lives in HBM when, and where. The program's size is measured by compiling every
   // step once against placeholder addresses (instruction counts do not depend on them).
   ModelCompiler sizing(preset, model, r.batch, settings.compile, settings.tiled, settings.vmem_allocator);
-  HbmSchedule schedule = make_hbm_schedule(sizing, r.requests);
+  schedule = make_hbm_schedule(sizing, r.requests);
   for (std::size_t s = 0; s < schedule.steps.size(); ++s) {
     Program p;
     StepAddresses at;
@@ -78,12 +86,11 @@ WorkloadReport run_model(const Preset& base_preset, const Model& model, const Ru
     sizing.compile_step(schedule.steps[s].layer, at, p);
     schedule.buffers[schedule.program_buffer[s]].size = p.size() * 32;
   }
-  const HbmPlacement placement = place_hbm_schedule(schedule, preset, settings);
+  placement = place_hbm_schedule(schedule, preset, settings);
   r.hbm_placement = placement.method;
 
   // ---- compile every step with the placed addresses
-  ModelCompiler compiler(preset, model, r.batch, settings.compile, settings.tiled, settings.vmem_allocator);
-  std::vector<Program> programs;
+  compiler = std::make_unique<ModelCompiler>(preset, model, r.batch, settings.compile, settings.tiled, settings.vmem_allocator);
   for (const ScheduleStep& step : schedule.steps) {
     const ModelLayer& layer = model.layers[step.layer];
     StepAddresses at;
@@ -93,7 +100,7 @@ WorkloadReport run_model(const Preset& base_preset, const Model& model, const Ru
     if (schedule.bias_buffer[step.layer] != kNoBuffer) at.bias = placement.offsets[schedule.bias_buffer[step.layer]];
     if (schedule.zeros_buffer != kNoBuffer) at.zeros = placement.offsets[schedule.zeros_buffer];
     programs.emplace_back();
-    const StepPlan sp = compiler.compile_step(step.layer, at, programs.back());
+    const StepPlan sp = compiler->compile_step(step.layer, at, programs.back());
     if (step.request != 0) continue;
     LayerReport lr;
     lr.name = layer.name;
@@ -115,9 +122,8 @@ WorkloadReport run_model(const Preset& base_preset, const Model& model, const Ru
     r.acc_peak_bytes = std::max<std::uint64_t>(r.acc_peak_bytes, std::uint64_t{sp.acc_rows_used} * dim * 4);
     r.layers.push_back(lr);
   }
-  r.padding_bytes += compiler.layout(0).padding_bytes();
-  r.vmem_allocation = compiler.vmem_metrics();
-  std::vector<std::vector<std::uint8_t>> program_bytes;
+  r.padding_bytes += compiler->layout(0).padding_bytes();
+  r.vmem_allocation = compiler->vmem_metrics();
   for (std::size_t s = 0; s < programs.size(); ++s) {
     const Program& p = programs[s];
     if (const auto problems = check_program(p, preset); !problems.empty()) {
@@ -132,36 +138,36 @@ WorkloadReport run_model(const Preset& base_preset, const Model& model, const Ru
   }
 
   // ---- data: generated from the seed (per request), parameters per layer
-  std::vector<LayerParams> params;
   for (std::size_t i = 0; i < model.layers.size(); ++i) params.push_back(random_layer_params(model.layers[i], model.seed, i));
-  std::vector<std::vector<ReferenceTensor>> expected;
-  std::vector<std::vector<std::int8_t>> inputs;
   for (std::size_t q = 0; q < r.requests; ++q) {
     inputs.push_back(random_input(model.rows(0, r.batch) * model.input.channels, model.seed, q));
     expected.push_back(model_reference(model, r.batch, inputs.back(), params));
   }
 
+  }
+
+  // Opens the device and writes what lives for the whole run.
+  void start() {
   // ---- run: constants first, then one launch per step, each request's input written just
   // before its first step and every output checked right after the step that wrote it
-  auto device = open_device(settings.backend, preset, settings.device);
+  device = open_device(settings.backend, preset, settings.device);
   r.backend = device->info().backend;
   for (std::size_t i = 0; i < model.layers.size(); ++i) {
     if (schedule.weight_buffer[i] != kNoBuffer) {
-      device->write_hbm(placement.offsets[schedule.weight_buffer[i]], compiler.weight_image(i, params[i]));
+      device->write_hbm(placement.offsets[schedule.weight_buffer[i]], compiler->weight_image(i, params[i]));
     }
     if (schedule.bias_buffer[i] != kNoBuffer) {
-      device->write_hbm(placement.offsets[schedule.bias_buffer[i]], compiler.bias_image(i, params[i]));
+      device->write_hbm(placement.offsets[schedule.bias_buffer[i]], compiler->bias_image(i, params[i]));
     }
   }
   if (schedule.zeros_buffer != kNoBuffer) {
-    device->write_hbm(placement.offsets[schedule.zeros_buffer], std::vector<std::uint8_t>(compiler.zeros_bytes(), 0));
+    device->write_hbm(placement.offsets[schedule.zeros_buffer], std::vector<std::uint8_t>(compiler->zeros_bytes(), 0));
   }
-  RunOptions options;
-  options.max_cycles = settings.max_cycles;
-  options.record_timeline = settings.record_timeline;
-  std::uint64_t now = 0;
-  std::uint64_t bound_done = 0;  // roofline cycles of the steps done: the ETA's measure of work
-  auto report_progress = [&](std::size_t done) {
+    options.max_cycles = settings.max_cycles;
+    options.record_timeline = settings.record_timeline;
+  }
+
+  void report_progress(std::size_t done) const {
     if (!settings.progress) return;
     RunProgress p;
     p.steps_done = done;
@@ -171,64 +177,70 @@ WorkloadReport run_model(const Preset& base_preset, const Model& model, const Ru
     p.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
     p.fraction_done = r.roofline_cycles == 0 ? 0 : static_cast<double>(bound_done) / static_cast<double>(r.roofline_cycles);
     settings.progress(p);
-  };
-  for (std::size_t s = 0; s < schedule.steps.size(); ++s) {
-    const ScheduleStep& step = schedule.steps[s];
-    const ModelLayer& layer = model.layers[step.layer];
-    if (settings.interrupted && settings.interrupted()) {
-      throw Interrupted(fmt::format("interrupted before step {} of {} (layer '{}'); nothing was written", s + 1,
-                                    schedule.steps.size(), layer.name));
-    }
-    report_progress(s);
-    if (step.first_of_request) {
-      device->write_hbm(placement.tensor_addr(schedule, step.request, 0), compiler.input_image(inputs[step.request]));
-    }
-    device->load_program(placement.offsets[schedule.program_buffer[s]], program_bytes[s]);
-    const RunResult run = device->run(options);
-    // A launch starts the counters from zero: the run's counters are the sum over its launches.
-    const auto step_counters = device->counters().to_array();
-    auto total = r.counters.to_array();
-    for (std::size_t j = 0; j < total.size(); ++j) total[j] += step_counters[j];
-    r.counters = Counters::from_array(total);
-    if (settings.record_timeline) {
-      StepTimeline t;
-      t.step = s;
-      t.spans = instruction_spans(run.timeline, program_bytes[s]);
-      auto shift = [now](std::optional<std::uint64_t>& c) {
-        if (c) *c += now;
-      };
-      for (InstructionSpan& span : t.spans) {
-        shift(span.issue);
-        shift(span.done);
-        shift(span.wait_begin);
-        shift(span.wait_end);
-      }
-      for (HbmInterval h : run.hbm_timeline) {
-        h.begin += now;
-        h.end += now;
-        t.hbm.push_back(h);
-      }
-      r.timelines.push_back(std::move(t));
-      r.program = program_bytes[s];
-    }
-    StepReport sr{step.layer, step.request, now, now + run.cycles, programs[s].size()};
-    now += run.cycles;
-    bound_done += r.layers[step.layer].roofline_cycles;
-    r.steps.push_back(sr);
-    r.run = run;
-    // check the tensor this step wrote
-    const ReferenceTensor& want = expected[step.request][step.layer + 1];
-    const std::string what = r.requests > 1 ? fmt::format("{}[r{}]", layer.name, step.request) : layer.name;
-    const std::uint64_t out_addr = placement.tensor_addr(schedule, step.request, step.layer + 1);
-    const TiledLayout& out_layout = compiler.layout(step.layer + 1);
-    const auto raw = device->read_hbm(out_addr, out_layout.bytes());
-    if (layer.int32_output) {
-      compare<std::int32_t>(unpack<std::int32_t>(out_layout, raw), want.int32, layer.out.channels, what, r);
-    } else {
-      compare<std::int8_t>(unpack<std::int8_t>(out_layout, raw), want.int8, layer.out.channels, what, r);
-    }
   }
+
+  // One launch: the request's input before its first step, the program, the check of its output.
+  void run_step(std::size_t s) {
+  const ScheduleStep& step = schedule.steps[s];
+  const ModelLayer& layer = model.layers[step.layer];
+  if (settings.interrupted && settings.interrupted()) {
+    throw Interrupted(fmt::format("interrupted before step {} of {} (layer '{}'); nothing was written", s + 1,
+                                  schedule.steps.size(), layer.name));
+  }
+  report_progress(s);
+  if (step.first_of_request) {
+    device->write_hbm(placement.tensor_addr(schedule, step.request, 0), compiler->input_image(inputs[step.request]));
+  }
+  device->load_program(placement.offsets[schedule.program_buffer[s]], program_bytes[s]);
+  const RunResult run = device->run(options);
+  // A launch starts the counters from zero: the run's counters are the sum over its launches.
+  const auto step_counters = device->counters().to_array();
+  auto total = r.counters.to_array();
+  for (std::size_t j = 0; j < total.size(); ++j) total[j] += step_counters[j];
+  r.counters = Counters::from_array(total);
+  if (settings.record_timeline) {
+    StepTimeline t;
+    t.step = s;
+    t.spans = instruction_spans(run.timeline, program_bytes[s]);
+    auto shift = [now = now](std::optional<std::uint64_t>& c) {
+      if (c) *c += now;
+    };
+    for (InstructionSpan& span : t.spans) {
+      shift(span.issue);
+      shift(span.done);
+      shift(span.wait_begin);
+      shift(span.wait_end);
+    }
+    for (HbmInterval h : run.hbm_timeline) {
+      h.begin += now;
+      h.end += now;
+      t.hbm.push_back(h);
+    }
+    r.timelines.push_back(std::move(t));
+    r.program = program_bytes[s];
+  }
+  StepReport sr{step.layer, step.request, now, now + run.cycles, programs[s].size()};
+  now += run.cycles;
+  bound_done += r.layers[step.layer].roofline_cycles;
+  r.steps.push_back(sr);
+  r.run = run;
+  // check the tensor this step wrote
+  const ReferenceTensor& want = expected[step.request][step.layer + 1];
+  const std::string what = r.requests > 1 ? fmt::format("{}[r{}]", layer.name, step.request) : layer.name;
+  const std::uint64_t out_addr = placement.tensor_addr(schedule, step.request, step.layer + 1);
+  const TiledLayout& out_layout = compiler->layout(step.layer + 1);
+  const auto raw = device->read_hbm(out_addr, out_layout.bytes());
+  if (layer.int32_output) {
+    compare<std::int32_t>(unpack<std::int32_t>(out_layout, raw), want.int32, layer.out.channels, what, r);
+  } else {
+    compare<std::int8_t>(unpack<std::int8_t>(out_layout, raw), want.int8, layer.out.channels, what, r);
+  }
+  }
+
+  // The allocator's view at the measured times, and the run's figures.
+  WorkloadReport finish() {
   report_progress(schedule.steps.size());
+  const std::uint32_t dim = preset.dim;
   r.bit_exact = r.mismatches == 0 && r.checked_values > 0;
   r.hbm = device->memory_statistics();
   if (r.hbm) {
@@ -261,6 +273,51 @@ WorkloadReport run_model(const Preset& base_preset, const Model& model, const Ru
   r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   r.sim_cycles_per_second = static_cast<double>(r.cycles) / std::max(r.wall_seconds, 1e-9);
   return r;
+  }
+
+  const std::chrono::steady_clock::time_point wall_start = std::chrono::steady_clock::now();
+  const Preset preset;
+  const Model model;
+  const RunSettings settings;
+  WorkloadReport r;
+  HbmSchedule schedule;
+  HbmPlacement placement;
+  std::unique_ptr<ModelCompiler> compiler;
+  std::vector<Program> programs;
+  std::vector<std::vector<std::uint8_t>> program_bytes;
+  std::vector<LayerParams> params;
+  std::vector<std::vector<ReferenceTensor>> expected;
+  std::vector<std::vector<std::int8_t>> inputs;
+  std::unique_ptr<Device> device;
+  RunOptions options;
+  std::uint64_t now = 0;
+  std::uint64_t bound_done = 0;  // roofline cycles of the steps done: the ETA's measure of work
+};
+
+ModelRun::ModelRun(const Preset& preset, const Model& model, const RunSettings& settings)
+    : state_(std::make_unique<State>(preset, model, settings)) {}
+ModelRun::~ModelRun() = default;
+ModelRun::ModelRun(ModelRun&&) noexcept = default;
+ModelRun& ModelRun::operator=(ModelRun&&) noexcept = default;
+
+void ModelRun::start() { state_->start(); }
+std::size_t ModelRun::step_count() const { return state_->schedule.steps.size(); }
+void ModelRun::run_step(std::size_t s) {
+  if (!state_->device) throw Error("run: run_step before start");
+  state_->run_step(s);
+}
+WorkloadReport ModelRun::finish() { return state_->finish(); }
+Device& ModelRun::device() {
+  if (!state_->device) throw Error("run: no device before start");
+  return *state_->device;
+}
+std::uint64_t ModelRun::cycles() const { return state_->now; }
+
+WorkloadReport run_model(const Preset& preset, const Model& model, const RunSettings& settings) {
+  ModelRun run(preset, model, settings);
+  run.start();
+  for (std::size_t s = 0; s < run.step_count(); ++s) run.run_step(s);
+  return run.finish();
 }
 
 }  // namespace tpuemu

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -143,6 +144,31 @@ struct WorkloadReport {
 // Throws Error (bad workload, does not fit, out of HBM: alloc::OutOfMemory) or RunError
 // (deadlock, watchdog).
 WorkloadReport run_model(const Preset& preset, const Model& model, const RunSettings& settings);
+
+// run_model in pieces, for a caller that drives several devices and works between their steps
+// (the sharded runner): construct (compile, schedule, place, generate the data), start (open the
+// device, write the constants), run_step for every step in order, finish (the report).
+// run_model is exactly this sequence.
+class ModelRun {
+ public:
+  ModelRun(const Preset& preset, const Model& model, const RunSettings& settings);
+  ~ModelRun();
+  ModelRun(ModelRun&&) noexcept;
+  ModelRun& operator=(ModelRun&&) noexcept;
+
+  void start();
+  std::size_t step_count() const;
+  // Step s of the HBM schedule (in order): its request's input before its first step, the
+  // program, the check of the tensor it wrote. Throws Interrupted when settings.interrupted says so.
+  void run_step(std::size_t s);
+  WorkloadReport finish();
+  Device& device();
+  std::uint64_t cycles() const;  // core cycles of the steps run so far
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 WorkloadReport run_workload(const Preset& preset, const Workload& workload, const RunSettings& settings);
 
 std::string format_report(const WorkloadReport& report);
