@@ -74,6 +74,9 @@ void ServerState::acquire(const std::shared_ptr<Connection>& conn) {
     }
   }
   waiting.push_back(conn);
+  conn->arm_timer(options.queue_timeout, fmt::format("no device free within {:g} s ({} devices, all held)",
+                                                     static_cast<double>(options.queue_timeout.count()) / 1000.0,
+                                                     options.devices));
 }
 
 void ServerState::release(DeviceSlot& slot) {
@@ -111,24 +114,9 @@ struct Server::Impl {
         auto conn = std::make_shared<serve::Connection>(state, std::move(socket), state.next_session++);
         state.connections.push_back(conn);
         conn->start();
-        queue_deadline(conn);
       }
       if (!state.stopping) accept();
     });
-  }
-
-  // A connection still queued after queue_timeout is refused.
-  void queue_deadline(const std::shared_ptr<serve::Connection>& conn) {
-    if (!conn->waiting_for_device()) return;
-    auto timer = std::make_shared<serve::asio::steady_timer>(state.io, state.options.queue_timeout);
-    timer->async_wait([timer, weak = std::weak_ptr<serve::Connection>(conn), this](const boost::system::error_code& ec) {
-      const auto c = weak.lock();
-      if (ec || !c || !c->waiting_for_device()) return;
-      c->refuse(fmt::format("no device free within {:g} s ({} devices, all held)",
-                            static_cast<double>(state.options.queue_timeout.count()) / 1000.0, state.options.devices));
-    });
-    timers.push_back(timer);
-    std::erase_if(timers, [](const std::weak_ptr<serve::asio::steady_timer>& t) { return t.expired(); });
   }
 
   void begin_stop(const std::string& why) {
@@ -138,9 +126,6 @@ struct Server::Impl {
     boost::system::error_code ignored;
     state.acceptor.close(ignored);
     state.signals.cancel(ignored);
-    for (const auto& t : timers) {
-      if (auto timer = t.lock()) timer->cancel();
-    }
     const auto connections = state.connections;  // shutdown() may remove entries
     for (const auto& w : connections) {
       if (const auto c = w.lock()) c->shutdown();
@@ -148,7 +133,6 @@ struct Server::Impl {
   }
 
   serve::ServerState state;
-  std::vector<std::weak_ptr<serve::asio::steady_timer>> timers;
 };
 
 Server::Server(Preset preset, ServerOptions options) : impl_(std::make_unique<Impl>(std::move(preset), std::move(options))) {}

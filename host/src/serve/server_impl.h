@@ -87,6 +87,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Graceful stop: closes now when between frames, else after the answer in flight is written.
   void shutdown();
   bool waiting_for_device() const { return state_ == State::Queued; }
+  // One deadline at a time: queued (then refused), idle, reading or writing (then closed).
+  void arm_timer(std::chrono::milliseconds timeout, std::string reason);
 
  private:
   enum class State { Queued, Opening, Idle, Reading, Processing, Writing, Closed };
@@ -100,7 +102,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::vector<std::uint8_t> session_command(const protocol::Frame& request);
   void write_answer();
   void close(std::string reason);
-  void arm_timer(std::chrono::milliseconds timeout, std::string reason);
   std::vector<std::uint8_t> error_frame(std::uint8_t status, std::uint64_t d0, std::uint64_t d1) const;
 
   ServerState& server_;
