@@ -11,6 +11,8 @@ packages=(
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   protobuf-compiler libprotobuf-dev zlib1g-dev
   golang-go
+  # sharded runs and sweeps across machines: mpirun and the MPI library (tpuemu_shard_mpi)
+  openmpi-bin libopenmpi-dev
   # headless Chromium opens report.html (tests/cli/report_test.sh, scripts/screenshot-report.sh)
   chromium fonts-dejavu-core
   # scripts/fuzz.sh and its test (fuzz_short): clang, and its libFuzzer and sanitizer runtimes,

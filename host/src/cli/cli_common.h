@@ -27,6 +27,18 @@ class UsageError : public Error {
   using Error::Error;
 };
 
+// This process's failure is reported by another (rank 0 of an MPI run): main exits with `code`
+// and prints nothing.
+class SilentExit : public std::exception {
+ public:
+  explicit SilentExit(int code) : code_(code) {}
+  int code() const { return code_; }
+  const char* what() const noexcept override { return "reported by MPI rank 0"; }
+
+ private:
+  int code_;
+};
+
 // The options of every subcommand. out: the command's file product (docs/cli.md), "-" = stdout.
 struct CommonOptions {
   bool json = false;

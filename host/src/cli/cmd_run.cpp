@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 
 #include <fmt/format.h>
@@ -24,6 +25,8 @@
 #include "tpuemu/profile/report_html.h"
 #include "tpuemu/device/timeline.h"
 #include "tpuemu/run/runner.h"
+#include "tpuemu/shard/sharded_run.h"
+#include "tpuemu/shard_mpi/mpi_exchange.h"
 
 namespace tpuemu::cli {
 
@@ -53,6 +56,12 @@ struct RunArgs {
   std::string hbm_capacity;
   bool plan = false;
   double plan_timeout = 10;
+  // sharded runs (docs/sharding.md)
+  std::optional<std::uint32_t> devices;
+  std::optional<std::string> shard, mesh;
+  std::optional<unsigned> jobs;
+  bool no_overlap = false;
+  bool sharded() const { return devices || shard || shard::launched_by_mpirun(); }
 };
 
 // `--allocator all`: the device runs once with the default policy and the run's HBM allocation
@@ -104,14 +113,31 @@ void engine_tracks(const WorkloadReport& r, profile::ChromeTraceInputs& out) {
 
 // The artefacts of `run -o DIR` (docs/profile.md), each written atomically; only after the run
 // succeeded and every one of them was made, so a failed run leaves nothing in DIR.
-void write_artefacts(const std::filesystem::path& dir, const WorkloadReport& r, nlohmann::json summary,
-                     const profile::ProfileMoment& moment, bool every_policy) {
+// A sharded run's artefacts are device `first_device`'s (the summary, trace and memory profile),
+// with one HBM memory map and fragmentation curve per device, spaces "hbm device D".
+void write_artefacts(const std::filesystem::path& dir, std::span<const WorkloadReport> devices, std::uint32_t first_device,
+                     nlohmann::json summary, const profile::ProfileMoment& moment, bool every_policy) {
+  const WorkloadReport& r = devices.front();
   const profile::RunPlacements placements =
       profile::run_placements(r.allocation_trace, "hbm", r.hbm_allocation.policy, r.hbm_allocation.capacity,
                               kHbmGranularity, every_policy);
-  summary["memory_map"] = profile::memory_map_to_json(placements.map);
-  std::string fragmentation =
-      alloc::samples_csv_header() + alloc::samples_csv_rows("hbm", r.hbm_allocation.policy, r.hbm_allocation_samples);
+  std::string fragmentation = alloc::samples_csv_header();
+  profile::MemoryMap map;
+  if (devices.size() == 1) {
+    map = placements.map;
+    fragmentation += alloc::samples_csv_rows("hbm", r.hbm_allocation.policy, r.hbm_allocation_samples);
+  } else {
+    for (std::size_t d = 0; d < devices.size(); ++d) {
+      const WorkloadReport& device = devices[d];
+      const std::string space = fmt::format("hbm device {}", first_device + d);
+      profile::SpaceMap m = profile::space_map_as_placed(device.allocation_trace, "hbm", device.hbm_allocation.policy,
+                                                         device.hbm_allocation.capacity);
+      m.space = space;
+      map.spaces.push_back(std::move(m));
+      fragmentation += alloc::samples_csv_rows(space, device.hbm_allocation.policy, device.hbm_allocation_samples);
+    }
+  }
+  summary["memory_map"] = profile::memory_map_to_json(map);
   for (const alloc::ReplayRun& replay : placements.replays)
     fragmentation += alloc::samples_csv_rows(replay.metrics.space, replay.metrics.policy, replay.samples);
   profile::ChromeTraceInputs trace_inputs;
@@ -135,6 +161,51 @@ void write_artefacts(const std::filesystem::path& dir, const WorkloadReport& r, 
   write_file_atomically(dir / "memory.pb.gz", memory);
   write_file_atomically(dir / "trace.json", trace_text);
   write_file_atomically(dir / "report.html", report);
+}
+
+// A run over --devices devices: on threads here, or on this rank's share of them under mpirun
+// (only rank 0 prints and writes; the others exit with its code).
+int run_sharded_command(const RunArgs& a, const Preset& preset, const Model& model, RunSettings s,
+                        const profile::ProfileMoment& moment) {
+  const std::uint32_t devices = a.devices.value_or(1);
+  if (!a.shard) throw Error(fmt::format("--devices {}: give --shard batch, tensor or fsdp", devices));
+  shard::ShardSettings ss;
+  ss.mode = shard::parse_shard_mode(*a.shard);
+  ss.devices = devices;
+  ss.mesh = a.mesh.value_or("");
+  ss.overlap = !a.no_overlap;
+  ss.jobs = a.jobs.value_or(0);
+  if (a.no_overlap && ss.mode != shard::ShardMode::Fsdp) {
+    throw UsageError("--no-overlap", "applies to --shard fsdp (the weight gathers it overlaps with compute)");
+  }
+  if (!a.alloc_trace_file.empty()) throw UsageError("--alloc-trace", "writes one device's trace; not with --devices (-o DIR has every device's memory map)");
+  if (!a.wave_file.empty()) throw UsageError("--wave", "records one device; not with --devices");
+  if (a.allocator == kEveryAllocator) throw UsageError("--allocator all", "replays one device's trace; not with --devices");
+  std::optional<shard::MpiSession> mpi;
+  std::unique_ptr<shard::Exchange> exchange;
+  if (shard::launched_by_mpirun()) {
+    mpi.emplace();
+    exchange = std::make_unique<shard::MpiExchange>(*mpi);
+  } else {
+    exchange = std::make_unique<shard::LocalExchange>();
+  }
+  const bool root = exchange->rank() == 0;
+  try {
+    shard::ShardReport r = shard::run_sharded(preset, model, s, ss, *exchange);
+    if (!root) return r.bit_exact ? 0 : kExitMismatch;
+    nlohmann::json j = shard::shard_report_to_json(r);
+    if (!a.report_file.empty()) write_file_atomically(a.report_file, json_text(j));
+    if (!a.common.out.empty()) {
+      nlohmann::json summary = report_to_json(r.local_reports.front());
+      summary["sharded"] = j;
+      write_artefacts(a.common.out, r.local_reports, r.first_local_device, summary, moment, false);
+    }
+    print(a.common, a.common.json ? json_text(j) : shard::format_shard_report(r));
+    return r.bit_exact ? 0 : kExitMismatch;
+  } catch (const Error&) {
+    if (root) throw;
+    throw SilentExit(kExitError);  // rank 0 says what failed
+  }
 }
 
 int run_run(const RunArgs& a) {
@@ -192,10 +263,11 @@ int run_run(const RunArgs& a) {
   InterruptGuard interrupt;
   s.progress = [&bar](const RunProgress& p) { bar.update(p); };
   s.interrupted = [&interrupt] { return interrupt.interrupted(); };
+  if (a.sharded()) return run_sharded_command(a, preset, w, s, moment);
   const WorkloadReport r = run_model(preset, w, s);
   const nlohmann::json j = report_to_json(r);
   if (!a.report_file.empty()) write_file_atomically(a.report_file, json_text(j));
-  if (!a.common.out.empty()) write_artefacts(a.common.out, r, j, moment, every_policy);
+  if (!a.common.out.empty()) write_artefacts(a.common.out, std::span(&r, 1), 0, j, moment, every_policy);
   if (!a.alloc_trace_file.empty()) alloc::write_alloc_trace(a.alloc_trace_file, r.allocation_trace);
   print(a.common, a.common.json ? json_text(j) : format_report(r));
   return r.bit_exact ? 0 : kExitMismatch;
@@ -247,6 +319,13 @@ Subcommand add_run_command(CLI::App& app) {
   auto* plan = cmd->add_flag("--plan", a->plan, "Place HBM buffers with the offline planner over the whole run");
   cmd->add_option("--plan-timeout", a->plan_timeout, "Seconds the planner's exact search may take")
       ->check(finite_in(0, 3600))->needs(plan);
+  cmd->add_option("--devices", a->devices, "Split the run across this many simulated devices (docs/sharding.md)")
+      ->check(unsigned_in(1, 64));
+  cmd->add_option("--shard", a->shard, "How --devices split the run: batch, tensor or fsdp");
+  cmd->add_option("--mesh", a->mesh, "The devices' arrangement: N (a ring) or RxC (a 2-D torus; preset topology torus2d)")
+      ->type_name("RxC");
+  cmd->add_option("--jobs", a->jobs, "Threads simulating the devices (default: one per core)")->check(unsigned_in(1, 256));
+  cmd->add_flag("--no-overlap", a->no_overlap, "fsdp: gather each layer's weights just before it, not while the layer before runs");
   add_common_options(cmd, a->common, "Print the report as JSON",
                      "Write the artefacts here: summary.json, fragmentation.csv, memory.pb.gz, trace.json, report.html "
                      "(docs/profile.md)");

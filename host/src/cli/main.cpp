@@ -115,6 +115,8 @@ int main(int argc, char** argv) {
     return fail(e.what(), kExitUsage, json);
   } catch (const Interrupted& e) {
     return fail(e.what(), kExitInterrupted, json);
+  } catch (const SilentExit& e) {
+    return e.code();
   } catch (const std::exception& e) {
     return fail(e.what(), kExitError, json);
   }

@@ -16,6 +16,7 @@ std::string_view layer_kind_name(LayerKind kind) {
     case LayerKind::Dense: return "dense";
     case LayerKind::Conv2d: return "conv2d";
     case LayerKind::Add: return "add";
+    case LayerKind::Gather: return "gather";
   }
   return "?";
 }
@@ -26,7 +27,7 @@ const std::vector<std::string>& model_layer_kinds() {
 }
 
 std::size_t ModelLayer::reduction() const {
-  if (kind == LayerKind::Add) return 0;
+  if (!has_weights(kind)) return 0;
   return kernel_h * kernel_w * in.channels;
 }
 
@@ -319,6 +320,8 @@ struct Parser {
         l.out = {(ph - l.kernel_h) / l.stride + 1, (pw - l.kernel_w) / l.stride + 1, r.out_channels};
         break;
       }
+      case LayerKind::Gather:  // not a kind a file can name (model_layer_kinds)
+        throw layer_error(r, "kind", "a gather layer is inserted by the sharded runner, not written in a model");
     }
     if (l.shift == ~0u) l.shift = default_shift(l.reduction());
   }

@@ -41,7 +41,7 @@ ModelCompiler::ModelCompiler(const Preset& preset, const Model& model, std::size
                                    model.tensor_name(t)));
   }
   for (std::size_t i = 0; i < model.layers.size(); ++i) {
-    if (model.layers[i].kind == LayerKind::Add) {
+    if (!has_weights(model.layers[i].kind)) {
       weights_.push_back({});
       continue;
     }
@@ -92,6 +92,9 @@ std::optional<alloc::SpaceMetrics> ModelCompiler::vmem_metrics() const {
 StepPlan ModelCompiler::compile_step(std::size_t layer, const StepAddresses& at, Program& program) {
   const ModelLayer& l = model_.layers[layer];
   StepPlan sp;
+  if (l.kind == LayerKind::Gather) {
+    throw Error(fmt::format("compile: layer '{}' is a gather, which the interconnect runs, not the core", l.name));
+  }
   if (l.kind == LayerKind::Add) {
     sp = compile_add(layer, at, program);
   } else {

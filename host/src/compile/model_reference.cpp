@@ -62,6 +62,9 @@ std::vector<ReferenceTensor> model_reference(const Model& model, std::size_t bat
   for (std::size_t i = 0; i < model.layers.size(); ++i) {
     const ModelLayer& l = model.layers[i];
     ReferenceTensor& out = t[i + 1];
+    if (l.kind == LayerKind::Gather) {
+      throw Error(fmt::format("model reference: layer '{}' gathers from other devices; the reference runs the unsharded model", l.name));
+    }
     if (l.kind == LayerKind::Add) {
       const auto& a = t[l.inputs[0]].int8;
       const auto& b = t[l.inputs[1]].int8;
@@ -85,7 +88,7 @@ std::vector<ReferenceTensor> model_reference(const Model& model, std::size_t bat
 
 LayerParams random_layer_params(const ModelLayer& layer, std::uint64_t seed, std::size_t layer_index) {
   LayerParams p;
-  if (layer.kind == LayerKind::Add) return p;
+  if (!has_weights(layer.kind)) return p;
   std::mt19937_64 rng(seed * 1000003u + layer_index + 1);
   std::uniform_int_distribution<int> w(-128, 127);
   p.weights.resize(layer.reduction() * layer.out.channels);

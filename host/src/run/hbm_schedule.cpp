@@ -82,16 +82,41 @@ std::uint64_t round_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / 
 
 }  // namespace
 
-HbmSchedule make_hbm_schedule(const ModelCompiler& compiler, std::size_t requests) {
+std::uint64_t HbmSchedule::weight_shard_bytes(std::size_t layer) const {
+  return buffers[weight_shard_buffer[layer]].size;
+}
+
+HbmSchedule make_hbm_schedule(const ModelCompiler& compiler, std::size_t requests, const WeightSharding& sharding) {
   const Model& model = compiler.model();
   const std::size_t layers = model.layers.size();
+  if (sharding.parts > 1 && requests != 1) {
+    throw Error(fmt::format("a sharded run takes one request at a time, not {}", requests));
+  }
   HbmSchedule sc;
   // waves: request q runs layer l in wave q + l
+  std::vector<ScheduleStep> launches;
   for (std::size_t wave = 0; wave + 1 < layers + requests; ++wave) {
     for (std::size_t q = 0; q < requests; ++q) {
       if (wave < q || wave - q >= layers) continue;
-      sc.steps.push_back({wave - q, q, wave == q});
+      launches.push_back({wave - q, q, wave == q, model.layers[wave - q].kind == LayerKind::Gather ? StepKind::Gather : StepKind::Launch});
     }
+  }
+  const bool shard_weights = sharding.parts > 1;
+  auto gathers_weights = [&](const ScheduleStep& st) {
+    return shard_weights && st.kind == StepKind::Launch && has_weights(model.layers[st.layer].kind);
+  };
+  for (std::size_t k = 0; k < launches.size(); ++k) {
+    const ScheduleStep& st = launches[k];
+    if (gathers_weights(st) && (!sharding.prefetch || k == 0)) sc.steps.push_back({st.layer, 0, false, StepKind::GatherWeights, false});
+    if (sharding.prefetch && st.kind == StepKind::Launch) {
+      // the next launch's weights arrive while this one runs
+      for (std::size_t n = k + 1; n < launches.size(); ++n) {
+        if (launches[n].kind != StepKind::Launch) continue;
+        if (gathers_weights(launches[n])) sc.steps.push_back({launches[n].layer, 0, false, StepKind::GatherWeights, true});
+        break;
+      }
+    }
+    sc.steps.push_back(st);
   }
   auto add = [&](ScheduledBuffer b) {
     b.size = round_up(b.size, 1);
@@ -100,25 +125,40 @@ HbmSchedule make_hbm_schedule(const ModelCompiler& compiler, std::size_t request
   };
   const std::uint64_t dim = compiler.layout(0).tile_cols;
   if (compiler.needs_zeros()) sc.zeros_buffer = add({"zeros (convolution padding)", compiler.zeros_bytes(), 0, dim, true, 0, 0});
+  sc.weight_shard_buffer.assign(layers, kNoBuffer);
   for (std::size_t i = 0; i < layers; ++i) {
     const ModelLayer& l = model.layers[i];
     sc.weight_buffer.push_back(kNoBuffer);
     sc.bias_buffer.push_back(kNoBuffer);
-    if (l.kind == LayerKind::Add) continue;
+    if (!has_weights(l.kind)) continue;
     const TiledLayout& w = compiler.weight_layout(i);
-    sc.weight_buffer[i] = add({l.name + " weights", w.bytes(), w.padding_bytes(), dim, true, 0, 0});
+    if (shard_weights) {
+      const std::uint64_t part = (w.bytes() + sharding.parts - 1) / sharding.parts;
+      sc.weight_shard_buffer[i] = add({l.name + " weights shard", part, 0, dim, true, 0, 0});
+    } else {
+      sc.weight_buffer[i] = add({l.name + " weights", w.bytes(), w.padding_bytes(), dim, true, 0, 0});
+    }
     if (l.bias) sc.bias_buffer[i] = add({l.name + " bias weights", compiler.bias_bytes(i), 0, dim, true, 0, 0});
   }
   // activations: first and last step per (request, tensor)
   sc.tensor_buffer.assign(requests, std::vector<std::size_t>(layers + 1, kNoBuffer));
   std::vector<std::vector<std::size_t>> last_use(requests, std::vector<std::size_t>(layers + 1, 0));
   for (std::size_t s = 0; s < sc.steps.size(); ++s) {
+    if (sc.steps[s].kind == StepKind::GatherWeights) continue;
     for (std::size_t t : model.layers[sc.steps[s].layer].inputs) last_use[sc.steps[s].request][t] = s;
   }
   for (std::size_t s = 0; s < sc.steps.size(); ++s) {
     const ScheduleStep& st = sc.steps[s];
+    if (st.kind == StepKind::GatherWeights) {
+      sc.program_buffer.push_back(kNoBuffer);
+      std::size_t consumer = s + 1;
+      while (sc.steps[consumer].kind != StepKind::Launch || sc.steps[consumer].layer != st.layer) ++consumer;
+      const TiledLayout& w = compiler.weight_layout(st.layer);
+      sc.weight_buffer[st.layer] = add({model.layers[st.layer].name + " weights", w.bytes(), w.padding_bytes(), dim, false, s, consumer});
+      continue;
+    }
     const std::string suffix = requests > 1 ? fmt::format(" r{}", st.request) : "";
-    sc.program_buffer.push_back(add({"program", 32, 0, std::max<std::uint64_t>(32, dim), false, s, s}));
+    sc.program_buffer.push_back(st.kind == StepKind::Launch ? add({"program", 32, 0, std::max<std::uint64_t>(32, dim), false, s, s}) : kNoBuffer);
     if (st.first_of_request) {
       const TiledLayout& in = compiler.layout(0);
       sc.tensor_buffer[st.request][0] =

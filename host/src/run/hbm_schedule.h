@@ -24,6 +24,10 @@ namespace tpuemu {
 struct ScheduleStep {
   std::size_t layer = 0, request = 0;
   bool first_of_request = false;
+  StepKind kind = StepKind::Launch;
+  // GatherWeights: the gather runs beside the next launch (the layer before its consumer) instead
+  // of before its consumer alone.
+  bool overlapped = false;
 };
 
 struct ScheduledBuffer {
@@ -41,11 +45,24 @@ struct HbmSchedule {
   std::vector<std::size_t> program_buffer;  // per step: its program, loaded just before its launch
   std::size_t zeros_buffer = kNoBuffer;
   std::vector<std::size_t> weight_buffer, bias_buffer;  // per layer (kNoBuffer: none)
+  // Per layer, with weight sharding: this device's part of the weights (persistent); weight_buffer
+  // is then the gathered whole, alive from its GatherWeights step to the end of its layer's launch.
+  std::vector<std::size_t> weight_shard_buffer;
+  std::uint64_t weight_shard_bytes(std::size_t layer) const;
   std::vector<std::vector<std::size_t>> tensor_buffer;  // [request][tensor]
 };
 
+// Weight sharding (fully sharded runs, docs/sharding.md): each device stores 1/parts of every
+// weight image and gathers the whole into a temporary buffer before the layer runs - with
+// `prefetch`, while the layer before it runs.
+struct WeightSharding {
+  std::size_t parts = 1;
+  bool prefetch = true;
+};
+
 // The steps and buffers of `requests` requests; the program buffers' sizes are set by the caller.
-HbmSchedule make_hbm_schedule(const ModelCompiler& compiler, std::size_t requests);
+// Steps of model layers of kind gather, and GatherWeights steps, have no program (kNoBuffer).
+HbmSchedule make_hbm_schedule(const ModelCompiler& compiler, std::size_t requests, const WeightSharding& sharding = {});
 
 struct HbmPlacement {
   std::string method;                  // the policy's name, or "planner"

@@ -54,6 +54,10 @@ std::string format_report(const WorkloadReport& r) {
     const LayerReport& l = r.layers[i];
     const std::string shapes = fmt::format("{}x{}x{} -> {}x{}x{}", l.in.height, l.in.width, l.in.channels,
                                            l.out.height, l.out.width, l.out.channels);
+    if (l.kind == LayerKind::Gather) {
+      line(s, "  layer {} {} (gather over the interconnect): {}", i, l.name, shapes);
+      continue;
+    }
     if (l.kind == LayerKind::Add) {
       line(s, "  layer {} {} (add): {}, blocks of {} rows, {} slot{}", i, l.name, shapes, l.plan.block_m,
            l.plan.a_slots, l.plan.a_slots == 1 ? "" : "s");

@@ -55,9 +55,18 @@ WorkloadReport run_workload(const Preset& preset, const Workload& workload, cons
 // ModelRun: run_model in pieces
 // ---------------------------------------------------------------------------------------------
 
+std::string_view step_kind_name(StepKind kind) {
+  switch (kind) {
+    case StepKind::Launch: return "launch";
+    case StepKind::Gather: return "gather";
+    case StepKind::GatherWeights: return "gather weights";
+  }
+  return "?";
+}
+
 struct ModelRun::State {
-  State(const Preset& base_preset, const Model& model_, const RunSettings& settings_)
-      : preset(with_capacity(base_preset, settings_)), model(model_), settings(settings_) {
+  State(const Preset& base_preset, const Model& model_, const RunSettings& settings_, std::optional<DevicePart> part_)
+      : preset(with_capacity(base_preset, settings_)), model(model_), settings(settings_), part(std::move(part_)) {
     prepare();
   }
 
@@ -78,8 +87,11 @@ struct ModelRun::State {
   // ---- what lives in HBM when, and where. The program's size is measured by compiling every
   // step once against placeholder addresses (instruction counts do not depend on them).
   ModelCompiler sizing(preset, model, r.batch, settings.compile, settings.tiled, settings.vmem_allocator);
-  schedule = make_hbm_schedule(sizing, r.requests);
+  WeightSharding sharding;
+  if (part) sharding = {part->weight_parts, part->prefetch_weights};
+  schedule = make_hbm_schedule(sizing, r.requests, sharding);
   for (std::size_t s = 0; s < schedule.steps.size(); ++s) {
+    if (schedule.steps[s].kind != StepKind::Launch) continue;
     Program p;
     StepAddresses at;
     at.inputs.assign(model.layers[schedule.steps[s].layer].inputs.size(), 0);
@@ -93,13 +105,26 @@ struct ModelRun::State {
   compiler = std::make_unique<ModelCompiler>(preset, model, r.batch, settings.compile, settings.tiled, settings.vmem_allocator);
   for (const ScheduleStep& step : schedule.steps) {
     const ModelLayer& layer = model.layers[step.layer];
+    programs.emplace_back();
+    if (step.kind == StepKind::GatherWeights) continue;
+    if (step.kind == StepKind::Gather) {
+      if (step.request != 0) continue;
+      LayerReport lr;
+      lr.name = layer.name;
+      lr.kind = layer.kind;
+      lr.in = layer.in;
+      lr.out = layer.out;
+      lr.padding_bytes = compiler->layout(step.layer + 1).padding_bytes();
+      r.padding_bytes += lr.padding_bytes;
+      r.layers.push_back(lr);
+      continue;
+    }
     StepAddresses at;
     for (std::size_t t : layer.inputs) at.inputs.push_back(placement.tensor_addr(schedule, step.request, t));
     at.output = placement.tensor_addr(schedule, step.request, step.layer + 1);
     if (schedule.weight_buffer[step.layer] != kNoBuffer) at.weights = placement.offsets[schedule.weight_buffer[step.layer]];
     if (schedule.bias_buffer[step.layer] != kNoBuffer) at.bias = placement.offsets[schedule.bias_buffer[step.layer]];
     if (schedule.zeros_buffer != kNoBuffer) at.zeros = placement.offsets[schedule.zeros_buffer];
-    programs.emplace_back();
     const StepPlan sp = compiler->compile_step(step.layer, at, programs.back());
     if (step.request != 0) continue;
     LayerReport lr;
@@ -126,6 +151,10 @@ struct ModelRun::State {
   r.vmem_allocation = compiler->vmem_metrics();
   for (std::size_t s = 0; s < programs.size(); ++s) {
     const Program& p = programs[s];
+    if (schedule.steps[s].kind != StepKind::Launch) {
+      program_bytes.emplace_back();
+      continue;
+    }
     if (const auto problems = check_program(p, preset); !problems.empty()) {
       throw Error(fmt::format("compile: generated program is invalid: {}", problems.front()));
     }
@@ -138,11 +167,21 @@ struct ModelRun::State {
   }
 
   // ---- data: generated from the seed (per request), parameters per layer
-  for (std::size_t i = 0; i < model.layers.size(); ++i) params.push_back(random_layer_params(model.layers[i], model.seed, i));
-  for (std::size_t q = 0; q < r.requests; ++q) {
-    inputs.push_back(random_input(model.rows(0, r.batch) * model.input.channels, model.seed, q));
-    expected.push_back(model_reference(model, r.batch, inputs.back(), params));
+  if (part) {
+    if (part->params.size() != model.layers.size() || part->inputs.size() != r.requests || part->expected.size() != r.requests) {
+      throw Error("run: the device's part has the wrong number of layers or requests");
+    }
+    params = std::move(part->params);
+    inputs = std::move(part->inputs);
+    expected = std::move(part->expected);
+  } else {
+    for (std::size_t i = 0; i < model.layers.size(); ++i) params.push_back(random_layer_params(model.layers[i], model.seed, i));
+    for (std::size_t q = 0; q < r.requests; ++q) {
+      inputs.push_back(random_input(model.rows(0, r.batch) * model.input.channels, model.seed, q));
+      expected.push_back(model_reference(model, r.batch, inputs.back(), params));
+    }
   }
+  not_before.assign(schedule.steps.size(), 0);
 
   }
 
@@ -153,7 +192,9 @@ struct ModelRun::State {
   device = open_device(settings.backend, preset, settings.device);
   r.backend = device->info().backend;
   for (std::size_t i = 0; i < model.layers.size(); ++i) {
-    if (schedule.weight_buffer[i] != kNoBuffer) {
+    if (schedule.weight_shard_buffer[i] != kNoBuffer) {
+      device->write_hbm(placement.offsets[schedule.weight_shard_buffer[i]], weight_shard(i));
+    } else if (schedule.weight_buffer[i] != kNoBuffer) {
       device->write_hbm(placement.offsets[schedule.weight_buffer[i]], compiler->weight_image(i, params[i]));
     }
     if (schedule.bias_buffer[i] != kNoBuffer) {
@@ -180,9 +221,109 @@ struct ModelRun::State {
   }
 
   // One launch: the request's input before its first step, the program, the check of its output.
+  // This device's part of layer i's weight image (the last part padded with zeros).
+  std::vector<std::uint8_t> weight_shard(std::size_t i) const {
+    const std::vector<std::uint8_t> image = compiler->weight_image(i, params[i]);
+    const std::uint64_t bytes = schedule.weight_shard_bytes(i);
+    std::vector<std::uint8_t> shard(bytes, 0);
+    const std::uint64_t begin = std::min<std::uint64_t>(part->weight_part * bytes, image.size());
+    const std::uint64_t end = std::min<std::uint64_t>(begin + bytes, image.size());
+    std::copy(image.begin() + static_cast<std::ptrdiff_t>(begin), image.begin() + static_cast<std::ptrdiff_t>(end), shard.begin());
+    return shard;
+  }
+
+  const ScheduleStep& host_step(std::size_t s) const {
+    if (s >= schedule.steps.size() || schedule.steps[s].kind == StepKind::Launch) {
+      throw Error(fmt::format("run: step {} is not a collective", s));
+    }
+    return schedule.steps[s];
+  }
+
+  template <typename T>
+  static std::vector<std::uint8_t> values_to_bytes(const std::vector<T>& v) {
+    std::vector<std::uint8_t> out(v.size() * sizeof(T));
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const auto u = static_cast<std::make_unsigned_t<T>>(v[i]);
+      for (std::size_t b = 0; b < sizeof(T); ++b) out[i * sizeof(T) + b] = static_cast<std::uint8_t>(u >> (8 * b));
+    }
+    return out;
+  }
+  template <typename T>
+  static std::vector<T> bytes_to_values(std::span<const std::uint8_t> bytes) {
+    std::vector<T> v(bytes.size() / sizeof(T));
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      std::make_unsigned_t<T> u = 0;
+      for (std::size_t b = 0; b < sizeof(T); ++b) u |= static_cast<std::make_unsigned_t<T>>(bytes[i * sizeof(T) + b]) << (8 * b);
+      v[i] = static_cast<T>(u);
+    }
+    return v;
+  }
+
+  std::vector<std::uint8_t> read_part(std::size_t s) {
+    const ScheduleStep& step = host_step(s);
+    if (step.kind == StepKind::GatherWeights) {
+      return device->read_hbm(placement.offsets[schedule.weight_shard_buffer[step.layer]], schedule.weight_shard_bytes(step.layer));
+    }
+    const std::size_t t = model.layers[step.layer].inputs[0];
+    const TiledLayout& layout = compiler->layout(t);
+    const auto raw = device->read_hbm(placement.tensor_addr(schedule, step.request, t), layout.bytes());
+    return layout.elem_bytes == 4 ? values_to_bytes(unpack<std::int32_t>(layout, raw)) : values_to_bytes(unpack<std::int8_t>(layout, raw));
+  }
+
+  void write_whole(std::size_t s, std::span<const std::uint8_t> whole) {
+    const ScheduleStep& step = host_step(s);
+    if (step.kind == StepKind::GatherWeights) {
+      const std::uint64_t bytes = compiler->weight_layout(step.layer).bytes();
+      if (whole.size() < bytes) throw Error(fmt::format("run: gathered weights of '{}' have {} bytes, not {}", model.layers[step.layer].name, whole.size(), bytes));
+      device->write_hbm(placement.offsets[schedule.weight_buffer[step.layer]], whole.first(bytes));
+      return;
+    }
+    const std::size_t t = step.layer + 1;
+    const TiledLayout& layout = compiler->layout(t);
+    const std::uint64_t addr = placement.tensor_addr(schedule, step.request, t);
+    if (layout.elem_bytes == 4) {
+      device->write_hbm(addr, pack(layout, bytes_to_values<std::int32_t>(whole)));
+    } else {
+      device->write_hbm(addr, pack(layout, bytes_to_values<std::int8_t>(whole)));
+    }
+    check_output(step);
+  }
+
+  void complete_collective(std::size_t s, std::uint64_t issue, std::uint64_t end) {
+    const ScheduleStep& step = host_step(s);
+    if (issue < now || end < issue) throw Error(fmt::format("run: collective of step {} from {} to {} is not after the clock ({})", s, issue, end, now));
+    if (step.overlapped) {
+      std::size_t consumer = s + 1;
+      while (schedule.steps[consumer].kind != StepKind::Launch || schedule.steps[consumer].layer != step.layer) ++consumer;
+      not_before[consumer] = std::max(not_before[consumer], end);
+    } else {
+      now = end;
+    }
+    r.steps.push_back({step.layer, step.request, issue, end, 0, step.kind});
+  }
+
+  // Reads back the tensor `step` wrote and compares it with the reference.
+  void check_output(const ScheduleStep& step) {
+    const ModelLayer& layer = model.layers[step.layer];
+    const ReferenceTensor& want = expected[step.request][step.layer + 1];
+    const std::string what = r.requests > 1 ? fmt::format("{}[r{}]", layer.name, step.request) : layer.name;
+    const std::uint64_t out_addr = placement.tensor_addr(schedule, step.request, step.layer + 1);
+    const TiledLayout& out_layout = compiler->layout(step.layer + 1);
+    const auto raw = device->read_hbm(out_addr, out_layout.bytes());
+    if (out_layout.elem_bytes == 4) {
+      compare<std::int32_t>(unpack<std::int32_t>(out_layout, raw), want.int32, layer.out.channels, what, r);
+    } else {
+      compare<std::int8_t>(unpack<std::int8_t>(out_layout, raw), want.int8, layer.out.channels, what, r);
+    }
+  }
+
   void run_step(std::size_t s) {
   const ScheduleStep& step = schedule.steps[s];
   const ModelLayer& layer = model.layers[step.layer];
+  if (step.kind != StepKind::Launch) {
+    throw Error(fmt::format("run: step {} ({} '{}') is a collective: the sharded runner moves its data", s, step_kind_name(step.kind), layer.name));
+  }
+  now = std::max(now, not_before[s]);
   if (settings.interrupted && settings.interrupted()) {
     throw Interrupted(fmt::format("interrupted before step {} of {} (layer '{}'); nothing was written", s + 1,
                                   schedule.steps.size(), layer.name));
@@ -221,20 +362,11 @@ struct ModelRun::State {
   }
   StepReport sr{step.layer, step.request, now, now + run.cycles, programs[s].size()};
   now += run.cycles;
+  compute += run.cycles;
   bound_done += r.layers[step.layer].roofline_cycles;
   r.steps.push_back(sr);
   r.run = run;
-  // check the tensor this step wrote
-  const ReferenceTensor& want = expected[step.request][step.layer + 1];
-  const std::string what = r.requests > 1 ? fmt::format("{}[r{}]", layer.name, step.request) : layer.name;
-  const std::uint64_t out_addr = placement.tensor_addr(schedule, step.request, step.layer + 1);
-  const TiledLayout& out_layout = compiler->layout(step.layer + 1);
-  const auto raw = device->read_hbm(out_addr, out_layout.bytes());
-  if (layer.int32_output) {
-    compare<std::int32_t>(unpack<std::int32_t>(out_layout, raw), want.int32, layer.out.channels, what, r);
-  } else {
-    compare<std::int8_t>(unpack<std::int8_t>(out_layout, raw), want.int8, layer.out.channels, what, r);
-  }
+  check_output(step);
   }
 
   // The allocator's view at the measured times, and the run's figures.
@@ -279,6 +411,7 @@ struct ModelRun::State {
   const Preset preset;
   const Model model;
   const RunSettings settings;
+  std::optional<DevicePart> part;
   WorkloadReport r;
   HbmSchedule schedule;
   HbmPlacement placement;
@@ -291,11 +424,15 @@ struct ModelRun::State {
   std::unique_ptr<Device> device;
   RunOptions options;
   std::uint64_t now = 0;
+  std::uint64_t compute = 0;               // cycles of the launches
+  std::vector<std::uint64_t> not_before;   // per step: an overlapped collective it waits for
   std::uint64_t bound_done = 0;  // roofline cycles of the steps done: the ETA's measure of work
 };
 
 ModelRun::ModelRun(const Preset& preset, const Model& model, const RunSettings& settings)
-    : state_(std::make_unique<State>(preset, model, settings)) {}
+    : state_(std::make_unique<State>(preset, model, settings, std::nullopt)) {}
+ModelRun::ModelRun(const Preset& preset, const Model& model, const RunSettings& settings, DevicePart part)
+    : state_(std::make_unique<State>(preset, model, settings, std::move(part))) {}
 ModelRun::~ModelRun() = default;
 ModelRun::ModelRun(ModelRun&&) noexcept = default;
 ModelRun& ModelRun::operator=(ModelRun&&) noexcept = default;
@@ -312,6 +449,30 @@ Device& ModelRun::device() {
   return *state_->device;
 }
 std::uint64_t ModelRun::cycles() const { return state_->now; }
+std::uint64_t ModelRun::compute_cycles() const { return state_->compute; }
+alloc::SpaceMetrics ModelRun::planned_hbm_metrics() const {
+  const State& st = *state_;
+  std::vector<StepReport> logical(st.schedule.steps.size());
+  for (std::size_t s = 0; s < logical.size(); ++s) {
+    logical[s].start_cycle = 2 * s + 1;
+    logical[s].end_cycle = 2 * s + 2;
+  }
+  return replay_hbm_schedule(st.schedule, st.placement, st.preset, st.settings, logical, 2 * logical.size() + 1).metrics;
+}
+StepKind ModelRun::step_kind(std::size_t s) const { return state_->schedule.steps.at(s).kind; }
+std::size_t ModelRun::step_layer(std::size_t s) const { return state_->schedule.steps.at(s).layer; }
+bool ModelRun::step_overlapped(std::size_t s) const { return state_->schedule.steps.at(s).overlapped; }
+std::vector<std::uint8_t> ModelRun::read_part(std::size_t s) {
+  if (!state_->device) throw Error("run: read_part before start");
+  return state_->read_part(s);
+}
+void ModelRun::write_whole(std::size_t s, std::span<const std::uint8_t> whole) {
+  if (!state_->device) throw Error("run: write_whole before start");
+  state_->write_whole(s, whole);
+}
+void ModelRun::complete_collective(std::size_t s, std::uint64_t issue, std::uint64_t end) {
+  state_->complete_collective(s, issue, end);
+}
 
 WorkloadReport run_model(const Preset& preset, const Model& model, const RunSettings& settings) {
   ModelRun run(preset, model, settings);

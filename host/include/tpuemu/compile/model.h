@@ -17,8 +17,13 @@
 
 namespace tpuemu {
 
-enum class LayerKind { Dense, Conv2d, Add };
+// Gather is not a kind a model file names: the sharded runner (docs/sharding.md) inserts it where a
+// device needs the parts of a tensor that other devices computed. It runs on the interconnect, not
+// on the core: no program, no weights.
+enum class LayerKind { Dense, Conv2d, Add, Gather };
 std::string_view layer_kind_name(LayerKind kind);
+// Dense and conv2d layers have weights (and maybe a bias) and compile to a matmul.
+inline bool has_weights(LayerKind kind) { return kind == LayerKind::Dense || kind == LayerKind::Conv2d; }
 // The kinds a model file may name, in the order docs/workloads.md lists them (`ffn` expands into
 // dense, dense, add).
 const std::vector<std::string>& model_layer_kinds();
@@ -44,6 +49,10 @@ struct ModelLayer {
   unsigned shift = 0;
   bool relu = false;
   bool int32_output = false;  // the model's last layer only: ACC read back without requantising
+  // gather: its input is one of `gather_parts` equal parts of `out` (the parts side by side along
+  // the channels, or one after another along the rows when gather_rows).
+  std::size_t gather_parts = 1;
+  bool gather_rows = false;
   // The K of the matmul: kernel_h * kernel_w * in.channels (dense: in.channels, or all of in).
   std::size_t reduction() const;
 };

@@ -8,7 +8,9 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -16,6 +18,7 @@
 #include "tpuemu/alloc/alloc_trace.h"
 #include "tpuemu/compile/compile.h"
 #include "tpuemu/compile/model.h"
+#include "tpuemu/compile/model_reference.h"
 #include "tpuemu/compile/workload.h"
 #include "tpuemu/config/config.h"
 #include "tpuemu/device/device.h"
@@ -86,11 +89,17 @@ struct StepTimeline {
   std::vector<HbmInterval> hbm;
 };
 
-// One layer of one request, launched on the device as its own program.
+// What a step of a run is: a program the core runs, or (sharded runs, docs/sharding.md) data the
+// interconnect moves into this device's HBM - a gather layer's tensor, or a layer's weights.
+enum class StepKind { Launch, Gather, GatherWeights };
+std::string_view step_kind_name(StepKind kind);
+
+// One layer of one request, launched on the device as its own program (or a collective).
 struct StepReport {
   std::size_t layer = 0, request = 0;
   std::uint64_t start_cycle = 0, end_cycle = 0;  // core cycles since the first launch
   std::uint64_t instructions = 0;
+  StepKind kind = StepKind::Launch;
 };
 
 struct WorkloadReport {
@@ -145,6 +154,18 @@ struct WorkloadReport {
 // (deadlock, watchdog).
 WorkloadReport run_model(const Preset& preset, const Model& model, const RunSettings& settings);
 
+// What a caller that splits a run across devices gives one device instead of the data run_model
+// generates from the seed (the sharded runner, tpuemu/shard/sharded_run.h): the device's inputs,
+// the parameters of its model's layers, every tensor's expected values, and its part of the
+// weights when they are sharded.
+struct DevicePart {
+  std::vector<std::vector<std::int8_t>> inputs;          // per request
+  std::vector<LayerParams> params;                       // per layer of the device's model
+  std::vector<std::vector<ReferenceTensor>> expected;    // per request, per tensor
+  std::size_t weight_parts = 1, weight_part = 0;         // fsdp: this device stores part weight_part of weight_parts
+  bool prefetch_weights = true;                          // gather the next layer's weights during this one
+};
+
 // run_model in pieces, for a caller that drives several devices and works between their steps
 // (the sharded runner): construct (compile, schedule, place, generate the data), start (open the
 // device, write the constants), run_step for every step in order, finish (the report).
@@ -152,6 +173,7 @@ WorkloadReport run_model(const Preset& preset, const Model& model, const RunSett
 class ModelRun {
  public:
   ModelRun(const Preset& preset, const Model& model, const RunSettings& settings);
+  ModelRun(const Preset& preset, const Model& model, const RunSettings& settings, DevicePart part);
   ~ModelRun();
   ModelRun(ModelRun&&) noexcept;
   ModelRun& operator=(ModelRun&&) noexcept;
@@ -161,6 +183,24 @@ class ModelRun {
   // Step s of the HBM schedule (in order): its request's input before its first step, the
   // program, the check of the tensor it wrote. Throws Interrupted when settings.interrupted says so.
   void run_step(std::size_t s);
+  StepKind step_kind(std::size_t s) const;
+  std::size_t step_layer(std::size_t s) const;
+  bool step_overlapped(std::size_t s) const;  // a GatherWeights step that runs beside the next launch
+  // A Gather or GatherWeights step, which the caller carries out: read this device's part from its
+  // HBM (Gather: the input tensor's values row-major, 1 or 4 bytes each; GatherWeights: its shard
+  // of the weight image), then write the gathered whole (row-major values / the whole image) -
+  // a Gather's tensor is checked against its expected values as it lands - and say when the
+  // collective ran on this device's clock: from `issue` (when the device asked for it) to `end`.
+  // A blocking collective moves the clock to `end`; an overlapped one holds its consumer back
+  // until `end`.
+  std::vector<std::uint8_t> read_part(std::size_t s);
+  void write_whole(std::size_t s, std::span<const std::uint8_t> whole);
+  void complete_collective(std::size_t s, std::uint64_t issue, std::uint64_t end);
+  // The HBM allocator's figures for this run's schedule before it runs (at logical times: the
+  // peaks do not depend on when the steps run).
+  alloc::SpaceMetrics planned_hbm_metrics() const;
+  // Core cycles of the launches so far (the clock less the time spent waiting for collectives).
+  std::uint64_t compute_cycles() const;
   WorkloadReport finish();
   Device& device();
   std::uint64_t cycles() const;  // core cycles of the steps run so far
