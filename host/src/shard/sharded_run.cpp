@@ -165,7 +165,7 @@ ShardReport run_sharded(const Preset& preset, const Model& model, const RunSetti
   rep.overlap = shard.overlap;
   rep.batch = batch;
   rep.device_batch = plan.device_batch;
-  rep.jobs = shard.jobs != 0 ? shard.jobs : std::max(1u, std::min(local, std::thread::hardware_concurrency()));
+  rep.jobs = std::max(1u, std::min(local, shard.jobs != 0 ? shard.jobs : std::thread::hardware_concurrency()));
   rep.ranks = ranks;
   rep.first_local_device = first;
 
