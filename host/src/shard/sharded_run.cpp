@@ -82,9 +82,14 @@ DeviceSummary summarize(std::uint32_t device, const WorkloadReport& r, std::uint
 
 std::vector<std::uint8_t> to_bytes(const std::string& s) { return {s.begin(), s.end()}; }
 
-// Throws the first failure of any rank on every rank.
+constexpr std::string_view kInterrupted = "interrupted";
+
+// Throws the first failure of any rank on every rank (Interrupted for a stop request).
 void agree(Exchange& exchange, const std::optional<std::string>& local) {
-  if (const auto error = exchange.first_error(local)) throw Error(*error);
+  if (const auto error = exchange.first_error(local)) {
+    if (error->starts_with(kInterrupted)) throw Interrupted(*error);
+    throw Error(*error);
+  }
 }
 
 // The peak HBM the same run needs on one device; 0 when it does not fit one.
@@ -173,7 +178,8 @@ ShardReport run_sharded(const Preset& preset, const Model& model, const RunSetti
   const GlobalData data = global_data(model, batch);
   RunSettings device_settings = settings;
   device_settings.batch = plan.device_batch;
-  device_settings.progress = nullptr;  // reported here, once per step of all devices
+  device_settings.progress = nullptr;     // reported here, once per step of all devices
+  device_settings.interrupted = nullptr;  // asked here, so that every rank stops at the same step
   std::vector<std::optional<ModelRun>> runs(local);
   agree(exchange, parallel_for(local, rep.jobs, [&](std::size_t i) {
     runs[i].emplace(preset, plan.model, device_settings, device_part(plan, model, data, first + static_cast<std::uint32_t>(i), shard.overlap));
@@ -196,6 +202,12 @@ ShardReport run_sharded(const Preset& preset, const Model& model, const RunSetti
       p.fraction_done = static_cast<double>(s) / static_cast<double>(steps);
       settings.progress(p);
     }
+    std::optional<std::string> stop;
+    if (settings.interrupted && settings.interrupted()) {
+      stop = fmt::format("{} before step {} of {} (layer '{}'); nothing was written", kInterrupted, s + 1, steps,
+                         plan.model.layers[runs.front()->step_layer(s)].name);
+    }
+    agree(exchange, stop);
     const StepKind kind = runs.front()->step_kind(s);
     if (kind == StepKind::Launch) {
       agree(exchange, parallel_for(local, rep.jobs, [&](std::size_t i) { runs[i]->run_step(s); }));
