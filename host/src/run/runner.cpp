@@ -107,13 +107,13 @@ struct ModelRun::State {
     const ModelLayer& layer = model.layers[step.layer];
     programs.emplace_back();
     if (step.kind == StepKind::GatherWeights) continue;
+    LayerReport lr;
+    lr.name = layer.name;
+    lr.kind = layer.kind;
+    lr.in = layer.in;
+    lr.out = layer.out;
     if (step.kind == StepKind::Gather) {
       if (step.request != 0) continue;
-      LayerReport lr;
-      lr.name = layer.name;
-      lr.kind = layer.kind;
-      lr.in = layer.in;
-      lr.out = layer.out;
       lr.padding_bytes = compiler->layout(step.layer + 1).padding_bytes();
       r.padding_bytes += lr.padding_bytes;
       r.layers.push_back(lr);
@@ -127,11 +127,6 @@ struct ModelRun::State {
     if (schedule.zeros_buffer != kNoBuffer) at.zeros = placement.offsets[schedule.zeros_buffer];
     const StepPlan sp = compiler->compile_step(step.layer, at, programs.back());
     if (step.request != 0) continue;
-    LayerReport lr;
-    lr.name = layer.name;
-    lr.kind = layer.kind;
-    lr.in = layer.in;
-    lr.out = layer.out;
     lr.spec = sp.spec;
     lr.plan = sp.plan;
     lr.ideal_cycles = sp.ideal_cycles;
