@@ -212,6 +212,8 @@ TEST(SweepRun, AFailingPointStopsTheSweepAndIsNamed) {
       throw Error("preset 'tiny'", "no such preset\nsecond line");
     }
     if (point.index == 6) throw std::runtime_error("later failure");
+    // Long enough that the failure of point 6 is seen before the last points are handed out.
+    std::this_thread::sleep_for(std::chrono::milliseconds(3));
     return fake_results(point);
   };
   for (unsigned jobs : {1u, 3u}) {

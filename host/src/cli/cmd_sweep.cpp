@@ -60,7 +60,11 @@ int run_sweep_command(const SweepArgs& a) {
   }
   const sweep::SweepGrid grid = sweep::load_sweep_grid(a.grid_file);
   // A bad model is one error at its own place, before any point runs (not once per point).
-  (void)load_model(grid.model);
+  try {
+    (void)load_model(grid.model);
+  } catch (const Error& e) {
+    throw e.within(fmt::format("{}: /model", grid.source));
+  }
 
   InterruptGuard interrupt;
   PointCounter counter(!a.common.json && !a.common.quiet && isatty(STDERR_FILENO));
