@@ -26,6 +26,10 @@ constexpr int kTargetTicks = 5;
 // Tableau 10: distinguishable, and readable on white. More series than colours repeat them.
 constexpr std::array<std::string_view, 10> kPalette = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
                                                        "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+// Series with equal values lie on top of each other (an axis that changes nothing - which is a
+// finding). Each series also has a dash pattern, so a line drawn over another lets it show through.
+constexpr std::array<std::string_view, 4> kDashes = {"", " stroke-dasharray=\"8 5\"", " stroke-dasharray=\"3 4\"",
+                                                     " stroke-dasharray=\"12 4 3 4\""};
 
 std::string xml_text(std::string_view text) {
   std::string out;
@@ -169,7 +173,7 @@ std::string sweep_plot_svg(const SweepTable& table, const SweepGrid& grid, std::
 
   // The series: a line through the categories that have a value, a marker on each, a legend entry.
   for (std::size_t s = 0; s < series.size(); ++s) {
-    const std::string_view colour = kPalette[s % kPalette.size()];
+    const std::string_view colour = kPalette[s % kPalette.size()], dash = kDashes[s % kDashes.size()];
     std::string points, markers;
     for (std::size_t c = 0; c < categories; ++c) {
       if (!series[s].values[c]) continue;
@@ -177,14 +181,14 @@ std::string sweep_plot_svg(const SweepTable& table, const SweepGrid& grid, std::
       points += fmt::format("{}{:.1f},{:.1f}", points.empty() ? "" : " ", x, y);
       markers += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.5\" fill=\"{}\"/>\n", x, y, colour);
     }
-    svg += fmt::format("<g class=\"series\">\n<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/>\n{}",
-                       points, colour, markers);
+    svg += fmt::format("<g class=\"series\">\n<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{}/>\n{}",
+                       points, colour, dash, markers);
     const double y = kPlotTop + kLegendRow * static_cast<double>(s);
-    svg += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\" stroke=\"{3}\" stroke-width=\"2\"/>"
+    svg += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\" stroke=\"{3}\" stroke-width=\"2\"{8}/>"
                        "<circle cx=\"{4:.1f}\" cy=\"{1:.1f}\" r=\"3.5\" fill=\"{3}\"/>"
                        "<text x=\"{5:.1f}\" y=\"{6:.1f}\" class=\"legend\">{7}</text>\n</g>\n",
                        kLegendLeft, y, kLegendLeft + 24, colour, kLegendLeft + 12, kLegendLeft + 32, y + 4,
-                       xml_text(series[s].label));
+                       xml_text(series[s].label), dash);
   }
   return svg + "</svg>\n";
 }
