@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "sweep_rules.h"
+#include "tpuemu/base/markup.h"
 #include "tpuemu/sweep/sweep.h"
 
 namespace tpuemu::sweep {
@@ -30,20 +31,6 @@ constexpr std::array<std::string_view, 10> kPalette = {"#4e79a7", "#f28e2b", "#e
 // finding). Each series also has a dash pattern, so a line drawn over another lets it show through.
 constexpr std::array<std::string_view, 4> kDashes = {"", " stroke-dasharray=\"8 5\"", " stroke-dasharray=\"3 4\"",
                                                      " stroke-dasharray=\"12 4 3 4\""};
-
-std::string xml_text(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 struct Series {
   std::string label;
@@ -136,7 +123,7 @@ std::string sweep_plot_svg(const SweepTable& table, const SweepGrid& grid, std::
       "font-family=\"sans-serif\" font-size=\"12\">\n<title>{2}</title>\n"
       "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
       "<text x=\"{3:.1f}\" y=\"26\" font-size=\"16\" font-weight=\"bold\" text-anchor=\"middle\">{2}</text>\n",
-      kCanvasWidth, height, xml_text(metric), kPlotLeft + kPlotWidth / 2);
+      kCanvasWidth, height, escape_markup(metric), kPlotLeft + kPlotWidth / 2);
   std::string constant;
   for (const SweepAxis& axis : grid.axes) {
     if (axis.name != x_axis->name && axis.values.size() == 1) {
@@ -145,7 +132,7 @@ std::string sweep_plot_svg(const SweepTable& table, const SweepGrid& grid, std::
   }
   if (!constant.empty()) {
     svg += fmt::format("<text x=\"{:.1f}\" y=\"44\" fill=\"#555\" text-anchor=\"middle\">{}</text>\n",
-                       kPlotLeft + kPlotWidth / 2, xml_text(constant));
+                       kPlotLeft + kPlotWidth / 2, escape_markup(constant));
   }
 
   // Grid lines and tick labels of the y axis, then the axes themselves.
@@ -164,12 +151,12 @@ std::string sweep_plot_svg(const SweepTable& table, const SweepGrid& grid, std::
     const double x = x_of(c), y = kPlotTop + kPlotHeight + 18;
     svg += fmt::format("<text x=\"{0:.1f}\" y=\"{1:.1f}\" text-anchor=\"{2}\"{3}>{4}</text>\n", x, y,
                        tilt ? "end" : "middle", tilt ? fmt::format(" transform=\"rotate(-40 {:.1f} {:.1f})\"", x, y) : "",
-                       xml_text(value_text(x_axis->values[c])));
+                       escape_markup(value_text(x_axis->values[c])));
   }
   svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", kPlotLeft + kPlotWidth / 2,
-                     kPlotTop + kPlotHeight + kBottomMargin - 12, xml_text(x_axis->name));
+                     kPlotTop + kPlotHeight + kBottomMargin - 12, escape_markup(x_axis->name));
   svg += fmt::format("<text x=\"20\" y=\"{0:.1f}\" text-anchor=\"middle\" transform=\"rotate(-90 20 {0:.1f})\">{1}</text>\n",
-                     kPlotTop + kPlotHeight / 2, xml_text(metric));
+                     kPlotTop + kPlotHeight / 2, escape_markup(metric));
 
   // The series: a line through the categories that have a value, a marker on each, a legend entry.
   for (std::size_t s = 0; s < series.size(); ++s) {
@@ -188,7 +175,7 @@ std::string sweep_plot_svg(const SweepTable& table, const SweepGrid& grid, std::
                        "<circle cx=\"{4:.1f}\" cy=\"{1:.1f}\" r=\"3.5\" fill=\"{3}\"/>"
                        "<text x=\"{5:.1f}\" y=\"{6:.1f}\" class=\"legend\">{7}</text>\n</g>\n",
                        kLegendLeft, y, kLegendLeft + 24, colour, kLegendLeft + 12, kLegendLeft + 32, y + 4,
-                       xml_text(series[s].label), dash);
+                       escape_markup(series[s].label), dash);
   }
   return svg + "</svg>\n";
 }
