@@ -259,6 +259,11 @@ TEST(SweepRun, BadOptionsAreErrors) {
   options.rank = 2;
   options.world_size = 2;
   expect_contains(error_of([&] { run_sweep(grid, fake_results, options); }), "rank 2 is not a rank of a world of 2");
+  // A callback that throws fails its point instead of escaping a worker thread (std::terminate).
+  options = {};
+  options.jobs = 2;
+  options.progress = [](std::size_t, std::size_t) { throw Error("progress display broke"); };
+  EXPECT_EQ(error_of([&] { run_sweep(grid, fake_results, options); }), "sweep point 0 (batch=1): progress display broke");
 }
 
 // ---- ranks ----------------------------------------------------------------------------------

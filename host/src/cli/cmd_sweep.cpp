@@ -35,9 +35,7 @@ struct SweepArgs {
 class PointCounter {
  public:
   explicit PointCounter(bool enabled) : enabled_(enabled) {}
-  ~PointCounter() {
-    if (shown_) std::fputs("\r\033[K", stderr);
-  }
+  ~PointCounter() { clear(); }
   PointCounter(const PointCounter&) = delete;
   PointCounter& operator=(const PointCounter&) = delete;
   void update(std::size_t done, std::size_t total) {
@@ -45,6 +43,11 @@ class PointCounter {
     std::fprintf(stderr, "\rsweep: %zu/%zu points", done, total);
     std::fflush(stderr);
     shown_ = true;
+  }
+  // Before anything else reaches the terminal: the table must not start on the counter's line.
+  void clear() {
+    if (shown_) std::fputs("\r\033[K", stderr);
+    shown_ = false;
   }
 
  private:
@@ -83,6 +86,7 @@ int run_sweep_command(const SweepArgs& a) {
     if (interrupt.interrupted()) throw Interrupted("sweep: interrupted; nothing was written");
     throw;
   }
+  counter.clear();
   const std::vector<std::string> files = sweep::write_sweep_outputs(table, grid, out_dir);
   if (a.common.json) {
     print(a.common, json_text(sweep::sweep_json(table, grid)));

@@ -43,11 +43,7 @@ std::string place_of(const JsonDocument& doc, const std::string& pointer) {
   return Error::at(doc.source(), pos.line, pos.column, pointer).what();
 }
 
-std::string axis_list() {
-  std::string names;
-  for (std::string_view name : kAxisNames) names += fmt::format("{}{}", names.empty() ? "" : ", ", name);
-  return names;
-}
+std::string axis_list() { return fmt::format("{}", fmt::join(kAxisNames, ", ")); }
 
 SweepAxis parse_axis(const JsonDocument& doc, std::string_view name, const nlohmann::json& list) {
   const std::string pointer = fmt::format("/axes/{}", name);
@@ -141,9 +137,10 @@ SweepGrid parse_sweep_grid(const JsonDocument& doc, const std::filesystem::path&
     if (!x->is_string()) throw root.error("x", fmt::format("expected an axis name, got {}", x->dump()));
     grid.x_axis = x->get<std::string>();
     if (grid.find_axis(grid.x_axis) == nullptr) {
-      std::string names;
-      for (const SweepAxis& axis : grid.axes) names += fmt::format("{}{}", names.empty() ? "" : ", ", axis.name);
-      throw root.error("x", fmt::format("\"{}\" is not an axis of this grid (its axes: {})", grid.x_axis, names));
+      std::vector<std::string> names;
+      for (const SweepAxis& axis : grid.axes) names.push_back(axis.name);
+      throw root.error("x", fmt::format("\"{}\" is not an axis of this grid (its axes: {})", grid.x_axis,
+                                        fmt::join(names, ", ")));
     }
   } else {
     auto varying = std::find_if(grid.axes.begin(), grid.axes.end(), [](const SweepAxis& a) { return a.values.size() > 1; });
@@ -169,11 +166,13 @@ const nlohmann::json* SweepPoint::find(std::string_view axis) const {
   return it == values.end() ? nullptr : &it->value;
 }
 
-std::string SweepPoint::label() const {
-  std::string text;
-  for (const AxisValue& v : values) text += fmt::format("{}{}={}", text.empty() ? "" : " ", v.axis, value_text(v.value));
-  return text;
+std::string values_label(const std::vector<AxisValue>& values) {
+  std::vector<std::string> parts;
+  for (const AxisValue& v : values) parts.push_back(fmt::format("{}={}", v.axis, value_text(v.value)));
+  return fmt::format("{}", fmt::join(parts, " "));
 }
+
+std::string SweepPoint::label() const { return values_label(values); }
 
 SweepPoint sweep_point(const SweepGrid& grid, std::size_t index) {
   if (index >= grid.point_count()) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <optional>
 
@@ -79,13 +80,10 @@ std::vector<Series> series_of(const SweepTable& table, const SweepGrid& grid, st
   }
   std::vector<Series> series;
   for (const SweepRow& row : table.rows) {
-    std::string label;
-    for (const AxisValue& v : row.point.values) {
-      if (std::find(varying.begin(), varying.end(), v.axis) != varying.end()) {
-        label += fmt::format("{}{}={}", label.empty() ? "" : " ", v.axis, value_text(v.value));
-      }
-    }
-    if (varying.empty()) label = std::string(metric);
+    std::vector<AxisValue> series_values;
+    std::copy_if(row.point.values.begin(), row.point.values.end(), std::back_inserter(series_values),
+                 [&](const AxisValue& v) { return std::find(varying.begin(), varying.end(), v.axis) != varying.end(); });
+    const std::string label = varying.empty() ? std::string(metric) : values_label(series_values);
     auto it = std::find_if(series.begin(), series.end(), [&](const Series& s) { return s.label == label; });
     if (it == series.end()) {
       series.push_back({label, std::vector<std::optional<double>>(x_axis.values.size())});
@@ -124,12 +122,11 @@ std::string sweep_plot_svg(const SweepTable& table, const SweepGrid& grid, std::
       "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
       "<text x=\"{3:.1f}\" y=\"26\" font-size=\"16\" font-weight=\"bold\" text-anchor=\"middle\">{2}</text>\n",
       kCanvasWidth, height, escape_markup(metric), kPlotLeft + kPlotWidth / 2);
-  std::string constant;
+  std::vector<AxisValue> constant_values;
   for (const SweepAxis& axis : grid.axes) {
-    if (axis.name != x_axis->name && axis.values.size() == 1) {
-      constant += fmt::format("{}{}={}", constant.empty() ? "" : " ", axis.name, value_text(axis.values.front()));
-    }
+    if (axis.name != x_axis->name && axis.values.size() == 1) constant_values.push_back({axis.name, axis.values.front()});
   }
+  const std::string constant = values_label(constant_values);
   if (!constant.empty()) {
     svg += fmt::format("<text x=\"{:.1f}\" y=\"44\" fill=\"#555\" text-anchor=\"middle\">{}</text>\n",
                        kPlotLeft + kPlotWidth / 2, escape_markup(constant));

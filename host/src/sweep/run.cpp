@@ -65,20 +65,21 @@ SweepTable run_sweep(const SweepGrid& grid, const PointRunner& runner, const Swe
       const std::size_t slot = next.fetch_add(1);
       if (slot >= mine.size()) return;
       SweepPoint point = sweep_point(grid, mine[slot]);
+      // Nothing may leave the thread (std::terminate): a throwing progress callback fails the point.
       try {
         nlohmann::json results = runner(point);
         check_results(grid, results);
-        rows[slot] = SweepRow{std::move(point), std::move(results)};
+        rows[slot] = SweepRow{point, std::move(results)};  // a copy: the catch below names the point
+        if (options.progress) {
+          std::scoped_lock lock(progress_mutex);
+          options.progress(++done, mine.size());
+        }
       } catch (const std::exception& e) {
         failure.record(point.index, fmt::format("{}: {}", point_place(point), one_line(e.what())));
         return;
       } catch (...) {
         failure.record(point.index, fmt::format("{}: an exception that is not a std::exception", point_place(point)));
         return;
-      }
-      if (options.progress) {
-        std::scoped_lock lock(progress_mutex);
-        options.progress(++done, mine.size());
       }
     }
   };

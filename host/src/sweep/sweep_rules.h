@@ -3,6 +3,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -18,6 +19,9 @@ inline constexpr std::string_view kResultNameRule =
 
 // An axis value or result as a person reads it: strings without quotes, everything else as JSON.
 std::string value_text(const nlohmann::json& value);
+
+// "buffers=2 preset=small": axis values as a person reads them (SweepPoint::label, plot legends).
+std::string values_label(const std::vector<AxisValue>& values);
 
 // Throws Error (the cause alone; the caller adds the place) unless `results` is what a
 // PointRunner must return: a flat object of finite numbers, bools and strings under result names
