@@ -100,19 +100,27 @@ TEST(SweepGrid, EveryMistakeIsOneLineAtItsPlace) {
   for (int i = 1; i <= 64; ++i) many_devices += fmt::format("{}{}", i == 1 ? "" : ", ", i);
   for (int i = 1; i <= 65; ++i) many_batches += fmt::format("{}{}", i == 1 ? "" : ", ", i);
   const std::vector<Case> cases = {
-      {"{\"model\": \"m\",\n \"axes\": {\"batch\": [1]},\n \"colour\": 1}", "\"colour\"", "/colour: unknown key \"colour\""},
+      {"{\"model\": \"m\",\n \"axes\": {\"batch\": [1]},\n \"colour\": 1}", "\"colour\"",
+       "/colour: unknown key \"colour\""},
       {"{\"model\": \"m\",\n \"axes\": {\"batch\": [1],\n   \"threads\": [2]}}", "\"threads\"",
        "/axes/threads: unknown axis \"threads\" (axes: devices, shard, buffers"},
       {"{\"model\": \"m\",\n \"axes\": {\"buffers\": []}}", "\"buffers\"", "/axes/buffers: empty list"},
-      {"{\"model\": \"m\",\n \"axes\": {\"buffers\": 2}}", "\"buffers\"", "/axes/buffers: expected a list of values, got number"},
+      {"{\"model\": \"m\",\n \"axes\": {\"buffers\": 2}}", "\"buffers\"",
+       "/axes/buffers: expected a list of values, got number"},
       {"{\"model\": \"m\",\n \"axes\": {\"devices\": [1, \"2\"]}}", "\"devices\"",
        "/axes/devices/1: expected a positive integer, got \"2\""},
-      {"{\"model\": \"m\",\n \"axes\": {\"buffers\": [0]}}", "\"buffers\"", "/axes/buffers/0: expected a positive integer, got 0"},
-      {"{\"model\": \"m\",\n \"axes\": {\"batch\": [-8]}}", "\"batch\"", "/axes/batch/0: expected a positive integer, got -8"},
-      {"{\"model\": \"m\",\n \"axes\": {\"batch\": [2.0]}}", "\"batch\"", "/axes/batch/0: expected a positive integer, got 2.0"},
-      {"{\"model\": \"m\",\n \"axes\": {\"overlap\": [\"yes\"]}}", "\"overlap\"", "/axes/overlap/0: expected true or false, got \"yes\""},
-      {"{\"model\": \"m\",\n \"axes\": {\"preset\": [3]}}", "\"preset\"", "/axes/preset/0: expected a non-empty string, got 3"},
-      {"{\"model\": \"m\",\n \"axes\": {\"mesh\": [\"\"]}}", "\"mesh\"", "/axes/mesh/0: expected a non-empty string, got \"\""},
+      {"{\"model\": \"m\",\n \"axes\": {\"buffers\": [0]}}", "\"buffers\"",
+       "/axes/buffers/0: expected a positive integer, got 0"},
+      {"{\"model\": \"m\",\n \"axes\": {\"batch\": [-8]}}", "\"batch\"",
+       "/axes/batch/0: expected a positive integer, got -8"},
+      {"{\"model\": \"m\",\n \"axes\": {\"batch\": [2.0]}}", "\"batch\"",
+       "/axes/batch/0: expected a positive integer, got 2.0"},
+      {"{\"model\": \"m\",\n \"axes\": {\"overlap\": [\"yes\"]}}", "\"overlap\"",
+       "/axes/overlap/0: expected true or false, got \"yes\""},
+      {"{\"model\": \"m\",\n \"axes\": {\"preset\": [3]}}", "\"preset\"",
+       "/axes/preset/0: expected a non-empty string, got 3"},
+      {"{\"model\": \"m\",\n \"axes\": {\"mesh\": [\"\"]}}", "\"mesh\"",
+       "/axes/mesh/0: expected a non-empty string, got \"\""},
       {"{\"model\": \"m\",\n \"axes\": {\"shard\": [\"batch\", \"tensor\", \"batch\"]}}", "\"shard\"",
        "/axes/shard/2: duplicate value \"batch\" (also /axes/shard/0)"},
       {"{\"model\": \"m\",\n \"axes\": {}}", "\"axes\"", "/axes: no axes"},
@@ -125,8 +133,10 @@ TEST(SweepGrid, EveryMistakeIsOneLineAtItsPlace) {
       {"{\"model\": \"m\",\n \"axes\": {\"batch\": [1]},\n \"metrics\": []}", "\"metrics\"", "/metrics: empty list"},
       {"{\"model\": \"m\",\n \"axes\": {\"batch\": [1]},\n \"metrics\": [\"a\", \"a\"]}", "\"metrics\"",
        "/metrics/1: duplicate metric \"a\" (also /metrics/0)"},
-      {"{\"model\": \"m\",\n \"axes\": {\"batch\": [1]},\n \"metrics\": [\"../x\"]}", "\"metrics\"", "/metrics/0: \"../x\": a result name"},
-      {"{\"model\": \"m\",\n \"axes\": {\"batch\": [1]},\n \"metrics\": [7]}", "\"metrics\"", "/metrics/0: expected a result name, got 7"},
+      {"{\"model\": \"m\",\n \"axes\": {\"batch\": [1]},\n \"metrics\": [\"../x\"]}", "\"metrics\"",
+       "/metrics/0: \"../x\": a result name"},
+      {"{\"model\": \"m\",\n \"axes\": {\"batch\": [1]},\n \"metrics\": [7]}", "\"metrics\"",
+       "/metrics/0: expected a result name, got 7"},
       {"{\n \"axes\": {\"batch\": [1]}}", "{", "/: missing required key \"model\""},
       {"{\"model\": \"\",\n \"axes\": {\"batch\": [1]}}", "\"model\"", "/model: empty path"},
       {"{\"model\": 5,\n \"axes\": {\"batch\": [1]}}", "\"model\"", "/model: expected a string"},
@@ -152,11 +162,12 @@ TEST(SweepPoints, CrossProductFirstAxisSlowest) {
     EXPECT_EQ(points[i].index, i);
     labels.push_back(points[i].label());
   }
-  EXPECT_EQ(labels, (std::vector<std::string>{
-                        "buffers=1 batch=8 overlap=true backend=fake", "buffers=1 batch=8 overlap=false backend=fake",
-                        "buffers=1 batch=16 overlap=true backend=fake", "buffers=1 batch=16 overlap=false backend=fake",
-                        "buffers=2 batch=8 overlap=true backend=fake", "buffers=2 batch=8 overlap=false backend=fake",
-                        "buffers=2 batch=16 overlap=true backend=fake", "buffers=2 batch=16 overlap=false backend=fake"}));
+  EXPECT_EQ(labels,
+            (std::vector<std::string>{
+                "buffers=1 batch=8 overlap=true backend=fake", "buffers=1 batch=8 overlap=false backend=fake",
+                "buffers=1 batch=16 overlap=true backend=fake", "buffers=1 batch=16 overlap=false backend=fake",
+                "buffers=2 batch=8 overlap=true backend=fake", "buffers=2 batch=8 overlap=false backend=fake",
+                "buffers=2 batch=16 overlap=true backend=fake", "buffers=2 batch=16 overlap=false backend=fake"}));
   EXPECT_EQ(*points[5].find("overlap"), false);
   EXPECT_EQ(points[5].find("devices"), nullptr);
   expect_contains(error_of([&] { sweep_point(grid, 8); }), "sweep point 8: the grid has 8 points");
@@ -232,7 +243,8 @@ TEST(SweepRun, AFailingPointStopsTheSweepAndIsNamed) {
 }
 
 TEST(SweepRun, ResultsMustBeFlatAndNamedMetricsNumbers) {
-  const std::string text = "{\"model\": \"m\", \"axes\": {\"batch\": [1, 2]},\n \"metrics\": [\"step_cycles\", \"cycles\"]}";
+  const std::string text =
+      "{\"model\": \"m\", \"axes\": {\"batch\": [1, 2]},\n \"metrics\": [\"step_cycles\", \"cycles\"]}";
   const SweepGrid grid = grid_of(text);
   const std::string missing = error_of([&] { run_sweep(grid, fake_results); });
   EXPECT_EQ(missing, "sweep point 0 (batch=1): " + where(text, "\"metrics\"") +
@@ -263,7 +275,8 @@ TEST(SweepRun, BadOptionsAreErrors) {
   options = {};
   options.jobs = 2;
   options.progress = [](std::size_t, std::size_t) { throw Error("progress display broke"); };
-  EXPECT_EQ(error_of([&] { run_sweep(grid, fake_results, options); }), "sweep point 0 (batch=1): progress display broke");
+  EXPECT_EQ(error_of([&] { run_sweep(grid, fake_results, options); }),
+            "sweep point 0 (batch=1): progress display broke");
 }
 
 // ---- ranks ----------------------------------------------------------------------------------
@@ -293,7 +306,9 @@ TEST(SweepRanks, PartitionAndMergeGiveTheSingleRankTable) {
   EXPECT_EQ(table_to_json(merged, grid), table_to_json(whole, grid));
 
   // A rank missing, or one sent twice
-  expect_contains(error_of([&] { merge_sweep_tables(grid, {shipped[0], shipped[1], shipped[2]}); }),
+  expect_contains(error_of([&] {
+                    merge_sweep_tables(grid, {shipped[0], shipped[1], shipped[2]});
+                  }),
                   "sweep point 0 (buffers=1 preset=small batch=2): in none of the 3 tables");
   expect_contains(error_of([&] { merge_sweep_tables(grid, {shipped[0], shipped[0]}); }), "in two tables (0 and 1)");
   // A partial table is not written
@@ -317,14 +332,14 @@ TEST(SweepRanks, TableFromJsonChecksRowsAgainstTheGrid) {
   expect_contains(error_of([&] { table_from_json(other_axes, grid); }), "sweep table: /axes: expected the grid's axes");
   nlohmann::json bad_results = j;
   bad_results["rows"][0]["results"].erase("step_cycles");
-  expect_contains(error_of([&] { table_from_json(bad_results, grid); }),
-                  "sweep table: /rows/0/results: grid.json:");
+  expect_contains(error_of([&] { table_from_json(bad_results, grid); }), "sweep table: /rows/0/results: grid.json:");
 }
 
 // ---- CSV, JSON, text ------------------------------------------------------------------------
 
 TEST(SweepCsv, HeaderAxesThenResultsAndRfc4180Quoting) {
-  const SweepGrid grid = grid_of(R"({"model": "m", "axes": {"allocator": ["first-fit", "best,fit"], "overlap": [true]}})");
+  const SweepGrid grid =
+      grid_of(R"({"model": "m", "axes": {"allocator": ["first-fit", "best,fit"], "overlap": [true]}})");
   const PointRunner runner = [](const SweepPoint& point) -> nlohmann::json {
     if (point.index == 0) return {{"zeta", 1}, {"comment", "say \"hi\", then\nleave"}};
     return {{"zeta", 2.5}, {"extra", false}};  // "extra" first seen in row 1: after zeta
@@ -437,10 +452,10 @@ TEST(SweepOutputs, EveryFileOnceAndNoStagingLeft) {
   const SweepTable table = run_sweep(grid, fake_results);
   const fs::path out = dir.path() / "new" / "sweep-out";
   const std::vector<std::string> written = write_sweep_outputs(table, grid, out);
-  EXPECT_EQ(written, (std::vector<std::string>{"sweep.csv", "sweep.json", "plot-step_cycles.svg",
-                                               "plot-hbm_peak_bytes.svg"}));
-  EXPECT_EQ(names_in(out), (std::vector<std::string>{"plot-hbm_peak_bytes.svg", "plot-step_cycles.svg", "sweep.csv",
-                                                     "sweep.json"}));
+  EXPECT_EQ(written,
+            (std::vector<std::string>{"sweep.csv", "sweep.json", "plot-step_cycles.svg", "plot-hbm_peak_bytes.svg"}));
+  EXPECT_EQ(names_in(out),
+            (std::vector<std::string>{"plot-hbm_peak_bytes.svg", "plot-step_cycles.svg", "sweep.csv", "sweep.json"}));
   EXPECT_EQ(names_in(dir.path() / "new"), std::vector<std::string>{"sweep-out"});  // no staging folder left
   EXPECT_EQ(read_text(out / "sweep.csv"), sweep_csv(table, grid));
   EXPECT_EQ(nlohmann::json::parse(read_text(out / "sweep.json")), sweep_json(table, grid));

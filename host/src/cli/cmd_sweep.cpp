@@ -56,8 +56,8 @@ class PointCounter {
 };
 
 int run_sweep_command(const SweepArgs& a) {
-  const std::filesystem::path out_dir = a.common.out.empty() ? std::filesystem::path(kDefaultOutDir)
-                                                              : std::filesystem::path(a.common.out);
+  const std::filesystem::path out_dir =
+      a.common.out.empty() ? std::filesystem::path(kDefaultOutDir) : std::filesystem::path(a.common.out);
   if (out_dir == "-") {
     throw UsageError("-o -", "a sweep writes a directory of files; --json prints its table on stdout");
   }
@@ -95,9 +95,8 @@ int run_sweep_command(const SweepArgs& a) {
                                 fmt::join(files, ", "), out_dir.string()));
   }
   // As `tpuemu run`: a point whose result differs from the reference makes the command's outcome.
-  const bool all_exact = std::all_of(table.rows.begin(), table.rows.end(), [](const sweep::SweepRow& row) {
-    return row.results.value("bit_exact", true);
-  });
+  const bool all_exact = std::all_of(table.rows.begin(), table.rows.end(),
+                                     [](const sweep::SweepRow& row) { return row.results.value("bit_exact", true); });
   return all_exact ? 0 : kExitMismatch;
 }
 
@@ -108,9 +107,9 @@ Subcommand add_sweep_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("sweep", "Run every point of a grid file and write the table and its plots");
   cmd->add_option("grid", a->grid_file, "Grid JSON file (docs/sweep.md)")->required()->check(input_file());
   cmd->add_option("--jobs", a->jobs, "Points run at once (threads)")->check(unsigned_in(1, kMaxJobs));
-  add_common_options(cmd, a->common, "Print the table as JSON (the contents of sweep.json) instead of text",
-                     fmt::format("Output directory: sweep.csv, sweep.json, plot-<metric>.svg (default {})",
-                                 kDefaultOutDir));
+  add_common_options(
+      cmd, a->common, "Print the table as JSON (the contents of sweep.json) instead of text",
+      fmt::format("Output directory: sweep.csv, sweep.json, plot-<metric>.svg (default {})", kDefaultOutDir));
   cmd->get_option("--out")->type_name("DIR");
   return {cmd, [a] { return run_sweep_command(*a); }, &a->common};
 }

@@ -58,8 +58,8 @@ SweepAxis parse_axis(const JsonDocument& doc, std::string_view name, const nlohm
       throw doc.error_at(element, fmt::format("expected {}, got {}", kind_name(kind), value.dump()));
     }
     if (auto same = std::find(axis.values.begin(), axis.values.end(), value); same != axis.values.end()) {
-      throw doc.error_at(element, fmt::format("duplicate value {} (also {}/{})", value.dump(), pointer,
-                                              same - axis.values.begin()));
+      throw doc.error_at(
+          element, fmt::format("duplicate value {} (also {}/{})", value.dump(), pointer, same - axis.values.begin()));
     }
     axis.values.push_back(value);
   }
@@ -87,15 +87,18 @@ std::vector<SweepAxis> parse_axes(const JsonDocument& doc, const nlohmann::json&
     points *= static_cast<double>(axis.values.size());
   }
   if (points > static_cast<double>(kMaxSweepPoints)) {
-    throw doc.error_at("/axes", fmt::format("{:.0f} points ({}), more than the {} a sweep may have", points, shape,
-                                            kMaxSweepPoints));
+    throw doc.error_at(
+        "/axes", fmt::format("{:.0f} points ({}), more than the {} a sweep may have", points, shape, kMaxSweepPoints));
   }
   return parsed;
 }
 
 void parse_metrics(const JsonDocument& doc, const nlohmann::json& metrics, SweepGrid& grid) {
-  if (!metrics.is_array()) throw doc.error_at("/metrics", fmt::format("expected a list of result names, got {}", metrics.type_name()));
-  if (metrics.empty()) throw doc.error_at("/metrics", "empty list: name at least one result, or leave \"metrics\" out for every numeric result");
+  if (!metrics.is_array())
+    throw doc.error_at("/metrics", fmt::format("expected a list of result names, got {}", metrics.type_name()));
+  if (metrics.empty())
+    throw doc.error_at("/metrics",
+                       "empty list: name at least one result, or leave \"metrics\" out for every numeric result");
   for (std::size_t i = 0; i < metrics.size(); ++i) {
     const std::string pointer = fmt::format("/metrics/{}", i);
     const nlohmann::json& metric = metrics[i];
@@ -103,7 +106,8 @@ void parse_metrics(const JsonDocument& doc, const nlohmann::json& metrics, Sweep
     const std::string& name = metric.get_ref<const std::string&>();
     if (!is_result_name(name)) throw doc.error_at(pointer, fmt::format("\"{}\": {}", name, kResultNameRule));
     if (auto same = std::find(grid.metrics.begin(), grid.metrics.end(), name); same != grid.metrics.end()) {
-      throw doc.error_at(pointer, fmt::format("duplicate metric \"{}\" (also /metrics/{})", name, same - grid.metrics.begin()));
+      throw doc.error_at(pointer,
+                         fmt::format("duplicate metric \"{}\" (also /metrics/{})", name, same - grid.metrics.begin()));
     }
     grid.metrics.push_back(name);
     grid.metric_places.push_back(place_of(doc, pointer));
@@ -139,11 +143,12 @@ SweepGrid parse_sweep_grid(const JsonDocument& doc, const std::filesystem::path&
     if (grid.find_axis(grid.x_axis) == nullptr) {
       std::vector<std::string> names;
       for (const SweepAxis& axis : grid.axes) names.push_back(axis.name);
-      throw root.error("x", fmt::format("\"{}\" is not an axis of this grid (its axes: {})", grid.x_axis,
-                                        fmt::join(names, ", ")));
+      throw root.error(
+          "x", fmt::format("\"{}\" is not an axis of this grid (its axes: {})", grid.x_axis, fmt::join(names, ", ")));
     }
   } else {
-    auto varying = std::find_if(grid.axes.begin(), grid.axes.end(), [](const SweepAxis& a) { return a.values.size() > 1; });
+    auto varying =
+        std::find_if(grid.axes.begin(), grid.axes.end(), [](const SweepAxis& a) { return a.values.size() > 1; });
     grid.x_axis = (varying != grid.axes.end() ? *varying : grid.axes.front()).name;
   }
   root.finish();

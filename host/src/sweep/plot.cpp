@@ -81,8 +81,9 @@ std::vector<Series> series_of(const SweepTable& table, const SweepGrid& grid, st
   std::vector<Series> series;
   for (const SweepRow& row : table.rows) {
     std::vector<AxisValue> series_values;
-    std::copy_if(row.point.values.begin(), row.point.values.end(), std::back_inserter(series_values),
-                 [&](const AxisValue& v) { return std::find(varying.begin(), varying.end(), v.axis) != varying.end(); });
+    std::copy_if(
+        row.point.values.begin(), row.point.values.end(), std::back_inserter(series_values),
+        [&](const AxisValue& v) { return std::find(varying.begin(), varying.end(), v.axis) != varying.end(); });
     const std::string label = varying.empty() ? std::string(metric) : values_label(series_values);
     auto it = std::find_if(series.begin(), series.end(), [&](const Series& s) { return s.label == label; });
     if (it == series.end()) {
@@ -101,7 +102,8 @@ std::vector<Series> series_of(const SweepTable& table, const SweepGrid& grid, st
 
 std::string sweep_plot_svg(const SweepTable& table, const SweepGrid& grid, std::string_view metric) {
   const SweepAxis* x_axis = grid.find_axis(grid.x_axis);
-  if (x_axis == nullptr) throw Error(fmt::format("sweep plot: the x axis \"{}\" is not an axis of the grid", grid.x_axis));
+  if (x_axis == nullptr)
+    throw Error(fmt::format("sweep plot: the x axis \"{}\" is not an axis of the grid", grid.x_axis));
   const std::vector<Series> series = series_of(table, grid, metric, *x_axis);
 
   double least = std::numeric_limits<double>::infinity(), largest = -least;
@@ -114,7 +116,9 @@ std::string sweep_plot_svg(const SweepTable& table, const SweepGrid& grid, std::
   const double legend_height = kPlotTop + kLegendRow * static_cast<double>(series.size() + 1);
   const double height = std::max(kPlotTop + kPlotHeight + kBottomMargin, legend_height);
   const std::size_t categories = x_axis->values.size();
-  auto x_of = [&](std::size_t c) { return kPlotLeft + kPlotWidth * (static_cast<double>(c) + 0.5) / static_cast<double>(categories); };
+  auto x_of = [&](std::size_t c) {
+    return kPlotLeft + kPlotWidth * (static_cast<double>(c) + 0.5) / static_cast<double>(categories);
+  };
 
   std::string svg = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0:.0f}\" height=\"{1:.0f}\" viewBox=\"0 0 {0:.0f} {1:.0f}\" "
@@ -124,7 +128,8 @@ std::string sweep_plot_svg(const SweepTable& table, const SweepGrid& grid, std::
       kCanvasWidth, height, escape_markup(metric), kPlotLeft + kPlotWidth / 2);
   std::vector<AxisValue> constant_values;
   for (const SweepAxis& axis : grid.axes) {
-    if (axis.name != x_axis->name && axis.values.size() == 1) constant_values.push_back({axis.name, axis.values.front()});
+    if (axis.name != x_axis->name && axis.values.size() == 1)
+      constant_values.push_back({axis.name, axis.values.front()});
   }
   const std::string constant = values_label(constant_values);
   if (!constant.empty()) {
@@ -136,24 +141,27 @@ std::string sweep_plot_svg(const SweepTable& table, const SweepGrid& grid, std::
   const auto ticks = static_cast<int>(std::lround((scale.high - scale.low) / scale.step));
   for (int t = 0; t <= ticks; ++t) {
     const double value = scale.low + scale.step * t, y = scale.y(value);
-    svg += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\" stroke=\"#ddd\"/>\n"
-                       "<text x=\"{3:.1f}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
-                       kPlotLeft, y, kPlotLeft + kPlotWidth, kPlotLeft - 8, y + 4, tick_label(value));
+    svg += fmt::format(
+        "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\" stroke=\"#ddd\"/>\n"
+        "<text x=\"{3:.1f}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
+        kPlotLeft, y, kPlotLeft + kPlotWidth, kPlotLeft - 8, y + 4, tick_label(value));
   }
-  svg += fmt::format("<path d=\"M{0:.1f},{1:.1f} V{2:.1f} H{3:.1f}\" fill=\"none\" stroke=\"black\"/>\n",
-                     kPlotLeft, kPlotTop, kPlotTop + kPlotHeight, kPlotLeft + kPlotWidth);
+  svg += fmt::format("<path d=\"M{0:.1f},{1:.1f} V{2:.1f} H{3:.1f}\" fill=\"none\" stroke=\"black\"/>\n", kPlotLeft,
+                     kPlotTop, kPlotTop + kPlotHeight, kPlotLeft + kPlotWidth);
   // Many categories do not fit side by side: tilt their labels.
   const bool tilt = categories > 8;
   for (std::size_t c = 0; c < categories; ++c) {
     const double x = x_of(c), y = kPlotTop + kPlotHeight + 18;
-    svg += fmt::format("<text x=\"{0:.1f}\" y=\"{1:.1f}\" text-anchor=\"{2}\"{3}>{4}</text>\n", x, y,
-                       tilt ? "end" : "middle", tilt ? fmt::format(" transform=\"rotate(-40 {:.1f} {:.1f})\"", x, y) : "",
-                       escape_markup(value_text(x_axis->values[c])));
+    svg +=
+        fmt::format("<text x=\"{0:.1f}\" y=\"{1:.1f}\" text-anchor=\"{2}\"{3}>{4}</text>\n", x, y,
+                    tilt ? "end" : "middle", tilt ? fmt::format(" transform=\"rotate(-40 {:.1f} {:.1f})\"", x, y) : "",
+                    escape_markup(value_text(x_axis->values[c])));
   }
   svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", kPlotLeft + kPlotWidth / 2,
                      kPlotTop + kPlotHeight + kBottomMargin - 12, escape_markup(x_axis->name));
-  svg += fmt::format("<text x=\"20\" y=\"{0:.1f}\" text-anchor=\"middle\" transform=\"rotate(-90 20 {0:.1f})\">{1}</text>\n",
-                     kPlotTop + kPlotHeight / 2, escape_markup(metric));
+  svg += fmt::format(
+      "<text x=\"20\" y=\"{0:.1f}\" text-anchor=\"middle\" transform=\"rotate(-90 20 {0:.1f})\">{1}</text>\n",
+      kPlotTop + kPlotHeight / 2, escape_markup(metric));
 
   // The series: a line through the categories that have a value, a marker on each, a legend entry.
   for (std::size_t s = 0; s < series.size(); ++s) {
@@ -165,14 +173,16 @@ std::string sweep_plot_svg(const SweepTable& table, const SweepGrid& grid, std::
       points += fmt::format("{}{:.1f},{:.1f}", points.empty() ? "" : " ", x, y);
       markers += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.5\" fill=\"{}\"/>\n", x, y, colour);
     }
-    svg += fmt::format("<g class=\"series\">\n<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{}/>\n{}",
-                       points, colour, dash, markers);
+    svg += fmt::format(
+        "<g class=\"series\">\n<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{}/>\n{}", points,
+        colour, dash, markers);
     const double y = kPlotTop + kLegendRow * static_cast<double>(s);
-    svg += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\" stroke=\"{3}\" stroke-width=\"2\"{8}/>"
-                       "<circle cx=\"{4:.1f}\" cy=\"{1:.1f}\" r=\"3.5\" fill=\"{3}\"/>"
-                       "<text x=\"{5:.1f}\" y=\"{6:.1f}\" class=\"legend\">{7}</text>\n</g>\n",
-                       kLegendLeft, y, kLegendLeft + 24, colour, kLegendLeft + 12, kLegendLeft + 32, y + 4,
-                       escape_markup(series[s].label), dash);
+    svg += fmt::format(
+        "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\" stroke=\"{3}\" stroke-width=\"2\"{8}/>"
+        "<circle cx=\"{4:.1f}\" cy=\"{1:.1f}\" r=\"3.5\" fill=\"{3}\"/>"
+        "<text x=\"{5:.1f}\" y=\"{6:.1f}\" class=\"legend\">{7}</text>\n</g>\n",
+        kLegendLeft, y, kLegendLeft + 24, colour, kLegendLeft + 12, kLegendLeft + 32, y + 4,
+        escape_markup(series[s].label), dash);
   }
   return svg + "</svg>\n";
 }

@@ -37,7 +37,8 @@ void check_results(const SweepGrid& grid, const nlohmann::json& results) {
       throw Error(fmt::format("result \"{}\" has the name of an axis (they share the CSV's columns)", name));
     }
     if (!value.is_number() && !value.is_boolean() && !value.is_string()) {
-      throw Error(fmt::format("result \"{}\" is {}; a result is a number, a bool or a string", name, value.type_name()));
+      throw Error(
+          fmt::format("result \"{}\" is {}; a result is a number, a bool or a string", name, value.type_name()));
     }
     if (value.is_number_float() && !std::isfinite(value.get<double>())) {
       throw Error(fmt::format("result \"{}\" is not a finite number (JSON and CSV cannot hold it)", name));
@@ -77,7 +78,9 @@ nlohmann::json table_to_json(const SweepTable& table, const SweepGrid& grid) {
 }
 
 SweepTable table_from_json(const nlohmann::json& table, const SweepGrid& grid, std::string_view source) {
-  auto fail = [&](const std::string& pointer, std::string_view cause) { return json_value_error(source, pointer, cause); };
+  auto fail = [&](const std::string& pointer, std::string_view cause) {
+    return json_value_error(source, pointer, cause);
+  };
   if (!table.is_object()) throw fail("", fmt::format("expected an object, got {}", table.type_name()));
   nlohmann::json axes = nlohmann::json::array();
   for (const SweepAxis& axis : grid.axes) axes.push_back(axis.name);
@@ -95,8 +98,8 @@ SweepTable table_from_json(const nlohmann::json& table, const SweepGrid& grid, s
     }
     const nlohmann::json& index = row["point"];
     if (!index.is_number_unsigned() || index.get<std::size_t>() >= grid.point_count()) {
-      throw fail(pointer + "/point", fmt::format("expected a point of the grid (0 to {}), got {}", grid.point_count() - 1,
-                                                 index.dump()));
+      throw fail(pointer + "/point",
+                 fmt::format("expected a point of the grid (0 to {}), got {}", grid.point_count() - 1, index.dump()));
     }
     SweepPoint point = sweep_point(grid, index.get<std::size_t>());
     if (!parsed.rows.empty() && point.index <= parsed.rows.back().point.index) {
@@ -106,8 +109,8 @@ SweepTable table_from_json(const nlohmann::json& table, const SweepGrid& grid, s
     nlohmann::json values = nlohmann::json::object();
     for (const AxisValue& v : point.values) values[v.axis] = v.value;
     if (row["values"] != values) {
-      throw fail(pointer + "/values", fmt::format("{} is not point {} of the grid ({})", row["values"].dump(),
-                                                  point.index, values.dump()));
+      throw fail(pointer + "/values",
+                 fmt::format("{} is not point {} of the grid ({})", row["values"].dump(), point.index, values.dump()));
     }
     try {
       check_results(grid, row["results"]);
@@ -204,7 +207,8 @@ std::string format_sweep_table(const SweepTable& table, const SweepGrid& grid) {
   std::string text;
   for (const std::vector<std::string>& line : lines) {
     std::string out;
-    for (std::size_t c = 0; c < line.size(); ++c) out += fmt::format("{}{:<{}}", c == 0 ? "" : "  ", line[c], widths[c]);
+    for (std::size_t c = 0; c < line.size(); ++c)
+      out += fmt::format("{}{:<{}}", c == 0 ? "" : "  ", line[c], widths[c]);
     while (!out.empty() && out.back() == ' ') out.pop_back();
     text += out + '\n';
   }

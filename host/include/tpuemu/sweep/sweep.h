@@ -29,20 +29,20 @@ inline constexpr std::array<std::string_view, 9> kAxisNames = {
 inline constexpr std::size_t kMaxSweepPoints = 4096;
 
 struct SweepAxis {
-  std::string name;                   // one of kAxisNames
-  std::vector<nlohmann::json> values; // in the order the grid lists them, no two equal
+  std::string name;                    // one of kAxisNames
+  std::vector<nlohmann::json> values;  // in the order the grid lists them, no two equal
 };
 
 struct SweepGrid {
-  std::string source;          // the grid file as named in errors ("standard input" for -)
-  std::filesystem::path model; // the model file, resolved against the grid file's folder
-  std::vector<SweepAxis> axes; // the axes the grid gives, in kAxisNames order (at least one)
+  std::string source;           // the grid file as named in errors ("standard input" for -)
+  std::filesystem::path model;  // the model file, resolved against the grid file's folder
+  std::vector<SweepAxis> axes;  // the axes the grid gives, in kAxisNames order (at least one)
   // The results that get a plot, as given; empty: every numeric result of the table.
   std::vector<std::string> metrics;
   // Where each metric was written ("file:line:col: /metrics/1"), for the error about a metric
   // that a point does not return, which can only be known once the point has run.
   std::vector<std::string> metric_places;
-  std::string x_axis;          // the plot's x axis: as given, else the first axis with > 1 value
+  std::string x_axis;  // the plot's x axis: as given, else the first axis with > 1 value
 
   const SweepAxis* find_axis(std::string_view name) const;
   std::size_t point_count() const;  // the product of the axes' value counts
@@ -67,7 +67,8 @@ struct SweepPoint {
   std::vector<AxisValue> values;  // one per axis of the grid, in the grid's axis order
 
   const nlohmann::json* find(std::string_view axis) const;  // nullptr when the grid lacks it
-  std::string label() const;  // "devices=4 shard=tensor buffers=2" (strings unquoted)
+  // "devices=4 shard=tensor buffers=2" (strings unquoted)
+  std::string label() const;
 };
 
 // The index-th point (0 <= index < point_count()): mixed-radix digits, the last axis fastest.
@@ -94,8 +95,8 @@ struct SweepTable {
 };
 
 struct SweepOptions {
-  unsigned jobs = 1;        // points run at once on this rank (threads)
-  unsigned rank = 0;        // this process runs the points i with i % world_size == rank
+  unsigned jobs = 1;  // points run at once on this rank (threads)
+  unsigned rank = 0;  // this process runs the points i with i % world_size == rank
   unsigned world_size = 1;
   // Called after each point of this rank finishes (from the thread that ran it, one at a time).
   std::function<void(std::size_t done, std::size_t total)> progress;
@@ -118,8 +119,7 @@ SweepTable merge_sweep_tables(const SweepGrid& grid, const std::vector<SweepTabl
 // table_from_json checks every row against the grid (its point and values) and throws Error
 // "<source>: /rows/3/values: ..." otherwise.
 nlohmann::json table_to_json(const SweepTable& table, const SweepGrid& grid);
-SweepTable table_from_json(const nlohmann::json& table, const SweepGrid& grid,
-                           std::string_view source = "sweep table");
+SweepTable table_from_json(const nlohmann::json& table, const SweepGrid& grid, std::string_view source = "sweep table");
 
 // The files of write_sweep_outputs, each as text, for callers (and tests) that want one of them.
 // sweep.csv: axis columns, then result columns in result_names() order; RFC 4180 quoting.
