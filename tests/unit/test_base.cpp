@@ -9,6 +9,7 @@
 #include "tpuemu/base/error.h"
 #include "tpuemu/base/input_file.h"
 #include "tpuemu/base/json.h"
+#include "tpuemu/base/markup.h"
 
 namespace tpuemu {
 namespace {
@@ -109,6 +110,14 @@ TEST(ErrorType, FormatsPlaces) {
   EXPECT_STREQ(inner.within("instruction 3").what(), "instruction 3: w5: reserved bits");
   EXPECT_EQ(inner.within("instruction 3").cause(), "reserved bits");
   EXPECT_STREQ(Error("cause").within("outer").what(), "outer: cause");
+}
+
+// ---- markup ---------------------------------------------------------------------------------
+
+TEST(Markup, EscapesEveryCharacterWithMeaningInTextAndAttributes) {
+  EXPECT_EQ(escape_markup(R"(a<b & "c" 'd'>)"), "a&lt;b &amp; &quot;c&quot; &#39;d&#39;&gt;");
+  EXPECT_EQ(escape_markup("plain \xc3\xa9"), "plain \xc3\xa9");  // UTF-8 passes through
+  EXPECT_EQ(escape_markup(""), "");
 }
 
 }  // namespace

@@ -25,5 +25,6 @@ Subcommand add_trace_command(CLI::App& app);   // cmd_trace.cpp
 Subcommand add_plan_command(CLI::App& app);    // cmd_plan.cpp
 Subcommand add_report_command(CLI::App& app);  // cmd_report.cpp
 Subcommand add_serve_command(CLI::App& app);   // cmd_serve.cpp
+Subcommand add_sweep_command(CLI::App& app);   // cmd_sweep.cpp
 
 }  // namespace tpuemu::cli

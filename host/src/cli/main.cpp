@@ -78,6 +78,7 @@ int main(int argc, char** argv) {
   commands.push_back(add_trace_command(app));
   commands.push_back(add_report_command(app));
   commands.push_back(add_serve_command(app));
+  commands.push_back(add_sweep_command(app));
 
   // Whether the chosen subcommand asked for JSON, known even when parsing fails part-way.
   auto json_requested = [&] {

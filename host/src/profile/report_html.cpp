@@ -7,28 +7,13 @@
 #include "report_assets.h"
 #include "tpuemu/alloc/memory_space.h"
 #include "tpuemu/base/json.h"
+#include "tpuemu/base/markup.h"
 #include "tpuemu/profile/engine_timeline.h"
 #include "tpuemu/profile/fragmentation_series.h"
 #include "tpuemu/profile/memory_map.h"
 
 namespace tpuemu::profile {
 namespace {
-
-std::string escape_html(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char ch : text) {
-    switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += ch;
-    }
-  }
-  return out;
-}
 
 // JSON inside <script>: '<' only occurs in strings, where \u003c means the same and cannot close
 // the element.
@@ -97,7 +82,7 @@ std::string summary_value(const JsonDocument& doc, const SummaryField& f) {
 std::string summary_table(const JsonDocument& doc) {
   std::string out = "<table class=\"summary\">\n";
   for (const SummaryField& f : kSummaryFields) {
-    out += fmt::format("<tr><th>{}</th><td>{}</td></tr>\n", escape_html(f.label), escape_html(summary_value(doc, f)));
+    out += fmt::format("<tr><th>{}</th><td>{}</td></tr>\n", escape_markup(f.label), escape_markup(summary_value(doc, f)));
   }
   return out + "</table>\n";
 }
@@ -106,8 +91,8 @@ std::string buffer_rect(const MapBuffer& b) {
   return fmt::format(
       "<rect class=\"buffer\" data-id=\"{}\" data-name=\"{}\" data-layer=\"{}\" data-kind=\"{}\" data-offset=\"{}\" "
       "data-size=\"{}\" data-start=\"{}\" data-end=\"{}\"><title>{}</title></rect>\n",
-      escape_html(b.id), escape_html(b.name), escape_html(b.layer), escape_html(b.kind), b.offset, b.size, b.start,
-      b.end, escape_html(fmt::format("{} ({}, {} B at {})", b.name, b.layer, b.size, b.offset)));
+      escape_markup(b.id), escape_markup(b.name), escape_markup(b.layer), escape_markup(b.kind), b.offset, b.size, b.start,
+      b.end, escape_markup(fmt::format("{} ({}, {} B at {})", b.name, b.layer, b.size, b.offset)));
 }
 
 // One figure per placement; the script draws the axes and lays the rectangles out.
@@ -116,12 +101,12 @@ std::string map_figures(const MemoryMap& map) {
   for (const SpaceMap& s : map.spaces) {
     out += fmt::format("<figure class=\"map\" data-space=\"{0}\" data-policy=\"{1}\" data-capacity=\"{2}\" "
                        "data-end=\"{3}\">\n<figcaption>{0} &middot; {1} &middot; {4} buffers</figcaption>\n",
-                       escape_html(s.space), escape_html(s.policy), s.capacity, s.end, s.buffers.size());
+                       escape_markup(s.space), escape_markup(s.policy), s.capacity, s.end, s.buffers.size());
     out += "<svg class=\"map-svg\" role=\"img\"><g class=\"buffers\">\n";
     for (const MapBuffer& b : s.buffers) out += buffer_rect(b);
     out += "</g></svg>\n";
     // Below the map, so that the maps side by side stay aligned.
-    if (s.failure) out += fmt::format("<p class=\"failure\">{} failed: {}</p>\n", escape_html(s.policy), escape_html(*s.failure));
+    if (s.failure) out += fmt::format("<p class=\"failure\">{} failed: {}</p>\n", escape_markup(s.policy), escape_markup(*s.failure));
     out += "</figure>\n";
   }
   if (map.spaces.empty()) out += "<p class=\"empty\">no memory space in this run</p>\n";
@@ -200,9 +185,9 @@ std::string report_html(const ReportFile& summary, const ReportFile& fragmentati
 
   std::string html;
   html += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
-  html += fmt::format("<title>tpuemu report: {}</title>\n<style>\n{}</style>\n</head>\n<body>\n", escape_html(workload),
+  html += fmt::format("<title>tpuemu report: {}</title>\n<style>\n{}</style>\n</head>\n<body>\n", escape_markup(workload),
                       report_style());
-  html += fmt::format("<h1>tpuemu run: {}</h1>\n", escape_html(workload));
+  html += fmt::format("<h1>tpuemu run: {}</h1>\n", escape_markup(workload));
   html += table;
   html += "<h2 id=\"memory-map\">Memory map</h2>\n<p class=\"note\">Each rectangle is a buffer: x is its lifetime in core cycles, y its "
           "addresses. The hatched background is free memory: every gap between rectangles is a hole. Placements of "

@@ -1,0 +1,117 @@
+// tpuemu sweep: every point of a grid file run (sweep_point.cpp), the table and its plots written
+// to one directory (docs/sweep.md). The engine is the sweep layer; this file wires it to the
+// runner, the terminal and Ctrl-C.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "progress.h"
+#include "sweep_point.h"
+#include "tpuemu/compile/model.h"
+#include "tpuemu/run/runner.h"
+#include "tpuemu/sweep/sweep.h"
+
+namespace tpuemu::cli {
+
+namespace {
+
+constexpr std::string_view kDefaultOutDir = "sweep-out";
+constexpr unsigned kMaxJobs = 256;
+
+struct SweepArgs {
+  CommonOptions common;
+  std::string grid_file;
+  unsigned jobs = 1;
+};
+
+// "sweep: 3/12 points" on stderr, rewritten in place; only on a terminal and not with -q/--json.
+class PointCounter {
+ public:
+  explicit PointCounter(bool enabled) : enabled_(enabled) {}
+  ~PointCounter() { clear(); }
+  PointCounter(const PointCounter&) = delete;
+  PointCounter& operator=(const PointCounter&) = delete;
+  void update(std::size_t done, std::size_t total) {
+    if (!enabled_) return;
+    std::fprintf(stderr, "\rsweep: %zu/%zu points", done, total);
+    std::fflush(stderr);
+    shown_ = true;
+  }
+  // Before anything else reaches the terminal: the table must not start on the counter's line.
+  void clear() {
+    if (shown_) std::fputs("\r\033[K", stderr);
+    shown_ = false;
+  }
+
+ private:
+  bool enabled_;
+  bool shown_ = false;
+};
+
+int run_sweep_command(const SweepArgs& a) {
+  const std::filesystem::path out_dir =
+      a.common.out.empty() ? std::filesystem::path(kDefaultOutDir) : std::filesystem::path(a.common.out);
+  if (out_dir == "-") {
+    throw UsageError("-o -", "a sweep writes a directory of files; --json prints its table on stdout");
+  }
+  const sweep::SweepGrid grid = sweep::load_sweep_grid(a.grid_file);
+  // A bad model is one error at its own place, before any point runs (not once per point).
+  try {
+    (void)load_model(grid.model);
+  } catch (const Error& e) {
+    throw e.within(fmt::format("{}: /model", grid.source));
+  }
+
+  InterruptGuard interrupt;
+  PointCounter counter(!a.common.json && !a.common.quiet && isatty(STDERR_FILENO));
+  sweep::SweepOptions options;
+  options.jobs = a.jobs;
+  options.progress = [&counter](std::size_t done, std::size_t total) { counter.update(done, total); };
+  // Ctrl-C is honoured between points: no new point starts, the running ones finish.
+  const sweep::PointRunner runner = [&](const sweep::SweepPoint& point) {
+    if (interrupt.interrupted()) throw Interrupted("interrupted");
+    return run_sweep_point(point, grid.model);
+  };
+  sweep::SweepTable table;
+  try {
+    table = sweep::run_sweep(grid, runner, options);
+  } catch (const Error&) {
+    if (interrupt.interrupted()) throw Interrupted("sweep: interrupted; nothing was written");
+    throw;
+  }
+  counter.clear();
+  const std::vector<std::string> files = sweep::write_sweep_outputs(table, grid, out_dir);
+  if (a.common.json) {
+    print(a.common, json_text(sweep::sweep_json(table, grid)));
+  } else {
+    print(a.common, fmt::format("{}{} points; {} in {}\n", sweep::format_sweep_table(table, grid), table.rows.size(),
+                                fmt::join(files, ", "), out_dir.string()));
+  }
+  // As `tpuemu run`: a point whose result differs from the reference makes the command's outcome.
+  const bool all_exact = std::all_of(table.rows.begin(), table.rows.end(),
+                                     [](const sweep::SweepRow& row) { return row.results.value("bit_exact", true); });
+  return all_exact ? 0 : kExitMismatch;
+}
+
+}  // namespace
+
+Subcommand add_sweep_command(CLI::App& app) {
+  auto a = std::make_shared<SweepArgs>();
+  auto* cmd = app.add_subcommand("sweep", "Run every point of a grid file and write the table and its plots");
+  cmd->add_option("grid", a->grid_file, "Grid JSON file (docs/sweep.md)")->required()->check(input_file());
+  cmd->add_option("--jobs", a->jobs, "Points run at once (threads)")->check(unsigned_in(1, kMaxJobs));
+  add_common_options(
+      cmd, a->common, "Print the table as JSON (the contents of sweep.json) instead of text",
+      fmt::format("Output directory: sweep.csv, sweep.json, plot-<metric>.svg (default {})", kDefaultOutDir));
+  cmd->get_option("--out")->type_name("DIR");
+  return {cmd, [a] { return run_sweep_command(*a); }, &a->common};
+}
+
+}  // namespace tpuemu::cli
