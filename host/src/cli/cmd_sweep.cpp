@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
@@ -16,6 +17,7 @@
 #include "sweep_point.h"
 #include "tpuemu/compile/model.h"
 #include "tpuemu/run/runner.h"
+#include "tpuemu/shard_mpi/mpi_exchange.h"
 #include "tpuemu/sweep/sweep.h"
 
 namespace tpuemu::cli {
@@ -69,23 +71,56 @@ int run_sweep_command(const SweepArgs& a) {
     throw e.within(fmt::format("{}: /model", grid.source));
   }
 
+  // Under mpirun the points are dealt out to the ranks (point i to rank i % R); rank 0 gathers
+  // the rows and writes the outputs, the others exit with its code.
+  std::optional<shard::MpiSession> mpi;
+  std::optional<shard::MpiExchange> exchange;
+  if (shard::launched_by_mpirun()) {
+    mpi.emplace();
+    exchange.emplace(*mpi);
+  }
+  const bool root = !exchange || exchange->rank() == 0;
   InterruptGuard interrupt;
-  PointCounter counter(!a.common.json && !a.common.quiet && isatty(STDERR_FILENO));
+  PointCounter counter(root && !a.common.json && !a.common.quiet && isatty(STDERR_FILENO));
   sweep::SweepOptions options;
   options.jobs = a.jobs;
+  if (exchange) {
+    options.rank = exchange->rank();
+    options.world_size = exchange->ranks();
+  }
+  // Points in parallel share the cores: each point's devices then run one at a time.
+  const unsigned device_jobs = a.jobs > 1 ? 1 : 0;
   options.progress = [&counter](std::size_t done, std::size_t total) { counter.update(done, total); };
   // Ctrl-C is honoured between points: no new point starts, the running ones finish.
   const sweep::PointRunner runner = [&](const sweep::SweepPoint& point) {
     if (interrupt.interrupted()) throw Interrupted("interrupted");
-    return run_sweep_point(point, grid.model);
+    return run_sweep_point(point, grid.model, device_jobs);
   };
   sweep::SweepTable table;
+  std::optional<std::string> failure;
   try {
     table = sweep::run_sweep(grid, runner, options);
-  } catch (const Error&) {
+  } catch (const Error& e) {
     if (interrupt.interrupted()) throw Interrupted("sweep: interrupted; nothing was written");
-    throw;
+    if (!exchange) throw;
+    failure = e.what();
   }
+  if (exchange) {
+    // every rank's failure or rows reach every rank; rank 0 reports
+    if (const auto error = exchange->first_error(failure)) {
+      if (!root) throw SilentExit(kExitError);
+      throw Error(*error);
+    }
+    const std::string mine = table_to_json(table, grid).dump();
+    std::vector<sweep::SweepTable> tables;
+    for (const auto& blob : exchange->all_gather({std::vector<std::uint8_t>(mine.begin(), mine.end())})) {
+      tables.push_back(sweep::table_from_json(nlohmann::json::parse(blob.begin(), blob.end()), grid, "an MPI rank's table"));
+    }
+    table = sweep::merge_sweep_tables(grid, tables);
+  }
+  const bool all_exact = std::all_of(table.rows.begin(), table.rows.end(),
+                                     [](const sweep::SweepRow& row) { return row.results.value("bit_exact", true); });
+  if (!root) return all_exact ? 0 : kExitMismatch;
   counter.clear();
   const std::vector<std::string> files = sweep::write_sweep_outputs(table, grid, out_dir);
   if (a.common.json) {
@@ -95,8 +130,6 @@ int run_sweep_command(const SweepArgs& a) {
                                 fmt::join(files, ", "), out_dir.string()));
   }
   // As `tpuemu run`: a point whose result differs from the reference makes the command's outcome.
-  const bool all_exact = std::all_of(table.rows.begin(), table.rows.end(),
-                                     [](const sweep::SweepRow& row) { return row.results.value("bit_exact", true); });
   return all_exact ? 0 : kExitMismatch;
 }
 

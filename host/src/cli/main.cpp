@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -36,6 +37,8 @@ std::string one_line(std::string message) {
 // The error line on stderr, and under --json the same as {"error": {...}} on stdout, so that a
 // script reading stdout always gets JSON.
 int fail(const std::string& message, int code, bool json) {
+  // Under mpirun every rank meets the same bad input: rank 0 alone says so.
+  if (const char* rank = std::getenv("OMPI_COMM_WORLD_RANK"); rank != nullptr && std::string_view(rank) != "0") return code;
   const std::string line = one_line(message);
   if (json) {
     try {

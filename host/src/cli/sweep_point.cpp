@@ -1,5 +1,7 @@
-// One sweep point as one run_model on a single device (sweep_point.h).
+// One sweep point as one sharded run (sweep_point.h): one device unless the point says more.
 #include "sweep_point.h"
+
+#include <algorithm>
 
 #include <fmt/format.h>
 
@@ -7,6 +9,7 @@
 #include "tpuemu/compile/workload.h"
 #include "tpuemu/config/config.h"
 #include "tpuemu/run/runner.h"
+#include "tpuemu/shard/sharded_run.h"
 
 namespace tpuemu::cli {
 
@@ -19,12 +22,26 @@ std::string string_axis(const sweep::SweepPoint& point, std::string_view axis, s
 
 }  // namespace
 
-nlohmann::json run_sweep_point(const sweep::SweepPoint& point, const std::filesystem::path& model_path) {
-  const nlohmann::json* devices = point.find("devices");
-  if ((devices != nullptr && *devices != 1) || point.find("shard") != nullptr || point.find("mesh") != nullptr ||
-      point.find("overlap") != nullptr) {
-    throw Error("sweep: devices > 1 needs the sharded runner");
+nlohmann::json run_sweep_point(const sweep::SweepPoint& point, const std::filesystem::path& model_path,
+                               unsigned device_jobs) {
+  shard::ShardSettings ss;
+  if (const nlohmann::json* devices = point.find("devices")) {
+    if (devices->get<std::uint64_t>() > 64) throw Error(fmt::format("devices {}: at most 64", devices->dump()));
+    ss.devices = devices->get<std::uint32_t>();
   }
+  const nlohmann::json* shard_mode = point.find("shard");
+  if (ss.devices > 1 && shard_mode == nullptr) {
+    throw Error(fmt::format("devices {}: the grid needs a shard axis (batch, tensor, fsdp)", ss.devices));
+  }
+  if (shard_mode != nullptr) ss.mode = shard::parse_shard_mode(shard_mode->get<std::string>());
+  ss.mesh = string_axis(point, "mesh", "");
+  if (const nlohmann::json* overlap = point.find("overlap")) {
+    if (ss.mode != shard::ShardMode::Fsdp && !overlap->get<bool>()) {
+      throw Error("overlap false: applies to shard fsdp (the weight gathers it overlaps with compute)");
+    }
+    ss.overlap = overlap->get<bool>();
+  }
+  ss.jobs = device_jobs;
   const Model model = load_model(model_path);
   // The defaults of `tpuemu run`: the model's preset and buffers, else default and 2.
   const Preset preset = load_preset(string_axis(point, "preset", model.preset.value_or("default")));
@@ -43,14 +60,25 @@ nlohmann::json run_sweep_point(const sweep::SweepPoint& point, const std::filesy
     }
     settings.batch = batch->get<std::size_t>();
   }
-  const WorkloadReport report = run_model(preset, model, settings);
-  return {{"step_cycles", report.cycles},
-          {"hbm_peak_bytes", report.hbm_allocation.peak_in_use_bytes},
-          {"fragmentation", report.hbm_allocation.max_external_fragmentation},
-          {"mxu_utilization", report.mxu_utilization},
-          {"bit_exact", report.bit_exact},
-          {"wall_seconds", report.wall_seconds},
-          {"dma_bytes", report.dma_bytes}};
+  const shard::ShardReport r = shard::run_sharded(preset, model, settings, ss);
+  double fragmentation = 0, mxu = 0;
+  std::uint64_t dma = 0;
+  for (const shard::DeviceSummary& d : r.device_summaries) {
+    fragmentation = std::max(fragmentation, d.max_external_fragmentation);
+    mxu += d.mxu_utilization / static_cast<double>(r.device_summaries.size());
+    dma += d.dma_bytes;
+  }
+  return {{"step_cycles", r.step_cycles},
+          {"hbm_peak_bytes", r.hbm_peak_bytes},
+          {"fragmentation", fragmentation},
+          {"mxu_utilization", mxu},
+          {"bit_exact", r.bit_exact},
+          {"wall_seconds", r.wall_seconds},
+          {"dma_bytes", dma},
+          {"interconnect_bytes", r.interconnect_bytes},
+          {"analytic_min_bytes", r.analytic_min_bytes},
+          {"load_balance", r.load_balance},
+          {"memory_saved", r.memory_saved}};
 }
 
 }  // namespace tpuemu::cli
