@@ -45,6 +45,29 @@ for mode in batch tensor fsdp; do
   fi
 done
 
+# remote devices: 4 sessions on one `tpuemu serve` with a pool of 4 give the in-process figures
+"$tpuemu" serve --listen 127.0.0.1:0 --json --preset small --devices 4 2>"$tmp/serve.log" &
+server_pid=$!
+port=""
+for _ in $(seq 100); do
+  port=$(python3 -c 'import json,sys
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    if e.get("event") == "listening": print(e["port"])' "$tmp/serve.log" 2>/dev/null)
+  [[ -n "$port" ]] && break
+  sleep 0.1
+done
+if [[ -z "$port" ]]; then
+  fail "remote: the server did not start"
+elif "$tpuemu" run "$mlp" --preset small --devices 4 --shard tensor --json >"$tmp/local.json" 2>"$tmp/err" &&
+     "$tpuemu" run "$mlp" --preset small --devices 4 --shard tensor --backend "remote://127.0.0.1:$port" --json >"$tmp/remote.json" 2>"$tmp/err"; then
+  l=$(figures "$tmp/local.json" | sed 's/"backend": "[^"]*", //'); r=$(figures "$tmp/remote.json" | sed 's/"backend": "[^"]*", //')
+  [[ "$l" == "$r" ]] && pass "remote: 4 devices on a server agree with in-process ones" || fail "remote: the figures differ"
+else
+  fail "remote: a run failed"
+fi
+kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null
+
 # bad NAME CMD...: exit 1, one line on stderr matching $expect, nothing in --out
 bad() {
   local name=$1 expect=$2
