@@ -139,6 +139,25 @@ TEST(ShardedRun, ClocksJumpToTheCollectivesEnd) {
   for (const DeviceSummary& d : r.device_summaries) EXPECT_EQ(d.cycles, r.collectives.back().end_cycle);
 }
 
+// A 2x4 torus (tpu-v4-like's torus2d interconnect; the fake backend, the functional core model,
+// keeps the DIM-128 preset quick): rows, then columns, still the minimum and bit-exact.
+TEST(ShardedRun, TorusMeshIsBitExactAndMovesTheMinimum) {
+  const Preset preset = load_preset("tpu-v4-like");
+  RunSettings s;
+  s.backend = "fake";
+  ShardSettings ss;
+  ss.mode = ShardMode::Tensor;
+  ss.devices = 8;
+  ss.mesh = "2x4";
+  const ShardReport r = run_sharded(preset, load_model(kExamples + "/mlp.json"), s, ss);
+  EXPECT_TRUE(r.bit_exact) << r.first_mismatch;
+  EXPECT_TRUE(r.mesh.torus());
+  EXPECT_EQ(r.interconnect_bytes, r.analytic_min_bytes);
+  for (const CollectiveRecord& c : r.collectives) {
+    EXPECT_EQ(c.end_cycle - c.start_cycle, collective_cost(Collective::AllGather, c.bytes, r.mesh, *preset.interconnect).cycles);
+  }
+}
+
 TEST(ShardedRun, BadRequestsAreOneLineErrors) {
   auto message = [](auto&& f) {
     try {
