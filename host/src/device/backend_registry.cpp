@@ -66,6 +66,7 @@ DeviceBackendRegistry built_in_device_backends() {
   DeviceBackendRegistry registry;
   register_rtl_backend(registry);
   register_fake_backend(registry);
+  register_tlm_backend(registry);
   register_remote_backend(registry);
   return registry;
 }

@@ -9,5 +9,6 @@ namespace tpuemu {
 void register_rtl_backend(DeviceBackendRegistry& registry);   // rtl/: the Verilated core
 void register_fake_backend(DeviceBackendRegistry& registry);  // fake/: the functional model
 void register_remote_backend(DeviceBackendRegistry& registry);  // remote/: TCP to tpuemu serve or a board
+void register_tlm_backend(DeviceBackendRegistry& registry);   // tlm/: the SystemC/TLM-2.0 model
 
 }  // namespace tpuemu

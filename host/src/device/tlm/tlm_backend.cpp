@@ -1,0 +1,62 @@
+// The "tlm" and "tlm-at" backends: the SystemC/TLM-2.0 model of the core (sim/tlm,
+// docs/systemc.md) behind the firmware's simulator HAL, like the Verilated core. It simulates any
+// preset - the model takes the preset's sizes at run time, no core is compiled per preset - with
+// the memory timed as the preset says. "tlm" codes the memory port loosely timed (b_transport,
+// temporal decoupling), "tlm-at" approximately timed (the 4-phase base protocol, synchronised
+// every cycle); both give the same cycles.
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "../backends.h"
+#include "../sim_core_transport.h"
+#include "tpuemu/base/error.h"
+#include "tpuemu/tlm/tlm_core_sim.h"
+
+// libsystemc.so brings a main() that calls sc_main(); every program linking the tlm backend has
+// its own main(), which the linker takes first, so this one is never called.
+extern "C" int sc_main(int, char**) { return 1; }
+
+namespace tpuemu {
+namespace {
+
+std::unique_ptr<Transport> open_tlm_transport(const Preset& preset, const DeviceOptions& options, bool at) {
+  const std::string name = at ? "tlm-at" : "tlm";
+  if (!options.trace_fst.empty()) {
+    throw Error("device", fmt::format("backend {}: a waveform trace needs the rtl backend (the model has no signals)", name));
+  }
+  tlm::TlmSimOptions o;
+  o.shape = {.dim = preset.dim,
+             .vmem_rows = preset.vmem_rows,
+             .vmem_banks = preset.vmem_banks,
+             .acc_rows = preset.acc_rows,
+             .smem_words = preset.smem_words,
+             .queue_depth = preset.queue_depth,
+             .mem_outstanding = preset.mem_outstanding};
+  o.clock_ghz = preset.clock_ghz;
+  o.memory = memory_config_for(preset, options);
+  o.approximately_timed = at;
+  SimCoreTransport::Parts parts;
+  try {
+    parts.core = tlm::make_tlm_core_sim(o);
+  } catch (const std::exception& e) {
+    throw Error("device", fmt::format("backend {}: cannot start the model for preset '{}': {}", name, preset.name, e.what()));
+  }
+  parts.hal = std::make_unique<fw::SimHal>(*parts.core);
+  return std::make_unique<SimCoreTransport>(std::move(parts), name, memory_source_of(preset, "TLM HBM timing model"));
+}
+
+}  // namespace
+
+void register_tlm_backend(DeviceBackendRegistry& registry) {
+  registry.add({.name = "tlm",
+                .description = "SystemC/TLM-2.0 model of the core and its memory (loosely timed), behind the firmware",
+                .open = {},
+                .open_transport = [](const Preset& p, const DeviceOptions& o) { return open_tlm_transport(p, o, false); }});
+  registry.add({.name = "tlm-at",
+                .description = "the tlm model with the memory port approximately timed (TLM-2.0 base protocol)",
+                .open = {},
+                .open_transport = [](const Preset& p, const DeviceOptions& o) { return open_tlm_transport(p, o, true); }});
+}
+
+}  // namespace tpuemu
