@@ -18,12 +18,12 @@ namespace in = spec::instr;
 
 // out[n] = sum_k in[k] * w[k * dim + n]: rows of the weight matrix scaled and added, which the
 // compiler vectorises over n.
-void row_times_weights(const std::uint8_t* input, const std::int8_t* weights, std::uint32_t dim, std::int32_t* out) {
+void row_times_weights(const std::uint8_t* __restrict input, const std::int8_t* __restrict weights, std::uint32_t dim,
+                       std::int32_t* __restrict out) {
   std::fill(out, out + dim, 0);
   for (std::uint32_t k = 0; k < dim; ++k) {
     const std::int32_t a = static_cast<std::int8_t>(input[k]);
-    if (a == 0) continue;
-    const std::int8_t* wk = weights + std::size_t{k} * dim;
+    const std::int8_t* __restrict wk = weights + std::size_t{k} * dim;
     for (std::uint32_t n = 0; n < dim; ++n) out[n] += a * wk[n];
   }
 }
