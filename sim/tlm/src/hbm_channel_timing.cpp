@@ -43,15 +43,17 @@ std::uint32_t DerivedTimings::max_column_gap() const {
 // Command bus
 // ---------------------------------------------------------------------------------------------
 bool ChannelTiming::CommandBus::busy(std::uint64_t t) const {
-  if (t >= floor_ + kCycles) {
-    throw std::logic_error("hbm timing: a command " + std::to_string(t - floor_) +
-                           " cycles ahead of the oldest queued request");
-  }
+  // Before the floor no command can be placed any more, and nothing is reserved beyond the window.
+  if (t < floor_ || t >= floor_ + kCycles) return false;
   return (bits_[(t % kCycles) / 64] >> (t % 64)) & 1;
 }
 
 void ChannelTiming::CommandBus::take(std::uint64_t t) {
-  if (t < floor_ || t >= floor_ + kCycles) throw std::logic_error("hbm timing: command outside the bus window");
+  if (t < floor_) return;  // a refresh accounted after the fact (an idle channel)
+  if (t >= floor_ + kCycles) {
+    throw std::logic_error("hbm timing: a command " + std::to_string(t - floor_) +
+                           " cycles ahead of the oldest queued request");
+  }
   bits_[(t % kCycles) / 64] |= std::uint64_t{1} << (t % 64);
 }
 

@@ -49,7 +49,10 @@ class ChannelTiming {
   ChannelOutcome request(std::uint64_t offered, bool write, std::uint32_t bank_group,
                          std::uint32_t bank, std::uint32_t row);
   // Accounts the refreshes due up to `cycle` (the end of a run).
-  void finish(std::uint64_t cycle) { freeze_refreshes_through(cycle); }
+  void finish(std::uint64_t cycle) {
+    prune(cycle);
+    freeze_refreshes_through(cycle);
+  }
   const ChannelCounters& counters() const { return counters_; }
 
  private:
