@@ -211,7 +211,11 @@ std::uint64_t ChannelTiming::place_act(std::uint64_t t, std::uint32_t bg) {
   return t;
 }
 
-std::uint64_t ChannelTiming::place_column(std::uint64_t t, std::uint32_t bg, bool write) {
+std::uint64_t ChannelTiming::place_column(std::uint64_t from, std::uint32_t bg, bool write) {
+  return take_column(grouped_start(from, bg, write), bg, write);
+}
+
+std::uint64_t ChannelTiming::find_column_slot(std::uint64_t t, std::uint32_t bg, bool write) {
   for (bool moved = true; moved;) {
     moved = false;
     t = refresh_allows(t, 2, write);
@@ -231,6 +235,10 @@ std::uint64_t ChannelTiming::place_column(std::uint64_t t, std::uint32_t bg, boo
       }
     }
   }
+  return t;
+}
+
+std::uint64_t ChannelTiming::take_column(std::uint64_t t, std::uint32_t bg, bool write) {
   bus_.take(t);
   const auto pos = std::lower_bound(columns_.begin(), columns_.end(), t,
                                     [](const ColumnCommand& a, std::uint64_t v) { return a.at < v; });
@@ -244,6 +252,28 @@ std::uint64_t ChannelTiming::place_column(std::uint64_t t, std::uint32_t bg, boo
   columns_.insert(pos, ColumnCommand{t, bg, write});
   prea_at_ = std::max(prea_at_, t + (write ? t_.wr2pre : t_.rd2pre));
   return t;
+}
+
+std::uint64_t ChannelTiming::grouped_start(std::uint64_t from, std::uint32_t bg, bool write) {
+  // Read/write grouping (hbm_channel_ctrl serves ready hits of the last direction first): a
+  // request of the other direction waits until the run dries up, and requests of the run's
+  // direction that become ready meanwhile still join it. Reservations cannot let later arrivals
+  // pass, so when this request would go right behind a run of the other direction that is still
+  // going when it becomes ready, it leaves room behind that run for as many more columns as the
+  // run has had since then (a run lasts about as long again while arrivals keep coming).
+  const std::uint64_t natural = find_column_slot(from, bg, write);
+  const auto next = std::lower_bound(columns_.begin(), columns_.end(), natural,
+                                     [](const ColumnCommand& c, std::uint64_t v) { return c.at < v; });
+  if (next == columns_.begin()) return natural;
+  const ColumnCommand& prev = *std::prev(next);
+  if (prev.write == write || prev.at < from) return natural;
+  std::uint64_t run = 0;
+  for (auto it = std::prev(next);; --it) {
+    if (it->at < from || it->write == write) break;
+    ++run;
+    if (it == columns_.begin()) break;
+  }
+  return find_column_slot(natural + run * kGroupingFactor * t_.ccd_s, bg, write);
 }
 
 void ChannelTiming::prune(std::uint64_t floor) {

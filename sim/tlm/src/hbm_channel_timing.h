@@ -103,7 +103,11 @@ class ChannelTiming {
   const Refresh* refresh_closing(const Bank& b, std::uint64_t t) const;
   std::uint32_t column_gap(const ColumnCommand& first, std::uint32_t bank_group, bool write) const;
   std::uint32_t column_gap_after(std::uint32_t bank_group, bool write, const ColumnCommand& second) const;
+  std::uint64_t grouped_start(std::uint64_t from, std::uint32_t bank_group, bool write);
+  std::uint64_t find_column_slot(std::uint64_t from, std::uint32_t bank_group, bool write);
+  std::uint64_t take_column(std::uint64_t at, std::uint32_t bank_group, bool write);
   void prune(std::uint64_t floor);
+  static constexpr std::uint64_t kGroupingFactor = 2;
 
   DerivedTimings t_;
   std::uint32_t banks_per_group_;
