@@ -177,17 +177,19 @@ std::uint64_t ChannelTiming::place_act(std::uint64_t t, std::uint32_t bg) {
       moved = true;
       continue;
     }
-    // tRRD to every reserved ACT on either side
+    // tRRD to every reserved ACT on either side, in one pass: t only grows, so an ACT behind it
+    // stays satisfied and the ones ahead are still to come.
+    const std::uint64_t t_before = t;
+    const std::uint32_t rrd = std::max(t_.rrd_l, t_.rrd_s);
+    for (auto it = std::lower_bound(acts_.begin(), acts_.end(), t > rrd ? t - rrd : 0,
+                                    [](const RowCommand& a, std::uint64_t v) { return a.at < v; });
+         it != acts_.end() && it->at < t + rrd; ++it) {
+      const std::uint32_t gap = it->bank_group == bg ? t_.rrd_l : t_.rrd_s;
+      if (t + gap > it->at && t < it->at + gap) t = it->at + gap;
+    }
+    moved = t != t_before;
     const auto pos = std::lower_bound(acts_.begin(), acts_.end(), t,
                                       [](const RowCommand& a, std::uint64_t v) { return a.at < v; });
-    for (auto it = acts_.begin(); it != acts_.end() && !moved; ++it) {
-      const std::uint32_t gap = it->bank_group == bg ? t_.rrd_l : t_.rrd_s;
-      const std::uint64_t lo = it->at > gap ? it->at - gap : 0;
-      if (t > lo && t < it->at + gap) {
-        t = it->at + gap;
-        moved = true;
-      }
-    }
     if (moved) continue;
     // tFAW: any five ACTs in time order span at least tFAW
     const std::ptrdiff_t p = pos - acts_.begin();
@@ -224,16 +226,18 @@ std::uint64_t ChannelTiming::find_column_slot(std::uint64_t t, std::uint32_t bg,
       moved = true;
       continue;
     }
+    // Spacing to every reserved column command on either side, in one pass (as for tRRD).
+    const std::uint64_t t_before = t;
     const std::uint32_t reach = t_.max_column_gap();
-    for (const ColumnCommand& c : columns_) {
-      if (c.at + reach < t) continue;
-      if (c.at > t + reach) break;
+    for (auto it = std::lower_bound(columns_.begin(), columns_.end(), t > reach ? t - reach : 0,
+                                    [](const ColumnCommand& c, std::uint64_t v) { return c.at < v; });
+         it != columns_.end() && it->at <= t + reach; ++it) {
+      const ColumnCommand& c = *it;
       if (c.at <= t ? t - c.at < column_gap(c, bg, write) : c.at - t < column_gap_after(bg, write, c)) {
         t = c.at + column_gap(c, bg, write);
-        moved = true;
-        break;
       }
     }
+    moved = t != t_before;
   }
   return t;
 }
