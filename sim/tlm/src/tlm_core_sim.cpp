@@ -3,15 +3,24 @@
 #include <stdexcept>
 #include <string>
 
+#include "tpuemu/tlm/hbm_beat_timing.h"
 #include "tpuemu/tlm/platform.h"
 #include "tpuemu/tlm/simple_timing.h"
 
 namespace tpuemu::tlm {
 namespace {
 
-std::unique_ptr<BeatTimingModel> timing_for(const TlmSimOptions& o) {
+// The memory's timing: the HBM stack's model when the preset has one (hbm set), else the simple
+// model; `hbm` points at the former, for its statistics.
+std::unique_ptr<BeatTimingModel> timing_for(const TlmSimOptions& o, HbmBeatTiming*& hbm) {
   if (o.memory.hbm) {
-    throw std::invalid_argument("tlm: the HBM timing model is not built yet");
+    if (o.memory.backpressure_permille != 0) {
+      throw std::invalid_argument("random back-pressure is a knob of the simple memory model, not of the HBM stack");
+    }
+    auto t = make_hbm_beat_timing(*o.memory.hbm, o.memory.dram_cycles_per_core_cycle, o.shape.dim,
+                                  o.memory.capacity_bytes);
+    hbm = t.get();
+    return t;
   }
   return std::make_unique<SimpleTiming>(SimpleTimingConfig{.beat_bytes = o.shape.dim,
                                                            .latency_cycles = o.memory.latency_cycles,
@@ -29,7 +38,7 @@ class TlmCoreSim final : public sim::CoreSim {
                                   .clock_ghz = o.clock_ghz,
                                   .approximately_timed = o.approximately_timed,
                                   .quantum_cycles = o.quantum_cycles},
-                                 timing_for(o))) {}
+                                 timing_for(o, hbm_))) {}
 
   std::uint32_t dim() const override { return dim_; }
   void reset() override { platform_->reset(); }
@@ -46,7 +55,10 @@ class TlmCoreSim final : public sim::CoreSim {
   std::uint64_t mem_capacity() const override { return platform_->mem_capacity(); }
   std::optional<std::string> fault() const override { return platform_->fault(); }
   void clear_fault() override { platform_->clear_fault(); }
-  std::optional<sim::hbm::Statistics> hbm_statistics() const override { return std::nullopt; }
+  std::optional<sim::hbm::Statistics> hbm_statistics() const override {
+    if (!hbm_) return std::nullopt;
+    return hbm_->statistics();
+  }
 
   void start_timeline() override { platform_->record_trace(true); }
   sim::Timeline stop_timeline() override {
@@ -68,6 +80,7 @@ class TlmCoreSim final : public sim::CoreSim {
 
  private:
   std::uint32_t dim_;
+  HbmBeatTiming* hbm_ = nullptr;  // the platform's timing model, when it is the HBM stack's
   std::unique_ptr<Platform> platform_;
 };
 

@@ -1,0 +1,59 @@
+// A fast timing model of one HBM stack as the emulator's RTL backend runs it: the Verilated
+// controller rtl/mem/hbm (FR-FCFS per channel, 16-request queues, bank state, all-bank refresh)
+// driving the DRAM device (sim/src/dram), at the level of 64-byte bursts. It keeps no data.
+// docs/hbm-tlm-timing.md gives its rules and how close it comes to the RTL.
+//
+// Times are DRAM cycles (tCK) counted like sim::hbm::HbmSystem::cycle(): a request offered in
+// tick `cycle` is accepted in tick `accept`, and its response (read data, write response) is in
+// the responses() of tick `done`.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "tpuemu/sim/hbm_system.h"
+
+namespace tpuemu::tlm {
+
+namespace detail {
+class ChannelTiming;
+}
+
+struct BurstTiming {
+  std::uint64_t accept = 0;
+  std::uint64_t done = 0;
+};
+
+class HbmBurstTiming {
+ public:
+  // Throws std::invalid_argument naming a bad field of the setup (dram::Config::validate).
+  explicit HbmBurstTiming(const sim::hbm::HbmSetup& setup);
+  ~HbmBurstTiming();
+  HbmBurstTiming(const HbmBurstTiming&) = delete;
+  HbmBurstTiming& operator=(const HbmBurstTiming&) = delete;
+
+  // A burst request (burst-aligned byte address) offered from DRAM cycle `cycle` on. Requests
+  // come in the order of the requester's queue (cycles non-decreasing); like the bridge, the
+  // model offers them in that order on the controller's request lanes (channels / 2 of them).
+  BurstTiming request(std::uint64_t cycle, bool write, std::uint64_t addr);
+  // The run ended at DRAM cycle `cycle`: refreshes up to there are counted.
+  void finish(std::uint64_t cycle);
+
+  // The controller's figures (those it models; queue occupancy is not).
+  sim::hbm::Statistics statistics() const;
+  const sim::hbm::HbmSetup& setup() const { return setup_; }
+  unsigned lanes() const { return static_cast<unsigned>(lane_free_.size()); }
+
+ private:
+  sim::hbm::HbmSetup setup_;
+  sim::hbm::AddressLayout layout_;
+  std::vector<std::unique_ptr<detail::ChannelTiming>> channels_;
+  std::vector<std::uint64_t> lane_free_;  // cycle from which each lane can take an offer
+  std::uint64_t last_offer_ = 0;
+  std::uint64_t last_done_ = 0;
+  std::vector<std::uint64_t> latency_histogram_;
+  std::uint64_t latency_count_ = 0, latency_sum_ = 0;
+};
+
+}  // namespace tpuemu::tlm

@@ -1,0 +1,391 @@
+#include "hbm_channel_timing.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace tpuemu::tlm::detail {
+
+DerivedTimings DerivedTimings::from(const sim::dram::Config& c) {
+  // The sums of hbm_ctrl.sv (tim_d): column spacing max(tCCD_x, tBURST), RD->WR
+  // CL + tBURST + 2 - CWL (bus turnaround, docs/hbm.md), WR->RD CWL + tBURST + tWTR_x,
+  // write recovery CWL + tBURST + tWR.
+  const std::uint32_t burst = c.tBURST();
+  const std::uint32_t rd2wr = c.CL + burst + 2 > c.CWL ? c.CL + burst + 2 - c.CWL : 0;
+  DerivedTimings t{};
+  t.rcd = c.tRCD;
+  t.rp = c.tRP;
+  t.ras = c.tRAS;
+  t.rc = c.tRC;
+  t.rrd_s = c.tRRD_S;
+  t.rrd_l = c.tRRD_L;
+  t.faw = c.tFAW;
+  t.rfc = c.tRFC;
+  t.refi = c.tREFI;
+  t.ccd_s = std::max(c.tCCD_S, burst);
+  t.ccd_l = std::max(c.tCCD_L, burst);
+  t.rd2wr_s = std::max(rd2wr, t.ccd_s);
+  t.rd2wr_l = std::max(rd2wr, t.ccd_l);
+  t.wr2rd_s = std::max(c.CWL + burst + c.tWTR_S, t.ccd_s);
+  t.wr2rd_l = std::max(c.CWL + burst + c.tWTR_L, t.ccd_l);
+  t.rd2pre = c.tRTP;
+  t.wr2pre = c.CWL + burst + c.tWR;
+  t.cl = c.CL;
+  t.burst = burst;
+  return t;
+}
+
+std::uint32_t DerivedTimings::max_column_gap() const {
+  return std::max({ccd_l, rd2wr_l, wr2rd_l, ccd_s, rd2wr_s, wr2rd_s});
+}
+
+// ---------------------------------------------------------------------------------------------
+// Command bus
+// ---------------------------------------------------------------------------------------------
+bool ChannelTiming::CommandBus::busy(std::uint64_t t) const {
+  // Before the floor no command can be placed any more, and nothing is reserved beyond the window.
+  if (t < floor_ || t >= floor_ + kCycles) return false;
+  return (bits_[(t % kCycles) / 64] >> (t % 64)) & 1;
+}
+
+void ChannelTiming::CommandBus::take(std::uint64_t t) {
+  if (t < floor_) return;  // a refresh accounted after the fact (an idle channel)
+  if (t >= floor_ + kCycles) {
+    throw std::logic_error("hbm timing: a command " + std::to_string(t - floor_) +
+                           " cycles ahead of the oldest queued request");
+  }
+  bits_[(t % kCycles) / 64] |= std::uint64_t{1} << (t % 64);
+}
+
+void ChannelTiming::CommandBus::advance_floor(std::uint64_t floor) {
+  if (floor <= floor_) return;
+  if (floor - floor_ >= kCycles) {
+    std::fill(bits_.begin(), bits_.end(), 0);
+  } else {
+    for (std::uint64_t t = floor_; t < floor; ++t) bits_[(t % kCycles) / 64] &= ~(std::uint64_t{1} << (t % 64));
+  }
+  floor_ = floor;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Channel
+// ---------------------------------------------------------------------------------------------
+ChannelTiming::ChannelTiming(const DerivedTimings& t, std::uint32_t bank_groups,
+                             std::uint32_t banks_per_group, std::uint32_t queue_depth, bool closed_page)
+    : t_(t),
+      banks_per_group_(banks_per_group),
+      queue_depth_(queue_depth),
+      closed_page_(closed_page),
+      banks_(std::size_t{bank_groups} * banks_per_group),
+      // hbm_refresh_timer: armed in cycle 1, the first REF is due (pend_q != 0) tREFI + 1 later.
+      next_due_(std::uint64_t{t.refi} + 2) {
+  if (queue_depth == 0) throw std::invalid_argument("hbm timing: queue_depth must be positive");
+}
+
+std::uint32_t ChannelTiming::column_gap(const ColumnCommand& first, std::uint32_t bg, bool write) const {
+  const bool same = first.bank_group == bg;
+  if (first.write == write) return same ? t_.ccd_l : t_.ccd_s;
+  if (first.write) return same ? t_.wr2rd_l : t_.wr2rd_s;
+  return same ? t_.rd2wr_l : t_.rd2wr_s;
+}
+
+std::uint32_t ChannelTiming::column_gap_after(std::uint32_t bg, bool write, const ColumnCommand& second) const {
+  const ColumnCommand first{0, bg, write};
+  return column_gap(first, second.bank_group, second.write);
+}
+
+void ChannelTiming::freeze_refreshes_through(std::uint64_t t) {
+  while (t >= next_due_) {
+    // Fixed from what is reserved so far (all of it before the due cycle): PREA as soon as it is
+    // legal when a bank is open, then REF once every bank has had tRP (and tRC since its ACT).
+    const std::uint64_t due = next_due_;
+    const std::uint64_t last_end = refreshes_.empty() ? 0 : refreshes_.back().end;
+    bool any_open = false;
+    for (const Bank& b : banks_) any_open = any_open || (b.open && b.opened >= last_end && refresh_closing(b, due) == nullptr);
+    Refresh r{};
+    r.due = due;
+    r.needs_prea = any_open;
+    r.prea = std::max(due, prea_at_);
+    while (r.needs_prea && bus_.busy(r.prea)) ++r.prea;
+    r.ref = std::max(any_open ? r.prea + t_.rp : due, ref_at_);
+    while (bus_.busy(r.ref)) ++r.ref;
+    r.end = r.ref + t_.rfc;
+    if (r.needs_prea) bus_.take(r.prea);
+    bus_.take(r.ref);
+    ref_at_ = std::max(ref_at_, r.prea + t_.rp);
+    counters_.preas += r.needs_prea ? 1 : 0;
+    ++counters_.refreshes;
+    counters_.refresh_cycles += r.end - r.due;
+    refreshes_.push_back(r);
+    next_due_ += t_.refi;
+  }
+}
+
+const ChannelTiming::Refresh* ChannelTiming::refresh_closing(const Bank& b, std::uint64_t t) const {
+  for (const Refresh& r : refreshes_) {
+    if (b.opened < r.prea && r.prea <= t) return &r;
+  }
+  return nullptr;
+}
+
+std::uint64_t ChannelTiming::refresh_allows(std::uint64_t t, int kind, bool write) {
+  for (bool moved = true; moved;) {
+    moved = false;
+    freeze_refreshes_through(t);
+    for (const Refresh& r : refreshes_) {
+      if (t >= r.end) continue;
+      bool ok = false;
+      switch (kind) {
+        case 0:  // ACT: none while the REF is due; before it only if it delays neither PREA nor REF
+          ok = t < r.due && r.needs_prea && t + t_.ras <= r.prea && t + t_.rc <= r.ref;
+          break;
+        case 1:  // PRE
+          ok = t < r.due && t + t_.rp <= r.ref;
+          break;
+        default:  // RD/WR: only if it does not push the PREA later (rd/wr_keeps_prea)
+          ok = t + (write ? t_.wr2pre : t_.rd2pre) <= r.prea;
+          break;
+      }
+      if (!ok) {
+        t = r.end;
+        moved = true;
+        break;
+      }
+    }
+  }
+  return t;
+}
+
+std::uint64_t ChannelTiming::place_pre(std::uint64_t t) {
+  for (;;) {
+    t = refresh_allows(t, 1, false);
+    if (!bus_.busy(t)) break;
+    ++t;
+  }
+  bus_.take(t);
+  ++counters_.pres;
+  ref_at_ = std::max(ref_at_, t + t_.rp);
+  return t;
+}
+
+std::uint64_t ChannelTiming::place_act(std::uint64_t t, std::uint32_t bg) {
+  for (bool moved = true; moved;) {
+    moved = false;
+    t = refresh_allows(t, 0, false);
+    if (bus_.busy(t)) {
+      ++t;
+      moved = true;
+      continue;
+    }
+    // tRRD to every reserved ACT on either side, in one pass: t only grows, so an ACT behind it
+    // stays satisfied and the ones ahead are still to come.
+    const std::uint64_t t_before = t;
+    const std::uint32_t rrd = std::max(t_.rrd_l, t_.rrd_s);
+    for (auto it = std::lower_bound(acts_.begin(), acts_.end(), t > rrd ? t - rrd : 0,
+                                    [](const RowCommand& a, std::uint64_t v) { return a.at < v; });
+         it != acts_.end() && it->at < t + rrd; ++it) {
+      const std::uint32_t gap = it->bank_group == bg ? t_.rrd_l : t_.rrd_s;
+      if (t + gap > it->at && t < it->at + gap) t = it->at + gap;
+    }
+    moved = t != t_before;
+    const auto pos = std::lower_bound(acts_.begin(), acts_.end(), t,
+                                      [](const RowCommand& a, std::uint64_t v) { return a.at < v; });
+    if (moved) continue;
+    // tFAW: any five ACTs in time order span at least tFAW
+    const std::ptrdiff_t p = pos - acts_.begin();
+    const std::ptrdiff_t n = static_cast<std::ptrdiff_t>(acts_.size());
+    for (std::ptrdiff_t j = std::max<std::ptrdiff_t>(0, p - 4); j <= p && j + 3 < n && !moved; ++j) {
+      const std::uint64_t first = std::min(acts_[j].at, t);
+      const std::uint64_t last = std::max(acts_[j + 3].at, t);
+      if (last - first < t_.faw) {
+        t = acts_[j].at + t_.faw;
+        moved = true;
+      }
+    }
+  }
+  bus_.take(t);
+  const auto pos = std::lower_bound(acts_.begin(), acts_.end(), t,
+                                    [](const RowCommand& a, std::uint64_t v) { return a.at < v; });
+  acts_.insert(pos, RowCommand{t, bg});
+  ++counters_.acts;
+  prea_at_ = std::max(prea_at_, t + t_.ras);
+  ref_at_ = std::max(ref_at_, t + t_.rc);
+  return t;
+}
+
+std::uint64_t ChannelTiming::place_column(std::uint64_t from, std::uint32_t bg, bool write) {
+  return take_column(grouped_start(from, bg, write), bg, write);
+}
+
+std::uint64_t ChannelTiming::find_column_slot(std::uint64_t t, std::uint32_t bg, bool write) {
+  for (bool moved = true; moved;) {
+    moved = false;
+    t = refresh_allows(t, 2, write);
+    if (bus_.busy(t)) {
+      ++t;
+      moved = true;
+      continue;
+    }
+    // Spacing to every reserved column command on either side, in one pass (as for tRRD).
+    const std::uint64_t t_before = t;
+    const std::uint32_t reach = t_.max_column_gap();
+    for (auto it = std::lower_bound(columns_.begin(), columns_.end(), t > reach ? t - reach : 0,
+                                    [](const ColumnCommand& c, std::uint64_t v) { return c.at < v; });
+         it != columns_.end() && it->at <= t + reach; ++it) {
+      const ColumnCommand& c = *it;
+      if (c.at <= t ? t - c.at < column_gap(c, bg, write) : c.at - t < column_gap_after(bg, write, c)) {
+        t = c.at + column_gap(c, bg, write);
+      }
+    }
+    moved = t != t_before;
+  }
+  return t;
+}
+
+std::uint64_t ChannelTiming::take_column(std::uint64_t t, std::uint32_t bg, bool write) {
+  bus_.take(t);
+  const auto pos = std::lower_bound(columns_.begin(), columns_.end(), t,
+                                    [](const ColumnCommand& a, std::uint64_t v) { return a.at < v; });
+  // hbm_channel_ctrl counts a turnaround when a column command changes the direction
+  const bool before_differs = pos != columns_.begin() ? std::prev(pos)->write != write : last_write_ != write;
+  counters_.turnarounds += before_differs ? 1 : 0;
+  if (pos == columns_.end() && t >= last_column_at_) {
+    last_write_ = write;
+    last_column_at_ = t;
+  }
+  columns_.insert(pos, ColumnCommand{t, bg, write});
+  prea_at_ = std::max(prea_at_, t + (write ? t_.wr2pre : t_.rd2pre));
+  return t;
+}
+
+std::uint64_t ChannelTiming::grouped_start(std::uint64_t from, std::uint32_t bg, bool write) {
+  // Read/write grouping (hbm_channel_ctrl serves ready hits of the last direction first): a
+  // request of the other direction waits until the run dries up, and requests of the run's
+  // direction that become ready meanwhile still join it. Reservations cannot let later arrivals
+  // pass, so when this request would go right behind a run of the other direction that is still
+  // going when it becomes ready, it leaves room behind that run for as many more columns as the
+  // run has had since then (a run lasts about as long again while arrivals keep coming).
+  const std::uint64_t natural = find_column_slot(from, bg, write);
+  const auto next = std::lower_bound(columns_.begin(), columns_.end(), natural,
+                                     [](const ColumnCommand& c, std::uint64_t v) { return c.at < v; });
+  if (next == columns_.begin()) return natural;
+  const ColumnCommand& prev = *std::prev(next);
+  if (prev.write == write || prev.at < from) return natural;
+  std::uint64_t run = 0;
+  for (auto it = std::prev(next);; --it) {
+    if (it->at < from || it->write == write) break;
+    ++run;
+    if (it == columns_.begin()) break;
+  }
+  return find_column_slot(natural + run * kGroupingFactor * t_.ccd_s, bg, write);
+}
+
+void ChannelTiming::prune(std::uint64_t floor) {
+  if (floor <= floor_) return;
+  floor_ = floor;
+  bus_.advance_floor(floor);
+  const std::uint64_t act_reach = std::max({t_.faw, t_.rrd_l, t_.rrd_s});
+  std::erase_if(acts_, [&](const RowCommand& a) { return a.at + act_reach < floor; });
+  const std::uint64_t col_reach = t_.max_column_gap();
+  std::erase_if(columns_, [&](const ColumnCommand& c) { return c.at + col_reach < floor; });
+  // A refresh whose PREA has passed closed every row opened before it; after that it is only
+  // needed while commands can still land inside it.
+  while (!refreshes_.empty() && refreshes_.front().end <= floor) {
+    const Refresh& r = refreshes_.front();
+    for (Bank& b : banks_) {
+      if (b.open && b.opened < r.prea) {
+        b.open = false;
+        b.act_at = std::max(b.act_at, r.end);
+      }
+    }
+    refreshes_.pop_front();
+  }
+}
+
+ChannelOutcome ChannelTiming::request(std::uint64_t offered, bool write, std::uint32_t bg,
+                                      std::uint32_t bank_in_group, std::uint32_t row) {
+  ChannelOutcome out;
+  // Input register: taken at `accept`, queued once a slot is free (a slot frees the cycle after
+  // its request's column command), then visible to the scheduler one cycle later.
+  out.accept = std::max(offered, next_take_);
+  std::uint64_t queued = out.accept + 1;
+  while (!slot_free_.empty() && slot_free_.top() <= queued) slot_free_.pop();
+  while (slot_free_.size() >= queue_depth_) {
+    queued = std::max(queued, slot_free_.top());
+    slot_free_.pop();
+  }
+  next_take_ = queued;  // the register empties into the queue in that cycle and takes again
+  const std::uint64_t earliest = queued + 1;
+  prune(earliest);
+
+  Bank& b = banks_[std::size_t{bg} * banks_per_group_ + bank_in_group];
+  if (b.open) {
+    if (const Refresh* r = refresh_closing(b, earliest)) {
+      b.open = false;
+      b.act_at = std::max(b.act_at, r->end);
+    }
+  }
+  if (closed_page_ && b.open && earliest > b.pre_at) {
+    // The controller closed the idle bank as soon as its PRE was legal (policy 4 of
+    // hbm_channel_ctrl); that PRE is in the past of the bus window, so it takes no slot here.
+    b.open = false;
+    ++counters_.pres;
+    b.act_at = std::max(b.act_at, b.pre_at + t_.rp);
+    ref_at_ = std::max(ref_at_, b.pre_at + t_.rp);
+  }
+
+  const auto open_row = [&](std::uint64_t from) {
+    const std::uint64_t act = place_act(std::max(from, b.act_at), bg);
+    b.open = true;
+    b.row = row;
+    b.opened = act;
+    b.col_at = act + t_.rcd;
+    b.pre_at = act + t_.ras;
+    b.act_at = act + t_.rc;
+  };
+
+  std::uint64_t column = 0;
+  if (b.open && b.row == row) {
+    out.row = ChannelOutcome::Row::Hit;
+    column = place_column(std::max(earliest, b.col_at), bg, write);
+    if (const Refresh* r = refresh_closing(b, column)) {
+      // It could not issue before the refresh closed the row: undo and treat as a miss. The
+      // reserved column slot is left taken (rare: only around a refresh).
+      b.open = false;
+      b.act_at = std::max(b.act_at, r->end);
+      out.row = ChannelOutcome::Row::Miss;
+      open_row(r->end);
+      column = place_column(b.col_at, bg, write);
+    }
+  } else {
+    if (b.open) {
+      const std::uint64_t pre = place_pre(std::max(earliest, b.pre_at));
+      if (const Refresh* r = refresh_closing(b, pre)) {
+        b.act_at = std::max(b.act_at, r->end);  // the refresh's PREA closed it instead
+        --counters_.pres;
+      } else {
+        b.act_at = std::max(b.act_at, pre + t_.rp);
+      }
+      b.open = false;
+      out.row = closed_page_ ? ChannelOutcome::Row::Miss : ChannelOutcome::Row::Conflict;
+    } else {
+      out.row = ChannelOutcome::Row::Miss;
+    }
+    open_row(earliest);
+    column = place_column(b.col_at, bg, write);
+  }
+  b.pre_at = std::max(b.pre_at, column + (write ? t_.wr2pre : t_.rd2pre));
+  b.last_column = column;
+  slot_free_.push(column + 1);
+  out.column = column;
+
+  ++(write ? counters_.writes : counters_.reads);
+  switch (out.row) {
+    case ChannelOutcome::Row::Hit: ++counters_.row_hits; break;
+    case ChannelOutcome::Row::Miss: ++counters_.row_misses; break;
+    case ChannelOutcome::Row::Conflict: ++counters_.row_conflicts; break;
+  }
+  return out;
+}
+
+}  // namespace tpuemu::tlm::detail

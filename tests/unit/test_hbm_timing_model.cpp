@@ -1,0 +1,144 @@
+// Properties of the tlm backend's HBM timing model alone (sim/tlm, docs/hbm-tlm-timing.md):
+// no Verilator, fixed addresses and seeds.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <random>
+#include <stdexcept>
+
+#include "tpuemu/config/hbm_config.h"
+#include "tpuemu/sim/hbm_address.h"
+#include "tpuemu/sim_setup/hbm_setup.h"
+#include "tpuemu/tlm/hbm_beat_timing.h"
+#include "tpuemu/tlm/hbm_timing.h"
+
+namespace {
+
+namespace hbm = tpuemu::sim::hbm;
+using tpuemu::tlm::BurstTiming;
+using tpuemu::tlm::HbmBurstTiming;
+
+hbm::HbmSetup hbm2() {
+  return tpuemu::hbm_setup_from(tpuemu::load_hbm_timing_set_file(
+      std::filesystem::path(TPUEMU_SOURCE_DIR) / "configs/hbm/hbm2-2000.json"));
+}
+
+// The byte address of a coordinate under the setup's map.
+std::uint64_t address(const hbm::HbmSetup& s, std::uint32_t ch, std::uint32_t bg, std::uint32_t ba,
+                      std::uint32_t row, std::uint32_t col) {
+  const hbm::AddressLayout l = hbm::address_layout(
+      hbm::AddressLayout::named_order(static_cast<std::uint32_t>(s.order)), s.dram);
+  hbm::FieldValues v{};
+  namespace field = tpuemu::spec::hbm::field;
+  v[field::ch] = ch;
+  v[field::bg] = bg;
+  v[field::ba] = ba;
+  v[field::ro] = row;
+  v[field::co] = col;
+  return l.encode(v);
+}
+
+TEST(HbmTimingModel, IdleReadTakesTheControllerPipelinePlusActivation) {
+  const hbm::HbmSetup s = hbm2();
+  HbmBurstTiming m(s);
+  const BurstTiming t = m.request(10, false, address(s, 0, 0, 0, 5, 0));
+  EXPECT_EQ(t.accept, 10u);
+  // accept, input register, queue, ACT, tRCD, RD on the bus a cycle later, CL + tBURST, out.
+  EXPECT_EQ(t.done - t.accept, 2 + s.dram.tRCD + 1 + s.dram.CL + s.dram.tBURST() + 1);
+}
+
+TEST(HbmTimingModel, RowHitIsFasterThanMissIsFasterThanConflict) {
+  const hbm::HbmSetup s = hbm2();
+  HbmBurstTiming m(s);
+  const std::uint64_t miss = [&] { const auto t = m.request(100, false, address(s, 1, 0, 0, 7, 0)); return t.done - t.accept; }();
+  const std::uint64_t hit = [&] { const auto t = m.request(1000, false, address(s, 1, 0, 0, 7, 1)); return t.done - t.accept; }();
+  const std::uint64_t conflict = [&] { const auto t = m.request(2000, false, address(s, 1, 0, 0, 8, 0)); return t.done - t.accept; }();
+  EXPECT_LT(hit, miss);
+  EXPECT_LT(miss, conflict);
+  EXPECT_EQ(miss - hit, s.dram.tRCD);
+  EXPECT_EQ(conflict - miss, s.dram.tRP);
+  const hbm::Statistics st = m.statistics();
+  EXPECT_EQ(st.total.row_hits, 1u);
+  EXPECT_EQ(st.total.row_misses, 1u);
+  EXPECT_EQ(st.total.row_conflicts, 1u);
+  EXPECT_EQ(st.total.acts, 2u);
+}
+
+TEST(HbmTimingModel, EachChannelTakesOneRequestPerCycleInOrder) {
+  const hbm::HbmSetup s = hbm2();
+  HbmBurstTiming m(s);
+  std::mt19937_64 rng(3);
+  std::vector<std::uint64_t> last_accept(s.dram.channels, 0);
+  for (int i = 0; i < 20'000; ++i) {
+    const std::uint64_t a = (rng() % (s.dram.capacity_bytes() / 64)) * 64;
+    const BurstTiming t = m.request(0, (rng() & 3) == 0, a);
+    const std::uint32_t ch = hbm::coordinate_of(hbm::address_layout(hbm::AddressLayout::named_order(
+        static_cast<std::uint32_t>(s.order)), s.dram).decode(a)).channel;
+    EXPECT_GT(t.accept, last_accept[ch]);  // a channel takes one request per cycle, in order
+    EXPECT_GT(t.done, t.accept);
+    last_accept[ch] = t.accept;
+  }
+  const hbm::Statistics st = m.statistics();
+  EXPECT_EQ(st.total.reads + st.total.writes, 20'000u);
+  EXPECT_GT(st.bytes_per_cycle, 0.1 * st.peak_bytes_per_cycle);
+  EXPECT_LT(st.bytes_per_cycle, st.peak_bytes_per_cycle);
+}
+
+TEST(HbmTimingModel, RefreshesEveryTrefiAndStallsTheChannel) {
+  const hbm::HbmSetup s = hbm2();
+  HbmBurstTiming m(s);
+  // A request that becomes ready just when the first REF is due waits for tRFC.
+  const std::uint64_t due = s.dram.tREFI + 2;
+  const BurstTiming before = m.request(100, false, address(s, 2, 0, 0, 1, 0));
+  const BurstTiming during = m.request(due - 2, false, address(s, 2, 1, 0, 1, 0));
+  EXPECT_LT(before.done - before.accept, 50u);
+  EXPECT_GE(during.done, due + s.dram.tRFC);
+  m.finish(10 * s.dram.tREFI + 5);
+  const hbm::Statistics st = m.statistics();
+  EXPECT_EQ(st.total.refreshes, 10u * s.dram.channels);
+  EXPECT_GE(st.total.refresh_cycles, 10u * s.dram.channels * s.dram.tRFC);
+}
+
+TEST(HbmBeatTiming, BeatsOfOneBurstShareItAndComeBackInOrder) {
+  const hbm::HbmSetup s = hbm2();
+  const auto m = tpuemu::tlm::make_hbm_beat_timing(s, 1.0, 16, 1u << 28);
+  std::uint64_t cycle = 0, last = 0;
+  for (int i = 0; i < 64; ++i) {
+    const tpuemu::tlm::BeatTiming t = m->access(cycle, false, 16u * i);
+    EXPECT_GE(t.accept, cycle);
+    EXPECT_GT(t.done, last);
+    last = t.done;
+    cycle = t.accept + 1;
+  }
+  // 64 beats of 16 bytes are 16 bursts: four beats share each RD.
+  EXPECT_EQ(m->statistics().total.reads, 16u);
+  const auto wide = tpuemu::tlm::make_hbm_beat_timing(s, 1.0, 128, 1u << 28);
+  wide->access(0, true, 0);
+  EXPECT_EQ(wide->statistics().total.writes, 2u);  // a 128-byte beat spans two bursts
+}
+
+TEST(HbmBeatTiming, BackPressureWhenTheBridgeIsFull) {
+  const hbm::HbmSetup s = hbm2();
+  const auto m = tpuemu::tlm::make_hbm_beat_timing(s, 1.0, 128, 1u << 28);
+  std::mt19937_64 rng(5);
+  std::uint64_t cycle = 0;
+  bool waited = false;
+  for (int i = 0; i < 2000; ++i) {
+    const tpuemu::tlm::BeatTiming t = m->access(cycle, false, (rng() % (1u << 21)) * 128);
+    waited = waited || t.accept > cycle;
+    cycle = t.accept + 1;
+  }
+  EXPECT_TRUE(waited);  // random 128-byte reads outrun the DRAM: ids run out, the port stalls
+}
+
+TEST(HbmBeatTiming, RejectsBadArguments) {
+  const hbm::HbmSetup s = hbm2();
+  EXPECT_THROW(tpuemu::tlm::make_hbm_beat_timing(s, 0.0, 16, 1u << 20), std::invalid_argument);
+  EXPECT_THROW(tpuemu::tlm::make_hbm_beat_timing(s, 1.0, 48, 1u << 20), std::invalid_argument);
+  EXPECT_THROW(tpuemu::tlm::make_hbm_beat_timing(s, 1.0, 16, s.dram.capacity_bytes() * 2), std::invalid_argument);
+  hbm::HbmSetup bad = s;
+  bad.dram.rows = 3;
+  EXPECT_THROW(HbmBurstTiming{bad}, std::invalid_argument);
+}
+
+}  // namespace
