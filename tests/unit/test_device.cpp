@@ -329,7 +329,7 @@ TEST(Device, OpenDeviceByName) {
   EXPECT_EQ(error_of([&] { tpuemu::open_device("remote://127.0.0.1:1?connect_timeout=0.2", p); }),
             "device: remote://127.0.0.1:1?connect_timeout=0.2: cannot connect within 0.2 s: Connection refused");
   EXPECT_EQ(error_of([&] { tpuemu::open_device("fpga", p); }),
-            "device: unknown backend 'fpga' (known: fake, remote://host:port, rtl)");
+            "device: unknown backend 'fpga' (known: fake, remote://host:port, rtl, tlm, tlm-at)");
   EXPECT_EQ(error_of([&] { tpuemu::open_device("remote://nohost", p); }),
             "device: remote://nohost: no port (expected remote://host:port)");
   EXPECT_EQ(error_of([&] { tpuemu::open_device("remote://h:99999", p); }),
