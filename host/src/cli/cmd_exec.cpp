@@ -58,7 +58,7 @@ Subcommand add_exec_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("exec", "Assemble a program (.s, docs/assembly.md) and run it on a backend");
   cmd->add_option("program", a->program_file, "Assembly file (examples/programs/*.s)")->required()->check(input_file());
   cmd->add_option("--preset", a->preset, "Hardware preset");
-  cmd->add_option("--backend", a->backend, "Device backend (tpuemu info lists them): rtl, fake");
+  cmd->add_option("--backend", a->backend, "Device backend (tpuemu info lists them): rtl, tlm, tlm-at, fake, remote://HOST:PORT");
   cmd->add_option("--max-cycles", a->max_cycles, "Watchdog: give up after this many cycles")->check(unsigned_in(1, UINT64_MAX));
   add_common_options(cmd, a->common, "Print the result as JSON", "Also write the JSON result here (- for stdout)");
   return {cmd, [a] { return run_exec(*a); }, &a->common};

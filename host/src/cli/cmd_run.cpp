@@ -295,7 +295,7 @@ Subcommand add_run_command(CLI::App& app) {
   buffers("--buffers-out", a->buffers_out, "Accumulator regions / output slots (default: --buffers)");
   cmd->add_flag("--no-resident", a->no_resident, "Never keep A panels resident in VMEM (reload them)");
   cmd->add_flag("--untiled", a->untiled, "Row-major layouts instead of TPU tiles");
-  cmd->add_option("--backend", a->backend, "Device backend (tpuemu info lists them): rtl, fake");
+  cmd->add_option("--backend", a->backend, "Device backend (tpuemu info lists them): rtl, tlm, tlm-at, fake, remote://HOST:PORT");
   cmd->add_option("--max-cycles", a->max_cycles, "Watchdog: give up after this many cycles")->check(unsigned_in(1, UINT64_MAX));
   cmd->add_option("--seed", a->seed, "Seed of the generated inputs (default: the workload's)")->check(any_unsigned());
   cmd->add_option("--backpressure", a->backpressure,

@@ -54,7 +54,7 @@ Subcommand add_serve_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("serve", "Serve devices over TCP for remote://host:port clients (docs/remote.md)");
   cmd->add_option("--listen", a->listen, "ADDRESS:PORT to listen on (port 0: any free port, printed at start)");
   cmd->add_option("--preset", a->preset, "Hardware preset of every device");
-  cmd->add_option("--backend", a->backend, "In-process backend that simulates each device: rtl, fake");
+  cmd->add_option("--backend", a->backend, "In-process backend that simulates each device: rtl, tlm, tlm-at, fake");
   cmd->add_option("--devices", a->devices, "Devices in the pool: sessions served at once")->check(unsigned_in(1, 256));
   cmd->add_option("--idle-timeout", a->idle_timeout, "Seconds a session may send nothing before it is closed")
       ->check(finite_in(0.001, 1e6));

@@ -19,9 +19,21 @@ namespace tpuemu::tlm {
 
 using Words = std::array<std::uint32_t, spec::kInstrWords>;
 
+// What the queue heads' per-cycle wires need of an instruction, decoded once when it is queued
+// (it depends on the instruction and the core's sizes only).
+struct HeadInfo {
+  bool wait_en = false, sig_en = false;
+  std::uint32_t wait_sem = 0, wait_cnt = 0, sig_sem = 0;
+  bool nop = false, empty = false, bad = false;  // each engine's own sense (issue_model.cpp)
+  bool dma_read = false;                          // DMA: a read from HBM
+  bool loadw = false, matmul = false;             // MXU
+  bool quant = false, add = false;                // vector unit
+};
+
 struct QueueEntry {
   Words instr{};
   std::uint32_t pc = 0;
+  HeadInfo info;
 };
 
 // What the three engines and the fetch unit drive in one cycle.
@@ -102,7 +114,7 @@ struct DmaState {
 
 struct MxuState {
   struct Tag { std::uint32_t idx = 0, acc = 0; bool accum = false, last = false, sig_en = false; std::uint32_t sig_sem = 0; };
-  struct Result { std::uint64_t out_cycle = 0; std::vector<std::int32_t> row; };
+
   // weight loader
   std::uint32_t wl_idx = 0, wl_base = 0, wl_issued = 0, wl_pushed = 0, wl_sig_sem = 0;
   bool wl_active = false, wl_loading = false, wl_bank = false, wl_wait_st = false, wl_sig_en = false;
@@ -113,10 +125,18 @@ struct MxuState {
   bool pipe_valid = false, pipe_bank = false;
   Tag pipe_tag;
   RingFifo<Tag> tags;
-  // the array: both weight banks (row k, column n at k * dim + n) and the rows in flight
+  // the array: both weight banks (row k, column n at k * dim + n), each also as int16 pairs of
+  // rows (k, k+1) per column for the product (rebuilt after a load), and the result rows in
+  // flight, a ring of at most 2*DIM + 1
   std::array<std::vector<std::int8_t>, 2> weights;
-  std::deque<Result> in_flight;
-  std::vector<std::vector<std::int32_t>> spare_rows;  // recycled result rows
+  std::array<std::vector<std::int16_t>, 2> weight_pairs;
+  std::array<bool, 2> pairs_stale{true, true};
+  std::vector<std::int32_t> flight_rows;
+  std::vector<std::uint64_t> flight_out;
+  std::size_t flight_head = 0, flight_count = 0;
+  std::int32_t* flight_row(std::size_t i) { return flight_rows.data() + i * (flight_rows.size() / flight_out.size()); }
+  bool flight_empty() const { return flight_count == 0; }
+  std::uint64_t flight_front_out() const { return flight_out[flight_head]; }
 };
 
 struct VecState {
@@ -159,7 +179,12 @@ class CoreModelImpl final : public CoreModel {
 
  private:
   struct Csr { bool valid = false, write = false; std::uint32_t addr = 0, wdata = 0; };
-  void tick(const Csr& csr);
+  // One cycle; returns whether it was quiet: nothing but the counters and countdowns changed, so
+  // the cycles up to the next timed event (next_event()) repeat it exactly.
+  bool tick(const Csr& csr);
+  bool quiet(const Wires& w) const;
+  std::uint64_t next_event() const;
+  void repeat_quiet_cycles(std::uint64_t n);
   void clear_state(bool power_on);
 
   // combinational phases (core_model.cpp unless noted)
@@ -195,6 +220,7 @@ class CoreModelImpl final : public CoreModel {
 
   // helpers
   const QueueEntry& head(std::uint32_t q) const { return queues_[q].head(); }
+  HeadInfo decode_head(std::uint32_t queue, const Words& instr) const;  // issue_model.cpp
   std::uint8_t* vmem_row(std::uint32_t row) { return vmem_.data() + std::size_t{row} * dim_; }
   std::int32_t* acc_row(std::uint32_t row) { return acc_.data() + std::size_t{row} * dim_; }
   std::uint8_t* smem_row(std::uint32_t row) { return reinterpret_cast<std::uint8_t*>(smem_.data()) + std::size_t{row} * dim_; }
@@ -222,6 +248,7 @@ class CoreModelImpl final : public CoreModel {
   std::array<std::uint32_t, 3> q_idx_{};
   std::array<std::uint32_t, spec::kNumSems> sems_{};
   std::array<std::uint64_t, spec::kNumCounters> counters_{};
+  std::array<std::uint64_t, spec::kNumCounters> increments_{};  // the last cycle's
   std::uint32_t prog_base_ = 0, smem_addr_ = 0;
   RunState run_;
   FetchState fetch_;

@@ -66,6 +66,10 @@ CoreModelImpl::CoreModelImpl(const CoreShape& shape, BeatPort& port) : shape_(sh
   for (auto& c : dma_.cls) c = RingFifo<DmaState::Class>(8);
   mxu_.tags = RingFifo<MxuState::Tag>(std::size_t{1} << clog2(2ull * dim_ + 4));
   for (auto& w : mxu_.weights) w.assign(std::size_t{dim_} * dim_, 0);
+  for (auto& w : mxu_.weight_pairs) w.assign(std::size_t{dim_} * dim_, 0);
+  const std::size_t flight = 2 * std::size_t{dim_} + 4;
+  mxu_.flight_out.assign(flight, 0);
+  mxu_.flight_rows.assign(flight * dim_, 0);
   vec_.bias.assign(std::size_t{4} * dim_, 0);
   vec_.a_data.assign(dim_, 0);
   dma_direct_.assign(dim_, 0);
@@ -109,7 +113,7 @@ void CoreModelImpl::reset() {
   // The model is reset only when nothing is in flight (at construction); whatever the memory
   // still owed is dropped with the core's state, as are rows in the array.
   clear_state(true);
-  mxu_.in_flight.clear();
+  mxu_.flight_count = 0;
   held_.reset();
   route_.clear();
   reads_.due.clear();
@@ -124,11 +128,55 @@ void CoreModelImpl::reset() {
 
 std::uint64_t CoreModelImpl::run(std::uint64_t cycles, bool stop_when_idle) {
   const Csr idle{};
-  for (std::uint64_t i = 0; i < cycles; ++i) {
-    tick(idle);
-    if (stop_when_idle && !run_.busy) return i + 1;
+  std::uint64_t i = 0;
+  while (i < cycles) {
+    const bool repeats = tick(idle);
+    ++i;
+    if (stop_when_idle && !run_.busy) return i;
+    if (repeats && i < cycles) {
+      // Quiet cycles (the core waits for memory, a countdown or a semaphore) are not simulated
+      // one by one: up to the next timed event they are the same cycle again.
+      const std::uint64_t n = std::min(next_event() - cycle_, cycles - i);
+      repeat_quiet_cycles(n);
+      i += n;
+    }
   }
   return cycles;
+}
+
+bool CoreModelImpl::quiet(const Wires& w) const {
+  if (w.rsp_valid || w.wack_valid || w.mem_valid || w.f_dispatch || w.f_stop || w.f_illegal) return false;
+  for (std::uint32_t q = 0; q < 3; ++q) {
+    if (w.pop[q] || w.err[q]) return false;
+  }
+  for (std::uint32_t p = 0; p < 4; ++p) {
+    if (w.v_req[p] || v_rvalid_[p]) return false;
+  }
+  for (bool s : w.sig) {
+    if (s) return false;
+  }
+  return !w.mxu.out_valid && !w.mxu.wl_done && !w.dma.issue_write_direct && !w.dma.smem_we && !dma_.vread_pending &&
+         !mxu_.pipe_valid;
+}
+
+// The first cycle whose wires may differ from a quiet cycle's: a memory response or an
+// acceptance falls due, a row leaves the array, a bank's busy countdown ends.
+std::uint64_t CoreModelImpl::next_event() const {
+  std::uint64_t e = ~std::uint64_t{0};
+  if (!reads_.due.empty()) e = std::min(e, reads_.due.front());
+  if (!acks_.due.empty()) e = std::min(e, acks_.due.front());
+  if (held_) e = std::min(e, held_->accept);
+  if (!mxu_.flight_empty()) e = std::min(e, mxu_.flight_front_out());
+  for (std::uint32_t b : mxu_.bank_busy) {
+    if (b != 0) e = std::min(e, cycle_ + b);
+  }
+  return std::max(e, cycle_);
+}
+
+void CoreModelImpl::repeat_quiet_cycles(std::uint64_t n) {
+  for (std::size_t j = 0; j < counters_.size(); ++j) counters_[j] += n * increments_[j];
+  for (std::uint32_t& b : mxu_.bank_busy) b = b > n ? static_cast<std::uint32_t>(b - n) : 0;
+  cycle_ += n;
 }
 
 std::uint32_t CoreModelImpl::csr_cycle(std::uint32_t addr, bool write, std::uint32_t value) {
@@ -137,7 +185,7 @@ std::uint32_t CoreModelImpl::csr_cycle(std::uint32_t addr, bool write, std::uint
   return rdata;
 }
 
-void CoreModelImpl::tick(const Csr& csr) {
+bool CoreModelImpl::tick(const Csr& csr) {
   Wires w;
   const bool csr_wr = csr.valid && csr.write;
   const bool ctrl = csr_wr && csr.addr == csr::kCtrl;
@@ -160,6 +208,8 @@ void CoreModelImpl::tick(const Csr& csr) {
   comb_vec_grants(w);
 
   if (recording_) sample_trace(w);
+  const bool repeats = !csr.valid && quiet(w) && run_.deadlock_cnt == 0;
+  const RunState run_before = run_;
   edge_counters(w, clear || start);
   // Memories first: their write data are the engines' registers of this cycle.
   edge_memories(w);
@@ -194,6 +244,7 @@ void CoreModelImpl::tick(const Csr& csr) {
       }
       std::memcpy(e.instr.data(), bytes, 32);
       e.pc = fetch_.pc;
+      e.info = decode_head(q, e.instr);
     }
     queues_[q].update(push, w.pop[q]);
     if (w.pop[q]) ++q_idx_[q];
@@ -217,6 +268,8 @@ void CoreModelImpl::tick(const Csr& csr) {
   }
   if (w.wack_valid) acks_.due.pop_front();
   ++cycle_;
+  return repeats && run_.busy == run_before.busy && run_.done == run_before.done && run_.err == run_before.err &&
+         run_.deadlock_cnt == 0;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -363,37 +416,39 @@ void CoreModelImpl::edge_run(const Wires& w, bool start, bool clear) {
 // ---------------------------------------------------------------------------------------------
 
 void CoreModelImpl::edge_counters(const Wires& w, bool clear_counters) {
-  if (clear_counters) {
-    counters_.fill(0);
-    return;
-  }
   namespace c = spec::counter;
   const auto beat = [&](spec::DmaPath p) -> std::uint64_t {
     return (w.dma_path_beat >> static_cast<std::uint32_t>(p)) & 1u ? dim_ : 0;
   };
-  counters_[c::cycles] += run_.busy;
-  counters_[c::mxu_busy] += w.mxu_row_in;
-  counters_[c::mxu_stall_semaphore] += w.stall_sem[1];
-  counters_[c::mxu_stall_weights] += w.mxu_stall_w;
-  counters_[c::mxu_stall_bank_conflict] += w.mxu_stall_vmem;
-  counters_[c::dma_stall_semaphore] += w.stall_sem[0];
-  counters_[c::dma_stall_memory] += w.dma_stall_mem;
-  counters_[c::vector_stall_semaphore] += w.stall_sem[2];
-  counters_[c::fetch_stall] += w.f_stall;
-  counters_[c::bytes_hbm_to_vmem] += beat(spec::DmaPath::HbmToVmem);
-  counters_[c::bytes_vmem_to_hbm] += beat(spec::DmaPath::VmemToHbm);
-  counters_[c::bytes_hbm_to_smem] += beat(spec::DmaPath::HbmToSmem);
-  counters_[c::bytes_smem_to_hbm] += beat(spec::DmaPath::SmemToHbm);
-  counters_[c::bytes_acc_to_hbm] += beat(spec::DmaPath::AccToHbm);
-  counters_[c::vmem_bank_conflicts] += w.v_conflicts;
-  counters_[c::instructions_fetched] += w.f_dispatch;
-  counters_[c::mem_read_beats] += w.rsp_valid;
-  counters_[c::mem_write_beats] += w.mem_valid && w.mem_ready && w.mem_write;
-  counters_[c::vector_busy] += w.eng_busy[2];
-  counters_[c::weight_load_busy] += w.mxu_wload;
-  counters_[c::mxu_idle_empty] += run_.busy && w.mxu_idle;
-  counters_[c::vector_stall_bank_conflict] += w.vec_stall_vmem;
-  counters_[c::vector_add_rows] += w.vec_add_row;
+  std::array<std::uint64_t, spec::kNumCounters>& inc = increments_;
+  inc[c::cycles] = run_.busy;
+  inc[c::mxu_busy] = w.mxu_row_in;
+  inc[c::mxu_stall_semaphore] = w.stall_sem[1];
+  inc[c::mxu_stall_weights] = w.mxu_stall_w;
+  inc[c::mxu_stall_bank_conflict] = w.mxu_stall_vmem;
+  inc[c::dma_stall_semaphore] = w.stall_sem[0];
+  inc[c::dma_stall_memory] = w.dma_stall_mem;
+  inc[c::vector_stall_semaphore] = w.stall_sem[2];
+  inc[c::fetch_stall] = w.f_stall;
+  inc[c::bytes_hbm_to_vmem] = beat(spec::DmaPath::HbmToVmem);
+  inc[c::bytes_vmem_to_hbm] = beat(spec::DmaPath::VmemToHbm);
+  inc[c::bytes_hbm_to_smem] = beat(spec::DmaPath::HbmToSmem);
+  inc[c::bytes_smem_to_hbm] = beat(spec::DmaPath::SmemToHbm);
+  inc[c::bytes_acc_to_hbm] = beat(spec::DmaPath::AccToHbm);
+  inc[c::vmem_bank_conflicts] = w.v_conflicts;
+  inc[c::instructions_fetched] = w.f_dispatch;
+  inc[c::mem_read_beats] = w.rsp_valid;
+  inc[c::mem_write_beats] = w.mem_valid && w.mem_ready && w.mem_write;
+  inc[c::vector_busy] = w.eng_busy[2];
+  inc[c::weight_load_busy] = w.mxu_wload;
+  inc[c::mxu_idle_empty] = run_.busy && w.mxu_idle;
+  inc[c::vector_stall_bank_conflict] = w.vec_stall_vmem;
+  inc[c::vector_add_rows] = w.vec_add_row;
+  if (clear_counters) {
+    counters_.fill(0);
+    return;
+  }
+  for (std::size_t j = 0; j < counters_.size(); ++j) counters_[j] += inc[j];
 }
 
 // ---------------------------------------------------------------------------------------------
