@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <random>
@@ -316,12 +317,15 @@ struct PreparedMatmul {
   std::vector<std::uint64_t> counters;  // of the verified run
   std::optional<std::string> error;     // set if the verified run was wrong
 
+  // make_core: the simulator to run on (default: the preset's Verilated core).
+  using MakeCore = std::function<std::unique_ptr<sim::CoreSim>(const Preset&, const sim::MemoryModelConfig&)>;
   static std::unique_ptr<PreparedMatmul> make(const std::string& preset, std::size_t m, std::size_t k,
                                               std::size_t n, unsigned buffers,
-                                              bool simple_memory = false) {
+                                              bool simple_memory = false, const MakeCore& make_core = {}) {
     auto p = std::make_unique<PreparedMatmul>();
     p->workload = MatmulWorkload::make(preset, m, k, n, buffers, simple_memory);
-    p->core = sim::make_core_sim(preset, memory_config(p->workload.preset));
+    const sim::MemoryModelConfig mem = memory_config(p->workload.preset);
+    p->core = make_core ? make_core(p->workload.preset, mem) : sim::make_core_sim(preset, mem);
     p->workload.load(*p->core);
     p->first_run = p->workload.run(*p->core);
     if (!p->first_run.ok()) {
