@@ -74,6 +74,12 @@ sc_core::sc_time RtlCore::time_of(std::uint64_t core_cycle) const {
   return period_ * static_cast<double>(static_cast<std::int64_t>(core_cycle) - anchor_);
 }
 
+sc_core::sc_time RtlCore::offset_of(std::uint64_t core_cycle) const {
+  // Never negative: the thread only runs ahead, unless a target's b_transport waited past it.
+  const sc_core::sc_time t = time_of(core_cycle), now = sc_core::sc_time_stamp();
+  return t > now ? t - now : sc_core::SC_ZERO_TIME;
+}
+
 void RtlCore::clock_thread() {
   for (;;) {
     while (!has_work()) {
@@ -99,7 +105,7 @@ void RtlCore::clock_thread() {
     ran_ += done;
     if (!forever_) budget_ = (fault_ || (stop_when_idle_ && idle)) ? 0 : budget_ - done;
     // SystemC time catches up with the edges run (the quantum keeper's sync).
-    wait(time_of(model_->cycle()) - sc_core::sc_time_stamp());
+    wait(offset_of(model_->cycle()));
     if (was_busy && idle) idle_event_.notify(sc_core::SC_ZERO_TIME);
   }
 }
@@ -116,7 +122,7 @@ BeatTiming RtlCore::request(std::uint64_t cycle, const BeatRequest& beat) {
   p.set_response_status(::tlm::TLM_INCOMPLETE_RESPONSE);
   extension_.timing = BeatTiming{};  // done == 0 afterwards: the target does not know the extension
   // The local time offset: the thread runs ahead of SystemC time.
-  sc_core::sc_time delay = time_of(cycle) - sc_core::sc_time_stamp();
+  sc_core::sc_time delay = offset_of(cycle);
   memory->b_transport(p, delay);
   if (p.is_response_error() && !fault_) {
     fault_ = std::string("rtl core: memory ") + (beat.write ? "write" : "read") + " at " + hex(beat.addr) +

@@ -78,6 +78,8 @@ class RtlCore final : public sc_core::sc_module, private BeatPort {
   // cycles to it.
   void anchor_to_systemc_time();
   sc_core::sc_time time_of(std::uint64_t core_cycle) const;
+  // The local time offset of a core cycle from SystemC time.
+  sc_core::sc_time offset_of(std::uint64_t core_cycle) const;
   BeatTiming request(std::uint64_t cycle, const BeatRequest& beat) override;
   void csr_b_transport(::tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
 
