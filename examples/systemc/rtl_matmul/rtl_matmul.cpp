@@ -6,9 +6,13 @@
 //
 // The program, the operands' addresses and the CSR addresses come from rtl_matmul_program.h, which
 // the build generates with the project's compiler (gen_program.cpp): docs/systemc-ip.md.
+//
+// Usage: rtl_matmul [QUANTUM_CYCLES]   (the core's temporal decoupling, default 1024)
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
 #include <exception>
 #include <memory>
 #include <string>
@@ -161,10 +165,19 @@ struct Firmware final : sc_core::sc_module {
   RtlCore& core_;
 };
 
-int run() {
+// The quantum of temporal decoupling in cycles; the example's result and cycles do not depend on it.
+std::uint64_t quantum_argument(int argc, char* argv[]) {
+  if (argc == 1) return 1024;
+  char* end = nullptr;
+  const unsigned long long q = argc == 2 ? std::strtoull(argv[1], &end, 10) : 0;
+  if (argc > 2 || end == argv[1] || *end != '\0' || q == 0) throw std::invalid_argument("usage: rtl_matmul [QUANTUM_CYCLES >= 1]");
+  return q;
+}
+
+int run(std::uint64_t quantum) {
   using namespace rtl_matmul;
   const sc_core::sc_time period(1000.0 / kClockGhz, sc_core::SC_PS);
-  RtlCore core("core", kPreset, period);
+  RtlCore core("core", kPreset, period, quantum);
   if (core.dim() != kDim) throw std::runtime_error("the program was generated for DIM " + std::to_string(kDim));
   tpuemu::tlm::SimpleTimingConfig timing;
   timing.beat_bytes = kDim;
@@ -191,9 +204,9 @@ int run() {
 
 }  // namespace
 
-int sc_main(int /*argc*/, char* /*argv*/[]) {
+int sc_main(int argc, char* argv[]) {
   try {
-    return run();
+    return run(quantum_argument(argc, argv));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rtl_matmul: %s\n", e.what());
     return 1;
