@@ -183,6 +183,13 @@ class CoreModelImpl final : public CoreModel {
   // the cycles up to the next timed event (next_event()) repeat it exactly.
   bool tick(const Csr& csr);
   bool quiet(const Wires& w) const;
+  // stream_model.cpp: cycles in which only the MXU streamer moves, stepped alone; returns how
+  // many (0 when the core is not in such a state).
+  std::uint64_t stream(std::uint64_t max_cycles);
+  bool stream_frozen_elsewhere(Wires& w);
+  // mxu_model.cpp: the array's datapath
+  void build_weight_pairs(bool bank);
+  void row_product(const std::uint8_t* input, bool bank, std::int32_t* out);
   std::uint64_t next_event() const;
   void repeat_quiet_cycles(std::uint64_t n);
   void clear_state(bool power_on);

@@ -130,6 +130,10 @@ std::uint64_t CoreModelImpl::run(std::uint64_t cycles, bool stop_when_idle) {
   const Csr idle{};
   std::uint64_t i = 0;
   while (i < cycles) {
+    if (const std::uint64_t n = stream(cycles - i); n != 0) {
+      i += n;
+      continue;
+    }
     const bool repeats = tick(idle);
     ++i;
     if (stop_when_idle && !run_.busy) return i;

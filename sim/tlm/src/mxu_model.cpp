@@ -66,6 +66,15 @@ void build_pairs(const std::int8_t* weights, std::uint32_t dim, std::int16_t* pa
 
 }  // namespace
 
+void CoreModelImpl::build_weight_pairs(bool bank) {
+  build_pairs(mxu_.weights[bank].data(), dim_, mxu_.weight_pairs[bank].data());
+  mxu_.pairs_stale[bank] = false;
+}
+
+void CoreModelImpl::row_product(const std::uint8_t* input, bool bank, std::int32_t* out) {
+  row_times_weights(input, mxu_.weight_pairs[bank].data(), dim_, out);
+}
+
 void CoreModelImpl::comb_mxu(Wires& w) {
   Wires::Mxu& m = w.mxu;
   MxuState& s = mxu_;
@@ -137,10 +146,7 @@ void CoreModelImpl::edge_mxu(const Wires& w, bool clear) {
 
   // ---- the array: a row enters (product with its bank's weights), a weight row is pushed
   if (vd_rvalid) {
-    if (s.pairs_stale[old_pipe_bank]) {
-      build_pairs(s.weights[old_pipe_bank].data(), dim_, s.weight_pairs[old_pipe_bank].data());
-      s.pairs_stale[old_pipe_bank] = false;
-    }
+    if (s.pairs_stale[old_pipe_bank]) build_weight_pairs(old_pipe_bank);
     const std::size_t slot = (s.flight_head + s.flight_count) % s.flight_out.size();
     s.flight_out[slot] = cycle_ + spec::kMxuLatencyPerDim * dim_;
     row_times_weights(v_rdata_[0].data(), s.weight_pairs[old_pipe_bank].data(), dim_, s.flight_row(slot));

@@ -1,0 +1,112 @@
+// The streaming fast path of the core model: the cycles in which only the MXU's row streamer and
+// the array move - a long MATMUL while the DMA and the vector unit wait on semaphores or have
+// nothing queued and fetch is blocked - are stepped by a loop that does only what those cycles
+// do (one VMEM read on the streamer's port, which wins every bank, a row into the array, a row out
+// into ACC, the same counter increments every cycle). It ends before anything else could happen:
+// the stream's last row issues, an instruction completes (a row tagged last leaves), a memory
+// response falls due, the grant runs out. Every cycle it steps is exactly what tick() would have
+// done (test_tlm_crosscheck compares every counter and the timeline with the RTL's); while a trace
+// is recorded it is off, so the trace port is sampled every cycle.
+#include <cstring>
+
+#include "core_impl.h"
+
+namespace tpuemu::tlm {
+
+bool CoreModelImpl::stream_frozen_elsewhere(Wires& w) {
+  // The MXU streams without waiting, with at least two rows to go; nothing else is in flight.
+  if (!run_.busy || held_ || run_.deadlock_cnt != 0 || recording_) return false;
+  const MxuState& m = mxu_;
+  if (!m.st_active || m.st_wait_wl || m.st_left < 2 || m.wl_active) return false;
+  if (vec_.state != VecState::Idle || dma_busy()) return false;
+  if (v_rvalid_[1] || v_rvalid_[2] || v_rvalid_[3]) return false;
+  // No head issues, no head faults, fetch neither requests nor dispatches: those wires stay as
+  // they are while only the streamer moves (no semaphore changes, no queue pops).
+  comb_fetch(w);
+  if (w.f_req || w.f_dispatch || w.f_stop || w.f_illegal) return false;
+  comb_heads(w);
+  comb_semaphores(w);
+  comb_issue(w);
+  for (std::uint32_t q = 0; q < 3; ++q) {
+    if (w.pop[q] || w.err[q]) return false;
+  }
+  return true;
+}
+
+std::uint64_t CoreModelImpl::stream(std::uint64_t max_cycles) {
+  Wires w;
+  if (!stream_frozen_elsewhere(w)) return 0;
+  MxuState& m = mxu_;
+  const std::uint32_t latency = spec::kMxuLatencyPerDim * dim_;
+  const std::uint64_t due = std::min(reads_.due.empty() ? ~std::uint64_t{0} : reads_.due.front(),
+                                     acks_.due.empty() ? ~std::uint64_t{0} : acks_.due.front());
+  // The increments of the frozen engines, every cycle alike (edge_counters' rules).
+  namespace c = spec::counter;
+  const std::uint64_t dma_wait = w.stall_sem[0], mxu_wait = w.stall_sem[1], vec_wait = w.stall_sem[2];
+  const std::uint64_t fetch_stall = w.f_stall;
+  std::uint64_t n = 0, rows_in = 0;
+  for (; n < max_cycles; ++n) {
+    const std::uint64_t t = cycle_;
+    if (t >= due || m.st_left < 2) break;
+    const bool out_valid = !m.flight_empty() && m.flight_front_out() == t;
+    if (out_valid && m.tags.head().last) break;  // an instruction completes: its signal, its trace
+    const bool vd_rvalid = v_rvalid_[0];
+    // ---- edge: ACC takes the leaving row, VMEM answers the streamer's read
+    if (out_valid) {
+      const MxuState::Tag& tag = m.tags.head();
+      std::int32_t* row = acc_row(tag.acc & (shape_.acc_rows - 1));
+      const std::int32_t* out = m.flight_row(m.flight_head);
+      if (tag.accum) {
+        for (std::uint32_t k = 0; k < dim_; ++k) {
+          row[k] = static_cast<std::int32_t>(static_cast<std::uint32_t>(row[k]) + static_cast<std::uint32_t>(out[k]));
+        }
+      } else {
+        std::memcpy(row, out, std::size_t{dim_} * sizeof(std::int32_t));
+      }
+      m.flight_head = (m.flight_head + 1) % m.flight_out.size();
+      --m.flight_count;
+    }
+    std::memcpy(v_rdata_next_[0].data(), vmem_row(m.st_vmem & (shape_.vmem_rows - 1)), dim_);
+    // ---- edge: the array takes last cycle's row (the weights of its bank tag)
+    const bool old_pipe_bank = m.pipe_bank;
+    if (vd_rvalid) {
+      if (m.pairs_stale[old_pipe_bank]) {
+        build_weight_pairs(old_pipe_bank);
+      }
+      const std::size_t slot = (m.flight_head + m.flight_count) % m.flight_out.size();
+      m.flight_out[slot] = t + latency;
+      row_product(v_rdata_[0].data(), old_pipe_bank, m.flight_row(slot));
+      ++m.flight_count;
+      m.tags.tail() = m.pipe_tag;
+      ++rows_in;
+    }
+    m.tags.update(vd_rvalid, out_valid);
+    // ---- edge: the streamer issues its next row
+    m.pipe_bank = m.st_bank;
+    m.pipe_tag = {m.st_idx, m.st_acc, m.st_accum, false, m.st_sig_en, m.st_sig_sem};
+    m.pipe_valid = true;
+    m.st_vmem = (m.st_vmem + 1) & (shape_.vmem_rows - 1);
+    m.st_acc = (m.st_acc + 1) & (shape_.acc_rows - 1);
+    --m.st_left;
+    for (std::uint32_t b = 0; b < 2; ++b) {
+      if (vd_rvalid && old_pipe_bank == (b != 0)) {
+        m.bank_busy[b] = latency + 1;
+      } else if (m.bank_busy[b] != 0) {
+        --m.bank_busy[b];
+      }
+    }
+    std::swap(v_rdata_[0], v_rdata_next_[0]);
+    v_rvalid_[0] = true;
+    ++cycle_;
+  }
+  if (n == 0) return 0;
+  counters_[c::cycles] += n;
+  counters_[c::mxu_busy] += rows_in;
+  counters_[c::dma_stall_semaphore] += n * dma_wait;
+  counters_[c::mxu_stall_semaphore] += n * mxu_wait;
+  counters_[c::vector_stall_semaphore] += n * vec_wait;
+  counters_[c::fetch_stall] += n * fetch_stall;
+  return n;
+}
+
+}  // namespace tpuemu::tlm
