@@ -186,6 +186,7 @@ class CoreModelImpl final : public CoreModel {
   // stream_model.cpp: cycles in which only the MXU streamer moves, stepped alone; returns how
   // many (0 when the core is not in such a state).
   std::uint64_t stream(std::uint64_t max_cycles);
+  bool may_stream() const;
   bool stream_frozen_elsewhere(Wires& w);
   // mxu_model.cpp: the array's datapath
   void build_weight_pairs(bool bank);

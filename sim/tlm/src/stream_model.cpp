@@ -13,13 +13,16 @@
 
 namespace tpuemu::tlm {
 
-bool CoreModelImpl::stream_frozen_elsewhere(Wires& w) {
+bool CoreModelImpl::may_stream() const {
   // The MXU streams without waiting, with at least two rows to go; nothing else is in flight.
   if (!run_.busy || held_ || run_.deadlock_cnt != 0 || recording_) return false;
   const MxuState& m = mxu_;
   if (!m.st_active || m.st_wait_wl || m.st_left < 2 || m.wl_active) return false;
   if (vec_.state != VecState::Idle || dma_busy()) return false;
-  if (v_rvalid_[1] || v_rvalid_[2] || v_rvalid_[3]) return false;
+  return !v_rvalid_[1] && !v_rvalid_[2] && !v_rvalid_[3];
+}
+
+bool CoreModelImpl::stream_frozen_elsewhere(Wires& w) {
   // No head issues, no head faults, fetch neither requests nor dispatches: those wires stay as
   // they are while only the streamer moves (no semaphore changes, no queue pops).
   comb_fetch(w);
@@ -34,6 +37,7 @@ bool CoreModelImpl::stream_frozen_elsewhere(Wires& w) {
 }
 
 std::uint64_t CoreModelImpl::stream(std::uint64_t max_cycles) {
+  if (!may_stream()) return 0;
   Wires w;
   if (!stream_frozen_elsewhere(w)) return 0;
   MxuState& m = mxu_;
