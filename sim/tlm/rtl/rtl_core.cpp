@@ -8,15 +8,6 @@
 #include <limits>
 
 namespace tpuemu::tlm {
-namespace {
-
-std::string hex(std::uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
-}  // namespace
 
 RtlCore::RtlCore(sc_core::sc_module_name name, const std::string& preset, sc_core::sc_time period,
                  std::uint64_t quantum_cycles)
@@ -145,28 +136,12 @@ BeatTiming RtlCore::request(std::uint64_t cycle, const BeatRequest& beat) {
 }
 
 void RtlCore::csr_b_transport(::tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
-  if (p.get_data_length() != 4 || p.get_streaming_width() < 4 || (p.get_address() & 3u) != 0 ||
-      p.get_address() > std::numeric_limits<std::uint32_t>::max()) {
-    p.set_response_status(::tlm::TLM_BURST_ERROR_RESPONSE);  // the CSR bus moves aligned 32-bit words
-    return;
-  }
-  if (p.get_byte_enable_ptr() != nullptr) {
-    p.set_response_status(::tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
-    return;
-  }
-  const auto addr = static_cast<std::uint32_t>(p.get_address());
-  std::uint32_t value = 0;
-  if (p.is_write()) {
-    std::memcpy(&value, p.get_data_ptr(), 4);
-    csr_pending_.push_back({addr, true, value});
-  } else {
-    value = model_->csr_peek(addr);
-    std::memcpy(p.get_data_ptr(), &value, 4);
-    if (model_->csr_read_advances(addr)) csr_pending_.push_back({addr, false, 0});
-  }
+  const bool taken = take_csr_access(
+      p, [&](std::uint32_t a) { return model_->csr_peek(a); }, [&](std::uint32_t a) { return model_->csr_read_advances(a); },
+      csr_pending_);
+  if (!taken) return;
   if (!csr_pending_.empty()) wake_.notify(sc_core::SC_ZERO_TIME);  // a gated clock takes the edge
   delay += period_;
-  p.set_response_status(::tlm::TLM_OK_RESPONSE);
 }
 
 }  // namespace tpuemu::tlm

@@ -6,17 +6,9 @@
 #include <stdexcept>
 
 #include "tpuemu/tlm/beat_extension.h"
+#include "tpuemu/tlm/socket_support.h"
 
 namespace tpuemu::tlm {
-namespace {
-
-std::string hex(std::uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
-}  // namespace
 
 MemoryTarget::MemoryTarget(sc_core::sc_module_name name, std::uint64_t capacity_bytes,
                            std::unique_ptr<BeatTimingModel> timing, sc_core::sc_time period)

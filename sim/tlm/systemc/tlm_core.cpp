@@ -140,22 +140,11 @@ BeatTiming TlmCore::request(std::uint64_t cycle, const BeatRequest& beat) {
 }
 
 void TlmCore::csr_b_transport(::tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
-  if (p.get_data_length() != 4 || (p.get_address() & 3u) != 0) {
-    p.set_response_status(::tlm::TLM_BURST_ERROR_RESPONSE);
-    return;
+  if (take_csr_access(
+          p, [&](std::uint32_t a) { return model_->csr_peek(a); },
+          [&](std::uint32_t a) { return model_->csr_read_advances(a); }, csr_pending_)) {
+    delay += period_;
   }
-  const auto addr = static_cast<std::uint32_t>(p.get_address());
-  std::uint32_t value = 0;
-  if (p.is_write()) {
-    std::memcpy(&value, p.get_data_ptr(), 4);
-    csr_pending_.push_back({addr, true, value});
-  } else {
-    value = model_->csr_peek(addr);
-    std::memcpy(p.get_data_ptr(), &value, 4);
-    if (model_->csr_read_advances(addr)) csr_pending_.push_back({addr, false, 0});
-  }
-  delay += period_;
-  p.set_response_status(::tlm::TLM_OK_RESPONSE);
 }
 
 }  // namespace tpuemu::tlm

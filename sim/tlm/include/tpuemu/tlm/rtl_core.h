@@ -35,6 +35,7 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include "tpuemu/tlm/beat_extension.h"
+#include "tpuemu/tlm/socket_support.h"
 #include "tpuemu/tlm/rtl_core_model.h"
 
 namespace tpuemu::tlm {
@@ -83,11 +84,6 @@ class RtlCore final : public sc_core::sc_module, private BeatPort {
   BeatTiming request(std::uint64_t cycle, const BeatRequest& beat) override;
   void csr_b_transport(::tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
 
-  struct CsrAccess {
-    std::uint32_t addr;
-    bool write;
-    std::uint32_t value;
-  };
   std::unique_ptr<RtlCoreModel> model_;
   sc_core::sc_time period_;
   std::uint64_t quantum_;

@@ -28,6 +28,7 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include "tpuemu/tlm/beat_extension.h"
+#include "tpuemu/tlm/socket_support.h"
 #include "tpuemu/tlm/core_model.h"
 
 namespace tpuemu::tlm {
@@ -62,7 +63,6 @@ class TlmCore final : public sc_core::sc_module, private BeatPort {
   ::tlm::tlm_sync_enum nb_transport_bw(::tlm::tlm_generic_payload& p, ::tlm::tlm_phase& phase, sc_core::sc_time& delay);
   ::tlm::tlm_generic_payload& free_payload();
 
-  struct CsrAccess { std::uint32_t addr; bool write; std::uint32_t value; };
   std::unique_ptr<CoreModel> model_;
   sc_core::sc_time period_;
   Coding coding_;
