@@ -108,13 +108,15 @@ void BM_FfnV4(benchmark::State& state) {
 }
 
 void register_benchmarks() {
-  struct Case { const char* preset; std::size_t size; double target; };
-  std::vector<Case> cases = {{"small", 256, 0}, {"default", 256, 100}};
-  if (sim::core_sim_available("tpu-v4-like")) cases.push_back({"tpu-v4-like", 128, 1000});
+  struct Case { const char* preset; std::size_t size; };
+  // tpu-v4-like's Verilated core is built only with TPUEMU_BUILD_V4=ON (CI's preset); without it
+  // the tlm rate is measured alone and the summary says the ratio is missing.
+  const std::vector<Case> cases = {{"small", 256}, {"default", 256}, {"tpu-v4-like", 128}};
   for (const Case& c : cases) {
     // rtl then tlm, for each preset in turn: the two rates of a ratio are measured minutes apart
     // at most, under the same load.
     for (const char* backend : {"rtl", "tlm"}) {
+      if (std::string(backend) == "rtl" && !sim::core_sim_available(c.preset)) continue;
       benchmark::RegisterBenchmark(fmt::format("BM_Speed/{}/{}x{}x{}/{}", c.preset, c.size, c.size, c.size, backend).c_str(),
                                    BM_Speed, std::string(c.preset), c.size, std::string(backend))
           ->UseRealTime()
@@ -131,7 +133,13 @@ void print_summary() {
              "tlm cyc/s", "ratio", "ratio cpu", "target");
   for (const auto& [preset, by_backend] : rates()) {
     const auto rtl = by_backend.find("rtl"), tlm = by_backend.find("tlm");
-    if (rtl == by_backend.end() || tlm == by_backend.end()) continue;
+    if (tlm == by_backend.end()) continue;
+    if (rtl == by_backend.end()) {
+      fmt::print("{:<12} {:<20} {:>10} {:>13} {:>13}  (no Verilated core in this build: configure with "
+                 "-DTPUEMU_BUILD_V4=ON for the ratio)\n",
+                 preset, tlm->second.workload, tlm->second.run_cycles, "-", si(tlm->second.per_wall));
+      continue;
+    }
     const double ratio = tlm->second.per_wall / rtl->second.per_wall;
     const double ratio_cpu = tlm->second.per_cpu / rtl->second.per_cpu;
     const auto t = targets.find(preset);

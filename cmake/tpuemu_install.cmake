@@ -16,15 +16,20 @@ set_target_properties(tpuemu_tlm_rtl_model PROPERTIES EXPORT_NAME tlm_rtl_model)
 set_target_properties(tpuemu_tlm_systemc PROPERTIES EXPORT_NAME tlm_systemc)
 set_target_properties(tpuemu_tlm_model PROPERTIES EXPORT_NAME tlm_model)
 set_target_properties(tpuemu_rtl_models PROPERTIES EXPORT_NAME rtl_models)
+set_target_properties(tpuemu_tlm_timing PROPERTIES EXPORT_NAME tlm_timing)
+set_target_properties(tpuemu_dram PROPERTIES EXPORT_NAME dram)
 install(TARGETS tpuemu_systemc tpuemu_tlm_rtl tpuemu_tlm_rtl_model tpuemu_tlm_systemc tpuemu_tlm_model
-                tpuemu_rtl_models
+                tpuemu_tlm_timing tpuemu_dram tpuemu_rtl_models
   EXPORT tpuemuTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT systemc
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
-# The C++17 headers: every one of include/tpuemu/tlm except the tlm backend's C++20 CoreSim.
+# The C++17 headers: every one of include/tpuemu/tlm except the C++20 ones (the tlm backend's
+# CoreSim, the HBM model's own headers; hbm_target.h is their C++17 door).
 file(GLOB tpuemu_tlm_headers CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/sim/tlm/include/tpuemu/tlm/*.h)
-list(REMOVE_ITEM tpuemu_tlm_headers ${PROJECT_SOURCE_DIR}/sim/tlm/include/tpuemu/tlm/tlm_core_sim.h)
+foreach(cxx20_header tlm_core_sim.h hbm_timing.h hbm_beat_timing.h)
+  list(REMOVE_ITEM tpuemu_tlm_headers ${PROJECT_SOURCE_DIR}/sim/tlm/include/tpuemu/tlm/${cxx20_header})
+endforeach()
 install(FILES ${tpuemu_tlm_headers} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tpuemu/tlm COMPONENT systemc)
 
 install(EXPORT tpuemuTargets NAMESPACE tpuemu:: DESTINATION ${tpuemu_package_dir} COMPONENT systemc)

@@ -10,7 +10,7 @@ fail() { echo "rtl_core_cycles_test: $*" >&2; exit 1; }
 
 expected=$("$harness") || fail "harness_cycles failed"
 for quantum in 1 4096; do
-  out=$(SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 "$example" "$quantum") || { echo "$out" >&2; fail "rtl_matmul $quantum failed"; }
+  out=$(SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 "$example" --simple-memory "$quantum") || { echo "$out" >&2; fail "rtl_matmul $quantum failed"; }
   grep -q ": bit-exact " <<<"$out" || fail "rtl_matmul $quantum: not bit-exact: $out"
   got=$(sed -n 's/.*(\([0-9]*\) cycles.*/\1/p' <<<"$out")
   [[ $got == "$expected" ]] || fail "quantum $quantum: RtlCore took $got cycles, the Verilator harness $expected"

@@ -1,5 +1,6 @@
 // A SystemC platform around the tpuemu RTL core (C++17): the Verilated core of the preset
-// (RtlCore) bound through a small bus to device memory (MemoryTarget, the preset's simple timing),
+// (RtlCore) bound through a small bus to device memory (MemoryTarget timed as an HBM stack,
+// hbm_target.h; or as the preset's simple memory with --simple-memory),
 // and a firmware thread that loads a matmul program and its operands with transport_dbg, starts the
 // core through its CSR socket, waits for it to finish, and checks C = A . B bit-exactly against its
 // own int8 x int8 -> int32 matmul. Exit status 0 only when every element matches.
@@ -7,7 +8,7 @@
 // The program, the operands' addresses and the CSR addresses come from rtl_matmul_program.h, which
 // the build generates with the project's compiler (gen_program.cpp): docs/systemc-ip.md.
 //
-// Usage: rtl_matmul [QUANTUM_CYCLES]   (the core's temporal decoupling, default 1024)
+// Usage: rtl_matmul [--simple-memory] [QUANTUM_CYCLES]   (the core's temporal decoupling, default 1024)
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -24,6 +25,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include "rtl_matmul_program.h"
+#include "tpuemu/tlm/hbm_target.h"
 #include "tpuemu/tlm/memory_target.h"
 #include "tpuemu/tlm/rtl_core.h"
 #include "tpuemu/tlm/simple_timing.h"
@@ -165,25 +167,47 @@ struct Firmware final : sc_core::sc_module {
   RtlCore& core_;
 };
 
-// The quantum of temporal decoupling in cycles; the example's result and cycles do not depend on it.
-std::uint64_t quantum_argument(int argc, char* argv[]) {
-  if (argc == 1) return 1024;
-  char* end = nullptr;
-  const unsigned long long q = argc == 2 ? std::strtoull(argv[1], &end, 10) : 0;
-  if (argc > 2 || end == argv[1] || *end != '\0' || q == 0) throw std::invalid_argument("usage: rtl_matmul [QUANTUM_CYCLES >= 1]");
-  return q;
+struct Options {
+  std::uint64_t quantum = 1024;  // the quantum of temporal decoupling in cycles: results and cycles do not depend on it
+  bool simple_memory = false;    // the preset's simple memory model instead of the HBM stack
+};
+
+Options parse(int argc, char* argv[]) {
+  Options o;
+  bool have_quantum = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--simple-memory") {
+      o.simple_memory = true;
+      continue;
+    }
+    char* end = nullptr;
+    const unsigned long long q = std::strtoull(argv[i], &end, 10);
+    if (have_quantum || end == argv[i] || *end != '\0' || q == 0) {
+      throw std::invalid_argument("usage: rtl_matmul [--simple-memory] [QUANTUM_CYCLES >= 1]");
+    }
+    o.quantum = q;
+    have_quantum = true;
+  }
+  return o;
 }
 
-int run(std::uint64_t quantum) {
+std::unique_ptr<tpuemu::tlm::BeatTimingModel> memory_timing(bool simple_memory) {
   using namespace rtl_matmul;
-  const sc_core::sc_time period(1000.0 / kClockGhz, sc_core::SC_PS);
-  RtlCore core("core", kPreset, period, quantum);
-  if (core.dim() != kDim) throw std::runtime_error("the program was generated for DIM " + std::to_string(kDim));
+  if (!simple_memory) return tpuemu::tlm::make_hbm_target_timing(hbm_config());
   tpuemu::tlm::SimpleTimingConfig timing;
   timing.beat_bytes = kDim;
   timing.latency_cycles = kLatencyCycles;
   timing.bytes_per_cycle = kBytesPerCycle;
-  tpuemu::tlm::MemoryTarget hbm("hbm", kHbmCapacity, std::make_unique<tpuemu::tlm::SimpleTiming>(timing), period);
+  return std::make_unique<tpuemu::tlm::SimpleTiming>(timing);
+}
+
+int run(const Options& options) {
+  using namespace rtl_matmul;
+  const sc_core::sc_time period(1000.0 / kClockGhz, sc_core::SC_PS);
+  RtlCore core("core", kPreset, period, options.quantum);
+  if (core.dim() != kDim) throw std::runtime_error("the program was generated for DIM " + std::to_string(kDim));
+  tpuemu::tlm::MemoryTarget hbm("hbm", kHbmCapacity, memory_timing(options.simple_memory), period);
   MemoryBus bus("bus");
   Firmware firmware("firmware", core);
   core.memory.bind(bus.targets);
@@ -195,9 +219,9 @@ int run(std::uint64_t quantum) {
   const auto t0 = std::chrono::steady_clock::now();
   sc_core::sc_start();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("rtl_matmul: C (%ux%u int32) = A (%ux%u int8) . B (%ux%u int8) on the RTL core of preset %s: %s "
+  std::printf("rtl_matmul: C (%ux%u int32) = A (%ux%u int8) . B (%ux%u int8) on the RTL core of preset %s, %s: %s "
               "(%llu cycles, %.2f s)\n",
-              kM, kN, kM, kK, kK, kN, kPreset, firmware.verdict.c_str(),
+              kM, kN, kM, kK, kK, kN, kPreset, options.simple_memory ? "simple memory" : "HBM target", firmware.verdict.c_str(),
               static_cast<unsigned long long>(firmware.run_cycles), seconds);
   return firmware.passed ? 0 : 1;
 }
@@ -206,7 +230,7 @@ int run(std::uint64_t quantum) {
 
 int sc_main(int argc, char* argv[]) {
   try {
-    return run(quantum_argument(argc, argv));
+    return run(parse(argc, argv));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rtl_matmul: %s\n", e.what());
     return 1;
