@@ -1,0 +1,53 @@
+// The recent commands of one kind on a channel (ACTs, RD/WRs), sorted by time, as the timing
+// model searches them: insertion anywhere (a later request may fill an earlier gap), lookups near
+// the newest end, and the oldest dropped once no new command can be constrained by them. Dropping
+// only moves a head index, and the storage is compacted now and then, so neither allocates nor
+// shifts elements per request in the steady state.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace tpuemu::tlm::detail {
+
+template <typename T>  // T has a std::uint64_t member `at`
+class TimeWindow {
+ public:
+  using iterator = typename std::vector<T>::iterator;
+
+  iterator begin() { return items_.begin() + static_cast<std::ptrdiff_t>(head_); }
+  iterator end() { return items_.end(); }
+  bool empty() const { return head_ == items_.size(); }
+  std::size_t size() const { return items_.size() - head_; }
+  const T& front() const { return items_[head_]; }
+  const T& back() const { return items_.back(); }
+  T& operator[](std::size_t i) { return items_[head_ + i]; }
+
+  // The first element with at >= v. Most lookups are for times at or past the newest element
+  // (streams append), so that case is answered without a search.
+  iterator lower_bound(std::uint64_t v) {
+    if (empty() || items_.back().at < v) return end();
+    return std::lower_bound(begin(), end(), v, [](const T& a, std::uint64_t x) { return a.at < x; });
+  }
+  // Inserted before the elements of the same time, as std::lower_bound places it.
+  void insert(const T& item) { items_.insert(lower_bound(item.at), item); }
+
+  // Drops the oldest elements with at + reach < floor (a prefix: the elements are sorted).
+  void drop_before(std::uint64_t floor, std::uint64_t reach) {
+    while (head_ < items_.size() && items_[head_].at + reach < floor) ++head_;
+    // Compacted once the dead prefix is as long as the live part: amortised O(1) per element.
+    if (head_ >= kCompactAt && head_ * 2 >= items_.size()) {
+      items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(head_));
+      head_ = 0;
+    }
+  }
+
+ private:
+  static constexpr std::size_t kCompactAt = 64;
+  std::vector<T> items_;
+  std::size_t head_ = 0;
+};
+
+}  // namespace tpuemu::tlm::detail
