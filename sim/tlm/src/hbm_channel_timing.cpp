@@ -109,9 +109,9 @@ void ChannelTiming::freeze_refreshes_through(std::uint64_t t) {
     r.due = due;
     r.needs_prea = any_open;
     r.prea = std::max(due, prea_at_);
-    while (r.needs_prea && bus_.busy(r.prea)) ++r.prea;
+    if (r.needs_prea) r.prea = bus_.next_free(r.prea);
     r.ref = std::max(any_open ? r.prea + t_.rp : due, ref_at_);
-    while (bus_.busy(r.ref)) ++r.ref;
+    r.ref = bus_.next_free(r.ref);
     r.end = r.ref + t_.rfc;
     if (r.needs_prea) bus_.take(r.prea);
     bus_.take(r.ref);
@@ -163,7 +163,7 @@ std::uint64_t ChannelTiming::place_pre(std::uint64_t t) {
   for (;;) {
     t = refresh_allows(t, 1, false);
     if (!bus_.busy(t)) break;
-    ++t;
+    t = bus_.next_free(t);
   }
   bus_.take(t);
   ++counters_.pres;
@@ -172,29 +172,36 @@ std::uint64_t ChannelTiming::place_pre(std::uint64_t t) {
 }
 
 std::uint64_t ChannelTiming::place_act(std::uint64_t t, std::uint32_t bg) {
+  const std::uint32_t rrd = std::max(t_.rrd_l, t_.rrd_s);
+  const auto behind = [&](std::uint64_t x) { return x > rrd ? x - rrd : 0; };
+  // t only grows and acts_ stays as it is until the insertion, so the first ACT within tRRD
+  // behind t (lo) and the first at or after t (p) only move forward: cursors, not searches.
+  const std::size_t n = acts_.size();
+  std::size_t lo = static_cast<std::size_t>(acts_.lower_bound(behind(t)) - acts_.begin());
+  std::size_t p = lo;
   for (bool moved = true; moved;) {
     moved = false;
     t = refresh_allows(t, 0, false);
     if (bus_.busy(t)) {
-      ++t;
+      t = bus_.next_free(t);  // every taken cycle skipped would fail here too
       moved = true;
       continue;
     }
     // tRRD to every reserved ACT on either side, in one pass: t only grows, so an ACT behind it
     // stays satisfied and the ones ahead are still to come.
     const std::uint64_t t_before = t;
-    const std::uint32_t rrd = std::max(t_.rrd_l, t_.rrd_s);
-    for (auto it = acts_.lower_bound(t > rrd ? t - rrd : 0); it != acts_.end() && it->at < t + rrd; ++it) {
-      const std::uint32_t gap = it->bank_group == bg ? t_.rrd_l : t_.rrd_s;
-      if (t + gap > it->at && t < it->at + gap) t = it->at + gap;
+    while (lo < n && acts_[lo].at < behind(t)) ++lo;
+    for (std::size_t i = lo; i < n && acts_[i].at < t + rrd; ++i) {
+      const RowCommand& a = acts_[i];
+      const std::uint32_t gap = a.bank_group == bg ? t_.rrd_l : t_.rrd_s;
+      if (t + gap > a.at && t < a.at + gap) t = a.at + gap;
     }
     moved = t != t_before;
     if (moved) continue;
-    const auto pos = acts_.lower_bound(t);
+    p = std::max(p, lo);
+    while (p < n && acts_[p].at < t) ++p;
     // tFAW: any five ACTs in time order span at least tFAW
-    const std::ptrdiff_t p = pos - acts_.begin();
-    const std::ptrdiff_t n = static_cast<std::ptrdiff_t>(acts_.size());
-    for (std::ptrdiff_t j = std::max<std::ptrdiff_t>(0, p - 4); j <= p && j + 3 < n && !moved; ++j) {
+    for (std::size_t j = p >= 4 ? p - 4 : 0; j <= p && j + 3 < n && !moved; ++j) {
       const std::uint64_t first = std::min(acts_[j].at, t);
       const std::uint64_t last = std::max(acts_[j + 3].at, t);
       if (last - first < t_.faw) {
@@ -204,7 +211,7 @@ std::uint64_t ChannelTiming::place_act(std::uint64_t t, std::uint32_t bg) {
     }
   }
   bus_.take(t);
-  acts_.insert(RowCommand{t, bg});
+  acts_.insert_at(p, RowCommand{t, bg});  // p is where t goes (the last pass placed it)
   ++counters_.acts;
   prea_at_ = std::max(prea_at_, t + t_.ras);
   ref_at_ = std::max(ref_at_, t + t_.rc);
@@ -216,6 +223,9 @@ std::uint64_t ChannelTiming::place_column(std::uint64_t from, std::uint32_t bg, 
 }
 
 std::uint64_t ChannelTiming::find_column_slot(std::uint64_t t, std::uint32_t bg, bool write) {
+  constexpr std::size_t kUnset = ~std::size_t{0};
+  const std::size_t n = columns_.size();
+  std::size_t lo = kUnset;
   for (bool moved = true; moved;) {
     moved = false;
     if (t >= tail_run_start_ && t <= columns_.back().at) {
@@ -225,16 +235,19 @@ std::uint64_t ChannelTiming::find_column_slot(std::uint64_t t, std::uint32_t bg,
     }
     t = refresh_allows(t, 2, write);
     if (bus_.busy(t)) {
-      ++t;
+      t = bus_.next_free(t);  // every taken cycle skipped would fail here too
       moved = true;
       continue;
     }
     // Spacing to every reserved column command on either side, in one pass (as for tRRD).
     const std::uint64_t t_before = t;
     const std::uint32_t reach = column_reach_;
-    for (auto it = columns_.lower_bound(t > reach ? t - reach : 0); it != columns_.end() && it->at <= t + reach;
-         ++it) {
-      const ColumnCommand& c = *it;
+    // As in place_act: t only grows, so the first column within reach behind it is a cursor.
+    const std::uint64_t back = t > reach ? t - reach : 0;
+    if (lo == kUnset) lo = static_cast<std::size_t>(columns_.lower_bound(back) - columns_.begin());
+    while (lo < n && columns_[lo].at < back) ++lo;
+    for (std::size_t i = lo; i < n && columns_[i].at <= t + reach; ++i) {
+      const ColumnCommand& c = columns_[i];
       if (c.at <= t ? t - c.at < column_gap(c, bg, write) : c.at - t < column_gap_after(bg, write, c)) {
         t = c.at + column_gap(c, bg, write);
       }

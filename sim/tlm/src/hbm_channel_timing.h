@@ -89,6 +89,15 @@ class ChannelTiming {
       if (t < floor_ || t >= floor_ + kCycles) return false;
       return (bits_[(t % kCycles) / 64] >> (t % 64)) & 1;
     }
+    // The first cycle >= t that is not taken: a word of the ring at a time.
+    std::uint64_t next_free(std::uint64_t t) const {
+      while (t >= floor_ && t < floor_ + kCycles) {
+        const std::uint64_t free = ~bits_[(t % kCycles) / 64] >> (t % 64);
+        if (free != 0) return t + static_cast<std::uint64_t>(__builtin_ctzll(free));
+        t += 64 - t % 64;
+      }
+      return t;
+    }
     void take(std::uint64_t t);
     void advance_floor(std::uint64_t floor);
 

@@ -25,11 +25,17 @@ class TimeWindow {
   const T& back() const { return items_.back(); }
   T& operator[](std::size_t i) { return items_[head_ + i]; }
 
-  // The first element with at >= v. Most lookups are for times at or past the newest element
-  // (streams append), so that case is answered without a search.
+  // The first element with at >= v. Most lookups are for times at or near the newest element
+  // (streams append, new commands go after the queued ones), so those are answered first.
   iterator lower_bound(std::uint64_t v) {
     if (empty() || items_.back().at < v) return end();
-    // Branch-free halving (conditional moves): the times searched for are unpredictable, and
+    // Usually only the newest few are at or past v: walk back over them.
+    std::size_t i = items_.size() - 1;
+    for (int step = 0; step < kWalk && i > head_; ++step, --i) {
+      if (items_[i - 1].at < v) return items_.begin() + static_cast<std::ptrdiff_t>(i);
+    }
+    if (i == head_) return begin();
+    // Otherwise branch-free halving (conditional moves): the times searched for are unpredictable, and
     // mispredicted branches of std::lower_bound cost more than the few extra compares here.
     std::size_t first = head_, n = items_.size() - head_;
     while (n > 1) {
@@ -42,6 +48,10 @@ class TimeWindow {
   }
   // Inserted before the elements of the same time, as std::lower_bound places it.
   void insert(const T& item) { items_.insert(lower_bound(item.at), item); }
+  // Inserted at index i (from the oldest), where the caller found item.at belongs.
+  void insert_at(std::size_t i, const T& item) {
+    items_.insert(items_.begin() + static_cast<std::ptrdiff_t>(head_ + i), item);
+  }
 
   // Drops the oldest elements with at + reach < floor (a prefix: the elements are sorted).
   void drop_before(std::uint64_t floor, std::uint64_t reach) {
@@ -55,6 +65,7 @@ class TimeWindow {
 
  private:
   static constexpr std::size_t kCompactAt = 64;
+  static constexpr int kWalk = 4;
   std::vector<T> items_;
   std::size_t head_ = 0;
 };
