@@ -3,10 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <queue>
 #include <stdexcept>
 #include <string>
 
+#include "cycle_counts.h"
 #include "tpuemu/tlm/hbm_timing.h"
 
 namespace tpuemu::tlm {
@@ -15,8 +15,6 @@ namespace {
 constexpr std::uint32_t kBurstBytes = 64;
 constexpr std::size_t kMaxBeatsInFlight = 256;  // BeatBridge's default
 constexpr std::size_t kBurstIds = 256;          // the controller's 8-bit ids
-
-using MinHeap = std::priority_queue<std::uint64_t, std::vector<std::uint64_t>, std::greater<>>;
 
 class HbmBeatTimingModel final : public HbmBeatTiming {
  public:
@@ -63,7 +61,7 @@ class HbmBeatTimingModel final : public HbmBeatTiming {
     std::uint64_t& last = write ? last_write_done_ : last_read_done_;
     const std::uint64_t done = std::max(ready, last + 1);  // in order, one per core cycle
     last = done;
-    beats_leave_.push(done);
+    beats_leave_.add(done);
     return BeatTiming{accept, done};
   }
 
@@ -82,11 +80,15 @@ class HbmBeatTimingModel final : public HbmBeatTiming {
   // The first DRAM tick after core cycle c's accept: HbmMemory runs the ticks of a core cycle
   // in end_cycle, after the core's request, floor(c * ratio) of them before.
   std::uint64_t dram_tick_of(std::uint64_t c) const {
+    // At ratio 1 the formula below is the identity for every cycle a run reaches (< 2^52): skip
+    // its double arithmetic, which is a good part of a beat's cost.
+    if (unit_ratio_) return c;
     return static_cast<std::uint64_t>(std::floor(static_cast<double>(c) * ratio_ + 1e-9));
   }
   // The core cycle in which a response of DRAM tick d can be taken: the one after the core
   // cycle whose end_cycle ran tick d, i.e. the smallest n with dram_tick_of(n) > d.
   std::uint64_t core_cycle_seeing(std::uint64_t d) const {
+    if (unit_ratio_) return d + 1;  // the smallest n with n > d
     auto n = static_cast<std::uint64_t>(std::ceil(static_cast<double>(d + 1) / ratio_));
     while (n > 0 && dram_tick_of(n - 1) > d) --n;
     while (dram_tick_of(n) <= d) ++n;
@@ -99,13 +101,13 @@ class HbmBeatTimingModel final : public HbmBeatTiming {
     const std::size_t max_bursts = kBurstIds - bursts_per_beat_ - 1;
     for (bool moved = true; moved;) {
       moved = false;
-      while (!beats_leave_.empty() && beats_leave_.top() <= at) beats_leave_.pop();
-      while (!ids_back_.empty() && ids_back_.top() <= at) ids_back_.pop();
+      beats_leave_.drop_through(at);
+      ids_back_.drop_through(at);
       if (beats_leave_.size() >= kMaxBeatsInFlight) {
-        at = beats_leave_.top();
+        at = beats_leave_.earliest();
         moved = true;
       } else if (ids_back_.size() > max_bursts) {
-        at = ids_back_.top();
+        at = ids_back_.earliest();
         moved = true;
       }
     }
@@ -119,7 +121,7 @@ class HbmBeatTimingModel final : public HbmBeatTiming {
     }
     const BurstTiming t = bursts_.request(dram_tick_of(accept), false, burst);
     open_read_ = OpenBurst{true, burst, core_cycle_seeing(t.done), t.done, accept};
-    ids_back_.push(open_read_.ready);
+    ids_back_.add(open_read_.ready);
     return open_read_.ready;
   }
 
@@ -139,17 +141,18 @@ class HbmBeatTimingModel final : public HbmBeatTiming {
     const BurstTiming t = bursts_.request(dram_tick_of(sent), true, burst);
     open_write_ = OpenBurst{true, burst, core_cycle_seeing(t.done), t.done, accept};
     if (!last_part) open_write_.valid = false;  // the next part is another burst
-    ids_back_.push(open_write_.ready);
+    ids_back_.add(open_write_.ready);
     return open_write_.ready;
   }
 
   HbmBurstTiming bursts_;
   double ratio_;
+  bool unit_ratio_ = ratio_ == 1.0;
   std::uint32_t beat_bytes_;
   std::uint64_t capacity_;
   std::uint32_t bursts_per_beat_;
-  MinHeap beats_leave_;  // core cycles at which held beats leave the bridge
-  MinHeap ids_back_;     // core cycles at which burst ids in use come back
+  detail::CycleCounts beats_leave_;  // core cycles at which held beats leave the bridge
+  detail::CycleCounts ids_back_;     // core cycles at which burst ids in use come back
   OpenBurst open_read_, open_write_;
   std::uint64_t last_read_done_ = 0, last_write_done_ = 0;
 };

@@ -42,12 +42,6 @@ std::uint32_t DerivedTimings::max_column_gap() const {
 // ---------------------------------------------------------------------------------------------
 // Command bus
 // ---------------------------------------------------------------------------------------------
-bool ChannelTiming::CommandBus::busy(std::uint64_t t) const {
-  // Before the floor no command can be placed any more, and nothing is reserved beyond the window.
-  if (t < floor_ || t >= floor_ + kCycles) return false;
-  return (bits_[(t % kCycles) / 64] >> (t % 64)) & 1;
-}
-
 void ChannelTiming::CommandBus::take(std::uint64_t t) {
   if (t < floor_) return;  // a refresh accounted after the fact (an idle channel)
   if (t >= floor_ + kCycles) {
@@ -62,7 +56,14 @@ void ChannelTiming::CommandBus::advance_floor(std::uint64_t floor) {
   if (floor - floor_ >= kCycles) {
     std::fill(bits_.begin(), bits_.end(), 0);
   } else {
-    for (std::uint64_t t = floor_; t < floor; ++t) bits_[(t % kCycles) / 64] &= ~(std::uint64_t{1} << (t % 64));
+    // A word at a time: the floor moves by up to thousands of cycles over an idle stretch.
+    for (std::uint64_t t = floor_; t < floor;) {
+      const std::uint64_t bit = t % 64;
+      const std::uint64_t n = std::min<std::uint64_t>(64 - bit, floor - t);
+      const std::uint64_t mask = n == 64 ? ~std::uint64_t{0} : ((std::uint64_t{1} << n) - 1) << bit;
+      bits_[(t % kCycles) / 64] &= ~mask;
+      t += n;
+    }
   }
   floor_ = floor;
 }
@@ -80,18 +81,20 @@ ChannelTiming::ChannelTiming(const DerivedTimings& t, std::uint32_t bank_groups,
       // hbm_refresh_timer: armed in cycle 1, the first REF is due (pend_q != 0) tREFI + 1 later.
       next_due_(std::uint64_t{t.refi} + 2) {
   if (queue_depth == 0) throw std::invalid_argument("hbm timing: queue_depth must be positive");
-}
-
-std::uint32_t ChannelTiming::column_gap(const ColumnCommand& first, std::uint32_t bg, bool write) const {
-  const bool same = first.bank_group == bg;
-  if (first.write == write) return same ? t_.ccd_l : t_.ccd_s;
-  if (first.write) return same ? t_.wr2rd_l : t_.wr2rd_s;
-  return same ? t_.rd2wr_l : t_.rd2wr_s;
-}
-
-std::uint32_t ChannelTiming::column_gap_after(std::uint32_t bg, bool write, const ColumnCommand& second) const {
-  const ColumnCommand first{0, bg, write};
-  return column_gap(first, second.bank_group, second.write);
+  for (int same = 0; same < 2; ++same) {
+    for (int first_write = 0; first_write < 2; ++first_write) {
+      for (int write = 0; write < 2; ++write) {
+        std::uint32_t g = 0;
+        if (first_write == write) g = same ? t.ccd_l : t.ccd_s;
+        else if (first_write) g = same ? t.wr2rd_l : t.wr2rd_s;
+        else g = same ? t.rd2wr_l : t.rd2wr_s;
+        gap_[same][first_write][write] = g;
+      }
+    }
+  }
+  column_reach_ = t.max_column_gap();
+  act_reach_ = std::max({t.faw, t.rrd_l, t.rrd_s});
+  tight_spacing_ = 2 * std::min({t.ccd_l, t.rd2wr_l, t.wr2rd_l, t.ccd_s, t.rd2wr_s, t.wr2rd_s});
 }
 
 void ChannelTiming::freeze_refreshes_through(std::uint64_t t) {
@@ -106,9 +109,9 @@ void ChannelTiming::freeze_refreshes_through(std::uint64_t t) {
     r.due = due;
     r.needs_prea = any_open;
     r.prea = std::max(due, prea_at_);
-    while (r.needs_prea && bus_.busy(r.prea)) ++r.prea;
+    if (r.needs_prea) r.prea = bus_.next_free(r.prea);
     r.ref = std::max(any_open ? r.prea + t_.rp : due, ref_at_);
-    while (bus_.busy(r.ref)) ++r.ref;
+    r.ref = bus_.next_free(r.ref);
     r.end = r.ref + t_.rfc;
     if (r.needs_prea) bus_.take(r.prea);
     bus_.take(r.ref);
@@ -121,14 +124,14 @@ void ChannelTiming::freeze_refreshes_through(std::uint64_t t) {
   }
 }
 
-const ChannelTiming::Refresh* ChannelTiming::refresh_closing(const Bank& b, std::uint64_t t) const {
+const ChannelTiming::Refresh* ChannelTiming::refresh_closing_slow(const Bank& b, std::uint64_t t) const {
   for (const Refresh& r : refreshes_) {
     if (b.opened < r.prea && r.prea <= t) return &r;
   }
   return nullptr;
 }
 
-std::uint64_t ChannelTiming::refresh_allows(std::uint64_t t, int kind, bool write) {
+std::uint64_t ChannelTiming::refresh_allows_slow(std::uint64_t t, int kind, bool write) {
   for (bool moved = true; moved;) {
     moved = false;
     freeze_refreshes_through(t);
@@ -160,7 +163,7 @@ std::uint64_t ChannelTiming::place_pre(std::uint64_t t) {
   for (;;) {
     t = refresh_allows(t, 1, false);
     if (!bus_.busy(t)) break;
-    ++t;
+    t = bus_.next_free(t);
   }
   bus_.take(t);
   ++counters_.pres;
@@ -169,32 +172,36 @@ std::uint64_t ChannelTiming::place_pre(std::uint64_t t) {
 }
 
 std::uint64_t ChannelTiming::place_act(std::uint64_t t, std::uint32_t bg) {
+  const std::uint32_t rrd = std::max(t_.rrd_l, t_.rrd_s);
+  const auto behind = [&](std::uint64_t x) { return x > rrd ? x - rrd : 0; };
+  // t only grows and acts_ stays as it is until the insertion, so the first ACT within tRRD
+  // behind t (lo) and the first at or after t (p) only move forward: cursors, not searches.
+  const std::size_t n = acts_.size();
+  std::size_t lo = static_cast<std::size_t>(acts_.lower_bound(behind(t)) - acts_.begin());
+  std::size_t p = lo;
   for (bool moved = true; moved;) {
     moved = false;
     t = refresh_allows(t, 0, false);
     if (bus_.busy(t)) {
-      ++t;
+      t = bus_.next_free(t);  // every taken cycle skipped would fail here too
       moved = true;
       continue;
     }
     // tRRD to every reserved ACT on either side, in one pass: t only grows, so an ACT behind it
     // stays satisfied and the ones ahead are still to come.
     const std::uint64_t t_before = t;
-    const std::uint32_t rrd = std::max(t_.rrd_l, t_.rrd_s);
-    for (auto it = std::lower_bound(acts_.begin(), acts_.end(), t > rrd ? t - rrd : 0,
-                                    [](const RowCommand& a, std::uint64_t v) { return a.at < v; });
-         it != acts_.end() && it->at < t + rrd; ++it) {
-      const std::uint32_t gap = it->bank_group == bg ? t_.rrd_l : t_.rrd_s;
-      if (t + gap > it->at && t < it->at + gap) t = it->at + gap;
+    while (lo < n && acts_[lo].at < behind(t)) ++lo;
+    for (std::size_t i = lo; i < n && acts_[i].at < t + rrd; ++i) {
+      const RowCommand& a = acts_[i];
+      const std::uint32_t gap = a.bank_group == bg ? t_.rrd_l : t_.rrd_s;
+      if (t + gap > a.at && t < a.at + gap) t = a.at + gap;
     }
     moved = t != t_before;
-    const auto pos = std::lower_bound(acts_.begin(), acts_.end(), t,
-                                      [](const RowCommand& a, std::uint64_t v) { return a.at < v; });
     if (moved) continue;
+    p = std::max(p, lo);
+    while (p < n && acts_[p].at < t) ++p;
     // tFAW: any five ACTs in time order span at least tFAW
-    const std::ptrdiff_t p = pos - acts_.begin();
-    const std::ptrdiff_t n = static_cast<std::ptrdiff_t>(acts_.size());
-    for (std::ptrdiff_t j = std::max<std::ptrdiff_t>(0, p - 4); j <= p && j + 3 < n && !moved; ++j) {
+    for (std::size_t j = p >= 4 ? p - 4 : 0; j <= p && j + 3 < n && !moved; ++j) {
       const std::uint64_t first = std::min(acts_[j].at, t);
       const std::uint64_t last = std::max(acts_[j + 3].at, t);
       if (last - first < t_.faw) {
@@ -204,9 +211,7 @@ std::uint64_t ChannelTiming::place_act(std::uint64_t t, std::uint32_t bg) {
     }
   }
   bus_.take(t);
-  const auto pos = std::lower_bound(acts_.begin(), acts_.end(), t,
-                                    [](const RowCommand& a, std::uint64_t v) { return a.at < v; });
-  acts_.insert(pos, RowCommand{t, bg});
+  acts_.insert_at(p, RowCommand{t, bg});  // p is where t goes (the last pass placed it)
   ++counters_.acts;
   prea_at_ = std::max(prea_at_, t + t_.ras);
   ref_at_ = std::max(ref_at_, t + t_.rc);
@@ -218,21 +223,31 @@ std::uint64_t ChannelTiming::place_column(std::uint64_t from, std::uint32_t bg, 
 }
 
 std::uint64_t ChannelTiming::find_column_slot(std::uint64_t t, std::uint32_t bg, bool write) {
+  constexpr std::size_t kUnset = ~std::size_t{0};
+  const std::size_t n = columns_.size();
+  std::size_t lo = kUnset;
   for (bool moved = true; moved;) {
     moved = false;
+    if (t >= tail_run_start_ && t <= columns_.back().at) {
+      // Inside the tight run no cycle is legal, up to the spacing behind its newest column. Every
+      // cycle skipped is one the searches below would reject, so the slot found is the same.
+      t = columns_.back().at + column_gap(columns_.back(), bg, write);
+    }
     t = refresh_allows(t, 2, write);
     if (bus_.busy(t)) {
-      ++t;
+      t = bus_.next_free(t);  // every taken cycle skipped would fail here too
       moved = true;
       continue;
     }
     // Spacing to every reserved column command on either side, in one pass (as for tRRD).
     const std::uint64_t t_before = t;
-    const std::uint32_t reach = t_.max_column_gap();
-    for (auto it = std::lower_bound(columns_.begin(), columns_.end(), t > reach ? t - reach : 0,
-                                    [](const ColumnCommand& c, std::uint64_t v) { return c.at < v; });
-         it != columns_.end() && it->at <= t + reach; ++it) {
-      const ColumnCommand& c = *it;
+    const std::uint32_t reach = column_reach_;
+    // As in place_act: t only grows, so the first column within reach behind it is a cursor.
+    const std::uint64_t back = t > reach ? t - reach : 0;
+    if (lo == kUnset) lo = static_cast<std::size_t>(columns_.lower_bound(back) - columns_.begin());
+    while (lo < n && columns_[lo].at < back) ++lo;
+    for (std::size_t i = lo; i < n && columns_[i].at <= t + reach; ++i) {
+      const ColumnCommand& c = columns_[i];
       if (c.at <= t ? t - c.at < column_gap(c, bg, write) : c.at - t < column_gap_after(bg, write, c)) {
         t = c.at + column_gap(c, bg, write);
       }
@@ -244,8 +259,7 @@ std::uint64_t ChannelTiming::find_column_slot(std::uint64_t t, std::uint32_t bg,
 
 std::uint64_t ChannelTiming::take_column(std::uint64_t t, std::uint32_t bg, bool write) {
   bus_.take(t);
-  const auto pos = std::lower_bound(columns_.begin(), columns_.end(), t,
-                                    [](const ColumnCommand& a, std::uint64_t v) { return a.at < v; });
+  const auto pos = columns_.lower_bound(t);
   // hbm_channel_ctrl counts a turnaround when a column command changes the direction
   const bool before_differs = pos != columns_.begin() ? std::prev(pos)->write != write : last_write_ != write;
   counters_.turnarounds += before_differs ? 1 : 0;
@@ -253,7 +267,10 @@ std::uint64_t ChannelTiming::take_column(std::uint64_t t, std::uint32_t bg, bool
     last_write_ = write;
     last_column_at_ = t;
   }
-  columns_.insert(pos, ColumnCommand{t, bg, write});
+  // The tail run grows when the new newest column is tight behind the old one; an insertion
+  // before the newest only splits a gap, and so keeps every run tight.
+  if (pos == columns_.end() && (columns_.empty() || t - columns_.back().at >= tight_spacing_)) tail_run_start_ = t;
+  columns_.insert(ColumnCommand{t, bg, write});
   prea_at_ = std::max(prea_at_, t + (write ? t_.wr2pre : t_.rd2pre));
   return t;
 }
@@ -266,8 +283,7 @@ std::uint64_t ChannelTiming::grouped_start(std::uint64_t from, std::uint32_t bg,
   // going when it becomes ready, it leaves room behind that run for as many more columns as the
   // run has had since then (a run lasts about as long again while arrivals keep coming).
   const std::uint64_t natural = find_column_slot(from, bg, write);
-  const auto next = std::lower_bound(columns_.begin(), columns_.end(), natural,
-                                     [](const ColumnCommand& c, std::uint64_t v) { return c.at < v; });
+  const auto next = columns_.lower_bound(natural);
   if (next == columns_.begin()) return natural;
   const ColumnCommand& prev = *std::prev(next);
   if (prev.write == write || prev.at < from) return natural;
@@ -284,10 +300,14 @@ void ChannelTiming::prune(std::uint64_t floor) {
   if (floor <= floor_) return;
   floor_ = floor;
   bus_.advance_floor(floor);
-  const std::uint64_t act_reach = std::max({t_.faw, t_.rrd_l, t_.rrd_s});
-  std::erase_if(acts_, [&](const RowCommand& a) { return a.at + act_reach < floor; });
-  const std::uint64_t col_reach = t_.max_column_gap();
-  std::erase_if(columns_, [&](const ColumnCommand& c) { return c.at + col_reach < floor; });
+  acts_.drop_before(floor, act_reach_);
+  columns_.drop_before(floor, column_reach_);
+  // What is left of the tail run is still a tight run.
+  if (columns_.empty()) {
+    tail_run_start_ = kNoRun;
+  } else if (tail_run_start_ != kNoRun) {
+    tail_run_start_ = std::max(tail_run_start_, columns_.front().at);
+  }
   // A refresh whose PREA has passed closed every row opened before it; after that it is only
   // needed while commands can still land inside it.
   while (!refreshes_.empty() && refreshes_.front().end <= floor) {

@@ -13,6 +13,7 @@
 #include <queue>
 #include <vector>
 
+#include "time_window.h"
 #include "tpuemu/sim/dram_config.h"
 
 namespace tpuemu::tlm::detail {
@@ -83,7 +84,20 @@ class ChannelTiming {
   // The command bus: one command per cycle, a ring of cycles [floor_, floor_ + size).
   class CommandBus {
    public:
-    bool busy(std::uint64_t t) const;
+    bool busy(std::uint64_t t) const {
+      // Before the floor no command can be placed any more, and nothing is reserved beyond the window.
+      if (t < floor_ || t >= floor_ + kCycles) return false;
+      return (bits_[(t % kCycles) / 64] >> (t % 64)) & 1;
+    }
+    // The first cycle >= t that is not taken: a word of the ring at a time.
+    std::uint64_t next_free(std::uint64_t t) const {
+      while (t >= floor_ && t < floor_ + kCycles) {
+        const std::uint64_t free = ~bits_[(t % kCycles) / 64] >> (t % 64);
+        if (free != 0) return t + static_cast<std::uint64_t>(__builtin_ctzll(free));
+        t += 64 - t % 64;
+      }
+      return t;
+    }
     void take(std::uint64_t t);
     void advance_floor(std::uint64_t floor);
 
@@ -97,12 +111,25 @@ class ChannelTiming {
   std::uint64_t place_act(std::uint64_t from, std::uint32_t bank_group);
   std::uint64_t place_column(std::uint64_t from, std::uint32_t bank_group, bool write);
   // The earliest t' >= t at which a refresh allows a command of this kind (0 ACT, 1 PRE, 2 column).
-  std::uint64_t refresh_allows(std::uint64_t t, int kind, bool write);
+  std::uint64_t refresh_allows(std::uint64_t t, int kind, bool write) {
+    // Most commands fall between refreshes: none is fixed (or still running) and none is due yet.
+    if (refreshes_.empty() && t < next_due_) return t;
+    return refresh_allows_slow(t, kind, write);
+  }
+  std::uint64_t refresh_allows_slow(std::uint64_t t, int kind, bool write);
   void freeze_refreshes_through(std::uint64_t t);
   // The refresh that closed the bank's open row before cycle t, if one did.
-  const Refresh* refresh_closing(const Bank& b, std::uint64_t t) const;
-  std::uint32_t column_gap(const ColumnCommand& first, std::uint32_t bank_group, bool write) const;
-  std::uint32_t column_gap_after(std::uint32_t bank_group, bool write, const ColumnCommand& second) const;
+  const Refresh* refresh_closing(const Bank& b, std::uint64_t t) const {
+    return refreshes_.empty() ? nullptr : refresh_closing_slow(b, t);
+  }
+  const Refresh* refresh_closing_slow(const Bank& b, std::uint64_t t) const;
+  // The spacing a column command of (bank_group, write) needs after `first`, and before `second`.
+  std::uint32_t column_gap(const ColumnCommand& first, std::uint32_t bank_group, bool write) const {
+    return gap_[first.bank_group == bank_group][first.write][write];
+  }
+  std::uint32_t column_gap_after(std::uint32_t bank_group, bool write, const ColumnCommand& second) const {
+    return gap_[second.bank_group == bank_group][write][second.write];
+  }
   std::uint64_t grouped_start(std::uint64_t from, std::uint32_t bank_group, bool write);
   std::uint64_t find_column_slot(std::uint64_t from, std::uint32_t bank_group, bool write);
   std::uint64_t take_column(std::uint64_t at, std::uint32_t bank_group, bool write);
@@ -110,12 +137,22 @@ class ChannelTiming {
   static constexpr std::uint64_t kGroupingFactor = 2;
 
   DerivedTimings t_;
+  // Column spacing by [same bank group][first is a write][second is a write] (the tim_d sums).
+  std::uint32_t gap_[2][2][2];
+  std::uint32_t column_reach_;  // the largest column spacing: older columns constrain nothing new
+  std::uint32_t act_reach_;     // the same for ACTs (tRRD, tFAW)
+  // Two column commands closer than twice the smallest spacing leave no legal cycle between them
+  // for any new column command. The columns from tail_run_start_ to the newest are such a run, so
+  // a search that starts inside it can go straight past its end (kNoRun: no run is known).
+  std::uint32_t tight_spacing_;
+  static constexpr std::uint64_t kNoRun = ~std::uint64_t{0};
+  std::uint64_t tail_run_start_ = kNoRun;
   std::uint32_t banks_per_group_;
   std::uint32_t queue_depth_;
   bool closed_page_;
   std::vector<Bank> banks_;
-  std::vector<RowCommand> acts_;       // by time, the recent ones
-  std::vector<ColumnCommand> columns_;  // by time, the recent ones
+  TimeWindow<RowCommand> acts_;        // by time, the recent ones
+  TimeWindow<ColumnCommand> columns_;  // by time, the recent ones
   CommandBus bus_;
   std::deque<Refresh> refreshes_;  // fixed, not yet over
   std::uint64_t next_due_;
