@@ -17,6 +17,7 @@
 #include "tpuemu/sim/verilator_messages.h"
 #include "core_memory.h"
 #include "verilator_bits.h"
+#include "verilated_csr_bus.h"
 #include "tpuemu/sim/core_sim.h"
 #include "tpuemu/spec/contract.h"
 
@@ -67,44 +68,18 @@ class VerilatedCoreSim final : public CoreSim {
   std::uint32_t dim() const override { return dim_; }
 
   void reset() override {
-    top_->csr_valid_i = 0;
-    top_->mem_req_ready_i = 0;
-    top_->mem_rsp_valid_i = 0;
-    top_->mem_wack_valid_i = 0;
-    top_->clk_i = 0;
-    top_->rst_ni = 1;
-    top_->eval();
-    top_->rst_ni = 0;
-    top_->eval();
-    for (int i = 0; i < 4; ++i) tick();
-    top_->rst_ni = 1;
-    top_->eval();
-    tick();
+    reset_core(*top_, [this] { tick(); }, [this] { tick(); });
   }
 
   std::uint32_t csr_read(std::uint32_t addr) override {
-    top_->csr_valid_i = 1;
-    top_->csr_write_i = 0;
-    top_->csr_addr_i = addr;
-    top_->eval();
-    const std::uint32_t value = top_->csr_rdata_o;
-    if (addr == spec::csr::kSmemData) {
-      tick();  // SMEM_DATA reads advance SMEM_ADDR on the edge
-    }
-    top_->csr_valid_i = 0;
-    top_->eval();
+    const std::uint32_t value = peek_csr(*top_, addr);
+    // SMEM_DATA reads advance SMEM_ADDR on the edge
+    if (addr == spec::csr::kSmemData) csr_edge(*top_, addr, false, 0, [this] { tick(); });
     return value;
   }
 
   void csr_write(std::uint32_t addr, std::uint32_t value) override {
-    top_->csr_valid_i = 1;
-    top_->csr_write_i = 1;
-    top_->csr_addr_i = addr;
-    top_->csr_wdata_i = value;
-    tick();
-    top_->csr_valid_i = 0;
-    top_->csr_write_i = 0;
-    top_->eval();
+    csr_edge(*top_, addr, true, value, [this] { tick(); });
   }
 
   std::uint64_t step(std::uint64_t cycles, bool stop_when_idle) override {

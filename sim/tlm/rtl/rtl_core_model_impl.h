@@ -17,6 +17,7 @@
 #include <verilated.h>
 
 #include "tpuemu/sim/verilator_messages.h"
+#include "verilated_csr_bus.h"
 #include "tpuemu/spec/contract.h"
 #include "tpuemu/tlm/rtl_core_model.h"
 #include "verilator_bits.h"
@@ -55,43 +56,15 @@ class VerilatedRtlCoreModel final : public RtlCoreModel {
     pending_.reset();
     reads_.clear();
     acks_.clear();
-    top_->csr_valid_i = 0;
-    top_->mem_req_ready_i = 0;
-    top_->mem_rsp_valid_i = 0;
-    top_->mem_wack_valid_i = 0;
-    top_->clk_i = 0;
-    top_->rst_ni = 1;
-    top_->eval();
-    top_->rst_ni = 0;
-    top_->eval();
-    for (int i = 0; i < 4; ++i) edge_in_reset();
-    top_->rst_ni = 1;
-    top_->eval();
-    tick();
+    sim::reset_core(*top_, [this] { edge_in_reset(); }, [this] { tick(); });
   }
 
-  std::uint32_t csr_peek(std::uint32_t addr) override {
-    top_->csr_valid_i = 1;
-    top_->csr_write_i = 0;
-    top_->csr_addr_i = addr;
-    top_->eval();
-    const std::uint32_t value = top_->csr_rdata_o;
-    top_->csr_valid_i = 0;
-    top_->eval();
-    return value;
-  }
+  std::uint32_t csr_peek(std::uint32_t addr) override { return sim::peek_csr(*top_, addr); }
 
   bool csr_read_advances(std::uint32_t addr) const override { return addr == spec::csr::kSmemData; }
 
   void csr_cycle(std::uint32_t addr, bool write, std::uint32_t value) override {
-    top_->csr_valid_i = 1;
-    top_->csr_write_i = write;
-    top_->csr_addr_i = addr;
-    top_->csr_wdata_i = value;
-    tick();
-    top_->csr_valid_i = 0;
-    top_->csr_write_i = 0;
-    top_->eval();
+    sim::csr_edge(*top_, addr, write, value, [this] { tick(); });
   }
 
   std::uint64_t run(std::uint64_t cycles, bool stop_when_idle) override {

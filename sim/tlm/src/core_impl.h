@@ -193,7 +193,7 @@ class CoreModelImpl final : public CoreModel {
   void row_product(const std::uint8_t* input, bool bank, std::int32_t* out);
   std::uint64_t next_event() const;
   void repeat_quiet_cycles(std::uint64_t n);
-  void clear_state(bool power_on);
+  void clear_state();  // rst_ni
 
   // combinational phases (core_model.cpp unless noted)
   void comb_memory_responses(Wires& w);

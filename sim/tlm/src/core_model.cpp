@@ -77,7 +77,7 @@ CoreModelImpl::CoreModelImpl(const CoreShape& shape, BeatPort& port) : shape_(sh
   reset();
 }
 
-void CoreModelImpl::clear_state(bool power_on) {
+void CoreModelImpl::clear_state() {
   // Run control, queues, semaphores, counters and the engines' control state; the memories and
   // the datapath registers keep their contents, as in the RTL.
   run_ = RunState{};
@@ -101,18 +101,16 @@ void CoreModelImpl::clear_state(bool power_on) {
   vec_.state = VecState::Idle;
   v_rvalid_.fill(false);
   v_rvalid_next_.fill(false);
-  if (power_on) {
-    prog_base_ = smem_addr_ = 0;
-    fetch_.outstanding = fetch_.discard = 0;
-    dma_.wack_pending = dma_.wack_discard = dma_.rd_discard = 0;
-  }
+  prog_base_ = smem_addr_ = 0;
+  fetch_.outstanding = fetch_.discard = 0;
+  dma_.wack_pending = dma_.wack_discard = dma_.rd_discard = 0;
 }
 
 void CoreModelImpl::reset() {
   // The harness holds rst_ni low for four edges and releases it for one more (core_sim_impl.h).
   // The model is reset only when nothing is in flight (at construction); whatever the memory
   // still owed is dropped with the core's state, as are rows in the array.
-  clear_state(true);
+  clear_state();
   mxu_.flight_count = 0;
   held_.reset();
   route_.clear();
