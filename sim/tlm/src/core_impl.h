@@ -44,6 +44,7 @@ struct Wires {
   bool f_req = false, d_req = false, d_write = false;
   std::uint64_t d_addr = 0;
   bool mem_valid = false, mem_ready = false, mem_write = false;
+  bool mem_held_wait = false;  // a request held from an earlier cycle, still not accepted
   bool f_ready = false, d_ready = false;
   // fetch
   bool f_dispatch = false, f_stall = false, f_illegal = false, f_stop = false;
@@ -129,6 +130,9 @@ struct MxuState {
   // rows (k, k+1) per column for the product (rebuilt after a load), and the result rows in
   // flight, a ring of at most 2*DIM + 1
   std::array<std::vector<std::int8_t>, 2> weights;
+  // row k of bank b is physical row (weight_top[b] + k) mod DIM: a push moves the top instead of
+  // shifting DIM-1 rows (16 KiB a cycle at DIM 128)
+  std::array<std::uint32_t, 2> weight_top{};
   std::array<std::vector<std::int16_t>, 2> weight_pairs;
   std::array<bool, 2> pairs_stale{true, true};
   std::vector<std::int32_t> flight_rows;

@@ -147,7 +147,10 @@ std::uint64_t CoreModelImpl::run(std::uint64_t cycles, bool stop_when_idle) {
 }
 
 bool CoreModelImpl::quiet(const Wires& w) const {
-  if (w.rsp_valid || w.wack_valid || w.mem_valid || w.f_dispatch || w.f_stop || w.f_illegal) return false;
+  // A request the memory holds back keeps the port as it is until its acceptance (next_event).
+  if (w.rsp_valid || w.wack_valid || (w.mem_valid && !w.mem_held_wait) || w.f_dispatch || w.f_stop || w.f_illegal) {
+    return false;
+  }
   for (std::uint32_t q = 0; q < 3; ++q) {
     if (w.pop[q] || w.err[q]) return false;
   }
@@ -297,6 +300,7 @@ void CoreModelImpl::comb_memory_port(Wires& w) {
     w.mem_write = held_->write;
     fetch_owner = held_->fetch;
     w.mem_ready = cycle_ >= held_->accept;
+    w.mem_held_wait = !w.mem_ready;
   } else {
     w.mem_valid = w.f_req ? !route_full : (w.d_req && (w.d_write || !route_full));
     w.mem_write = !w.f_req && w.d_write;
@@ -342,6 +346,13 @@ void CoreModelImpl::comb_semaphores(Wires& w) {
 }
 
 void CoreModelImpl::edge_semaphores(const Wires& w, const Csr& csr, bool clear) {
+  // Most cycles neither take, signal nor write one: the bank keeps its values.
+  bool any = clear || csr.valid || w.pop[0] || w.pop[1] || w.pop[2];
+  for (bool s : w.sig) any = any || s;
+  if (!any) {
+    sem_overflow_ = false;
+    return;
+  }
   std::array<std::uint32_t, spec::kNumSems> value = sems_;
   for (std::uint32_t i = 0; i < 3; ++i) {
     if (w.pop[i] && w.sem_gnt[i]) value[w.wait_sem[i]] = (value[w.wait_sem[i]] - w.wait_cnt[i]) & 0xFFFFu;

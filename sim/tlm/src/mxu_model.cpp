@@ -9,70 +9,23 @@
 #include <algorithm>
 #include <cstring>
 
-#include <immintrin.h>
-
 #include "core_impl.h"
+#include "tpuemu/tlm/mxu_arith.h"
 
 namespace tpuemu::tlm {
 namespace {
 
 namespace in = spec::instr;
 
-// out[n] = sum_k in[k] * W[k][n] over the weights as int16 pairs (W[k][n], W[k+1][n]) per column n.
-// With AVX2 (checked at run time) each multiply-add of pairs does 16 products; 8 columns at a time.
-__attribute__((target("avx2"))) void row_times_weights_avx2(const std::uint8_t* input, const std::int16_t* pairs,
-                                                             std::uint32_t dim, std::int32_t* out) {
-  for (std::size_t n0 = 0; n0 < dim; n0 += 8) {
-    __m256i acc = _mm256_setzero_si256();
-    for (std::size_t k = 0; k < dim; k += 2) {
-      const auto a0 = static_cast<std::uint16_t>(static_cast<std::int16_t>(static_cast<std::int8_t>(input[k])));
-      const auto a1 = static_cast<std::uint16_t>(static_cast<std::int16_t>(static_cast<std::int8_t>(input[k + 1])));
-      const __m256i a = _mm256_set1_epi32(static_cast<int>(a0 | (std::uint32_t{a1} << 16)));
-      const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pairs + k * dim + 2 * n0));
-      acc = _mm256_add_epi32(acc, _mm256_madd_epi16(w, a));
-    }
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + n0), acc);
-  }
-}
-
-void row_times_weights_portable(const std::uint8_t* input, const std::int16_t* pairs, std::uint32_t dim,
-                                std::int32_t* out) {
-  for (std::size_t n = 0; n < dim; ++n) out[n] = 0;
-  for (std::size_t k = 0; k < dim; k += 2) {
-    const std::int32_t a0 = static_cast<std::int8_t>(input[k]);
-    const std::int32_t a1 = static_cast<std::int8_t>(input[k + 1]);
-    const std::int16_t* p = pairs + k * dim;
-    for (std::size_t n = 0; n < dim; ++n) out[n] += a0 * p[2 * n] + a1 * p[2 * n + 1];
-  }
-}
-
-void row_times_weights(const std::uint8_t* input, const std::int16_t* pairs, std::uint32_t dim, std::int32_t* out) {
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  if (avx2) {
-    row_times_weights_avx2(input, pairs, dim, out);
-  } else {
-    row_times_weights_portable(input, pairs, dim, out);
-  }
-}
-
-void build_pairs(const std::int8_t* weights, std::uint32_t dim, std::int16_t* pairs) {
-  for (std::uint32_t k = 0; k < dim; k += 2) {
-    for (std::uint32_t n = 0; n < dim; ++n) {
-      pairs[std::size_t{k} * dim + 2 * n] = weights[std::size_t{k} * dim + n];
-      pairs[std::size_t{k} * dim + 2 * n + 1] = weights[std::size_t{k + 1} * dim + n];
-    }
-  }
-}
-
 }  // namespace
 
 void CoreModelImpl::build_weight_pairs(bool bank) {
-  build_pairs(mxu_.weights[bank].data(), dim_, mxu_.weight_pairs[bank].data());
+  mxu_weight_pairs(mxu_.weights[bank].data(), mxu_.weight_top[bank], dim_, mxu_.weight_pairs[bank].data());
   mxu_.pairs_stale[bank] = false;
 }
 
 void CoreModelImpl::row_product(const std::uint8_t* input, bool bank, std::int32_t* out) {
-  row_times_weights(input, mxu_.weight_pairs[bank].data(), dim_, out);
+  mxu_row_product(input, mxu_.weight_pairs[bank].data(), dim_, out);
 }
 
 void CoreModelImpl::comb_mxu(Wires& w) {
@@ -149,16 +102,16 @@ void CoreModelImpl::edge_mxu(const Wires& w, bool clear) {
     if (s.pairs_stale[old_pipe_bank]) build_weight_pairs(old_pipe_bank);
     const std::size_t slot = (s.flight_head + s.flight_count) % s.flight_out.size();
     s.flight_out[slot] = cycle_ + spec::kMxuLatencyPerDim * dim_;
-    row_times_weights(v_rdata_[0].data(), s.weight_pairs[old_pipe_bank].data(), dim_, s.flight_row(slot));
+    mxu_row_product(v_rdata_[0].data(), s.weight_pairs[old_pipe_bank].data(), dim_, s.flight_row(slot));
     ++s.flight_count;
     s.tags.tail() = s.pipe_tag;
   }
   s.tags.update(vd_rvalid, m.out_valid);
   if (s.wl_active && vw_rvalid) {
     // shifted in from the top: row k takes row k-1, row 0 the pushed row
-    std::vector<std::int8_t>& bank = s.weights[s.wl_bank];
-    std::memmove(bank.data() + dim_, bank.data(), std::size_t{dim_} * (dim_ - 1));
-    std::memcpy(bank.data(), v_rdata_[1].data(), dim_);
+    std::uint32_t& top = s.weight_top[s.wl_bank];
+    top = (top + dim_ - 1) & (dim_ - 1);
+    std::memcpy(s.weights[s.wl_bank].data() + std::size_t{top} * dim_, v_rdata_[1].data(), dim_);
     s.pairs_stale[s.wl_bank] = true;
   }
 

@@ -1,0 +1,79 @@
+// The MXU's arithmetic in the core model (mxu_arith.h).
+#include "tpuemu/tlm/mxu_arith.h"
+
+#include <cstddef>
+
+#include <immintrin.h>
+
+namespace tpuemu::tlm {
+namespace {
+
+// out[n] = sum_k in[k] * W[k][n] over the weights as int16 pairs (W[k][n], W[k+1][n]) per column n.
+// With AVX2 (checked at run time) each multiply-add of pairs does 16 products on 8 columns. A block
+// of up to 64 columns keeps its Accs accumulators in registers across all k, so each input pair is
+// broadcast once per block rather than once per 8 columns.
+template <std::size_t Accs>
+__attribute__((target("avx2"))) void column_block_avx2(const std::uint8_t* input, const std::int16_t* pairs,
+                                                        std::uint32_t dim, std::size_t n0, std::int32_t* out) {
+  __m256i acc[Accs];
+  for (std::size_t j = 0; j < Accs; ++j) acc[j] = _mm256_setzero_si256();
+  for (std::size_t k = 0; k < dim; k += 2) {
+    const auto a0 = static_cast<std::uint16_t>(static_cast<std::int16_t>(static_cast<std::int8_t>(input[k])));
+    const auto a1 = static_cast<std::uint16_t>(static_cast<std::int16_t>(static_cast<std::int8_t>(input[k + 1])));
+    const __m256i a = _mm256_set1_epi32(static_cast<int>(a0 | (std::uint32_t{a1} << 16)));
+    const std::int16_t* row = pairs + k * dim + 2 * n0;
+    for (std::size_t j = 0; j < Accs; ++j) {
+      const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 16 * j));
+      acc[j] = _mm256_add_epi32(acc[j], _mm256_madd_epi16(w, a));
+    }
+  }
+  for (std::size_t j = 0; j < Accs; ++j) _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + n0 + 8 * j), acc[j]);
+}
+
+__attribute__((target("avx2"))) void row_times_weights_avx2(const std::uint8_t* input, const std::int16_t* pairs,
+                                                             std::uint32_t dim, std::int32_t* out) {
+  // dim is a power of two >= 8 (the constructor's check)
+  switch (dim) {
+    case 8: column_block_avx2<1>(input, pairs, dim, 0, out); return;
+    case 16: column_block_avx2<2>(input, pairs, dim, 0, out); return;
+    case 32: column_block_avx2<4>(input, pairs, dim, 0, out); return;
+    default:
+      for (std::size_t n0 = 0; n0 < dim; n0 += 64) column_block_avx2<8>(input, pairs, dim, n0, out);
+  }
+}
+
+void row_times_weights_portable(const std::uint8_t* input, const std::int16_t* pairs, std::uint32_t dim,
+                                std::int32_t* out) {
+  for (std::size_t n = 0; n < dim; ++n) out[n] = 0;
+  for (std::size_t k = 0; k < dim; k += 2) {
+    const std::int32_t a0 = static_cast<std::int8_t>(input[k]);
+    const std::int32_t a1 = static_cast<std::int8_t>(input[k + 1]);
+    const std::int16_t* p = pairs + k * dim;
+    for (std::size_t n = 0; n < dim; ++n) out[n] += a0 * p[2 * n] + a1 * p[2 * n + 1];
+  }
+}
+
+}  // namespace
+
+void mxu_row_product(const std::uint8_t* input, const std::int16_t* pairs, std::uint32_t dim, std::int32_t* out) {
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2) {
+    row_times_weights_avx2(input, pairs, dim, out);
+  } else {
+    row_times_weights_portable(input, pairs, dim, out);
+  }
+}
+
+void mxu_weight_pairs(const std::int8_t* weights, std::uint32_t top, std::uint32_t dim, std::int16_t* pairs) {
+  for (std::uint32_t k = 0; k < dim; k += 2) {
+    const std::int8_t* r0 = weights + std::size_t{(top + k) & (dim - 1)} * dim;
+    const std::int8_t* r1 = weights + std::size_t{(top + k + 1) & (dim - 1)} * dim;
+    for (std::uint32_t n = 0; n < dim; ++n) {
+      pairs[std::size_t{k} * dim + 2 * n] = r0[n];
+      pairs[std::size_t{k} * dim + 2 * n + 1] = r1[n];
+    }
+  }
+}
+
+
+}  // namespace tpuemu::tlm
