@@ -18,6 +18,9 @@ packages=(
   # scripts/fuzz.sh and its test (fuzz_short): clang, and its libFuzzer and sanitizer runtimes,
   # which clang only recommends (so --no-install-recommends would leave them out)
   clang libclang-rt-dev
+  # the firmware for a RISC-V soft core (firmware/board, docs/fpga.md): the rv32 cross compiler,
+  # its C library, and QEMU to run it (tests/cli/rv32_qemu_test.sh)
+  gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc
 )
 missing=()
 for p in "${packages[@]}"; do

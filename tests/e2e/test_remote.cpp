@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "loopback_server.h"
+#include "raw_client.h"
 #include "tpuemu/compile/model.h"
 #include "tpuemu/compile/workload.h"
 #include "tpuemu/device/protocol.h"
@@ -28,6 +29,7 @@ namespace tpuemu {
 namespace {
 
 using testing_support::LoopbackServer;
+using testing_support::RawClient;
 namespace asio = boost::asio;
 using asio::ip::tcp;
 using namespace std::chrono_literals;
@@ -75,54 +77,6 @@ struct Log {
     }
     return of(event);
   }
-};
-
-// A raw TCP client that writes bytes and reads frames with a deadline: the misbehaving peer.
-class RawClient {
- public:
-  explicit RawClient(std::uint16_t port) : socket_(io_) {
-    socket_.connect({asio::ip::make_address("127.0.0.1"), port});
-    socket_.set_option(tcp::no_delay(true));
-  }
-  void write(std::span<const std::uint8_t> bytes) { asio::write(socket_, asio::buffer(bytes.data(), bytes.size())); }
-  void request(std::uint8_t command, std::uint32_t seq, std::span<const std::uint8_t> payload = {}) {
-    write(protocol::encode_request(command, seq, payload));
-  }
-  // The next frame, or nullopt when the server closed the connection (or nothing came in time).
-  std::optional<protocol::Frame> read(std::chrono::milliseconds timeout = 5s) {
-    std::vector<std::uint8_t> header(protocol::kHeaderSize);
-    if (!read_exact(header.data(), header.size(), timeout)) return std::nullopt;
-    const std::size_t n = protocol::payload_size_from_header(header);
-    header.resize(protocol::kHeaderSize + n);
-    if (!read_exact(header.data() + protocol::kHeaderSize, n, timeout)) return std::nullopt;
-    return protocol::decode_frame(header);
-  }
-  // True when the server closes the connection within the timeout.
-  bool closed_within(std::chrono::milliseconds timeout) {
-    std::uint8_t byte = 0;
-    return !read_exact(&byte, 1, timeout) && !timed_out_;
-  }
-  void close() { socket_.close(); }
-  void shutdown_send() { socket_.shutdown(tcp::socket::shutdown_send); }
-  bool timed_out() const { return timed_out_; }
-
- private:
-  bool read_exact(std::uint8_t* data, std::size_t n, std::chrono::milliseconds timeout) {
-    boost::system::error_code result = asio::error::would_block;
-    asio::async_read(socket_, asio::buffer(data, n), [&](const boost::system::error_code& ec, std::size_t) { result = ec; });
-    io_.restart();
-    io_.run_for(timeout);
-    timed_out_ = result == asio::error::would_block;
-    if (timed_out_) {
-      socket_.cancel();
-      io_.restart();
-      io_.run();
-    }
-    return !result;
-  }
-  asio::io_context io_;
-  tcp::socket socket_;
-  bool timed_out_ = false;
 };
 
 std::vector<std::uint8_t> hello_payload(std::uint32_t lo = 1, std::uint32_t hi = 1) {
@@ -250,24 +204,18 @@ TEST(RemoteSession, PipelinedTransfersAreSplitIntoChunksAndReassembled) {
 TEST(RemoteFaults, BadCrcAndUnknownCommandAreAnsweredAndTheConnectionStays) {
   LoopbackServer server("small");
   RawClient c(server.server().port());
-  std::vector<std::uint8_t> frame = protocol::encode_request(FW_CMD_PING, 7, std::vector<std::uint8_t>{1, 2});
-  frame.back() ^= 0xff;
-  c.write(frame);
-  auto a = c.read();
+  auto a = c.call_with_bad_crc(FW_CMD_PING, 7, std::vector<std::uint8_t>{1, 2});
   ASSERT_TRUE(a.has_value());
   EXPECT_EQ(a->status, FW_ST_BAD_CRC);
   EXPECT_EQ(a->seq, 7u);
-  c.request(0x7e, 8);
-  a = c.read();
+  a = c.call(0x7e, 8);
   ASSERT_TRUE(a.has_value());
   EXPECT_EQ(a->status, FW_ST_UNKNOWN_COMMAND);
   EXPECT_EQ(a->command, 0x7e);
-  c.request(FW_CMD_MEM_STATS, 9, std::vector<std::uint8_t>{1});  // a session command with a payload it has not
-  a = c.read();
+  a = c.call(FW_CMD_MEM_STATS, 9, std::vector<std::uint8_t>{1});  // a session command with a payload it has not
   ASSERT_TRUE(a.has_value());
   EXPECT_EQ(a->status, FW_ST_BAD_PAYLOAD);
-  c.request(FW_CMD_PING, 10, std::vector<std::uint8_t>{4});
-  a = c.read();
+  a = c.call(FW_CMD_PING, 10, std::vector<std::uint8_t>{4});
   ASSERT_TRUE(a.has_value());
   EXPECT_EQ(a->status, FW_ST_OK);
   EXPECT_EQ(a->seq, 10u);

@@ -1,0 +1,6 @@
+// The HAL table of a board build (board_hal.cpp).
+#pragma once
+
+#include "tpuemu/fw/firmware.h"
+
+const fw_hal* board_hal();
