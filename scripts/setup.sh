@@ -21,6 +21,9 @@ packages=(
   # the firmware for a RISC-V soft core (firmware/board, docs/fpga.md): the rv32 cross compiler,
   # its C library, and QEMU to run it (tests/cli/rv32_qemu_test.sh)
   gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc
+  # place and route for iCE40 (scripts/fmax-mxu.sh); Yosys itself comes from npm, below
+  nextpnr-ice40
+  nodejs
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -33,4 +36,23 @@ if ((${#missing[@]})); then
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# npm: Node.js's package manager comes with some nodejs builds (NodeSource's) and is a package of
+# its own in Debian's; install it only when the command is missing, so neither conflicts.
+if ! command -v npm >/dev/null; then
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get install -y -qq --no-install-recommends npm >/dev/null
+fi
+# Yosys as WebAssembly (npm @yowasp/yosys, pinned by scripts/synth/package-lock.json): Debian's
+# Yosys 0.23 cannot parse the RTL's multi-dimensional packed ports (docs/fpga.md).
+root=$(cd "$(dirname "$0")/.." && pwd)
+synth=$root/scripts/synth
+pinned=$(sed -nE 's/.*"@yowasp\/yosys": *"([^"]+)".*/\1/p' "$synth/package.json")
+installed=$(sed -nE 's/^  "version": *"([^"]+)".*/\1/p' "$synth/node_modules/@yowasp/yosys/package.json" 2>/dev/null || true)
+if [ "$installed" != "$pinned" ]; then
+  echo "setup: installing npm packages of scripts/synth (@yowasp/yosys $pinned)" >&2
+  (cd "$synth" && npm ci --no-audit --no-fund --silent)
 fi

@@ -297,7 +297,8 @@ def gen_sv_core(s):
     out.append(f"  localparam logic [31:0] IdValue = 32'h{c['id_value']:08X};")
     out += ["", "  // Cycles from a row entering the MXU to its result row leaving it.",
             "  function automatic int unsigned mxu_latency(int unsigned dim);",
-            f"    return {c['mxu_latency_per_dim']} * dim;", "  endfunction", ""]
+            # Assigned to the function's name, not `return`ed: the form Yosys parses too (docs/fpga.md).
+            f"    mxu_latency = {c['mxu_latency_per_dim']} * dim;", "  endfunction", ""]
     out += sv_enum("opcode_e", 8, [("Op" + s.op_camel(o), num(o["code"], "")) for o in s.opcodes],
                    "Opcodes; the high nibble selects the queue (queue_e).")
     out.append("")
@@ -417,11 +418,12 @@ def gen_sv_hbm(s):
     out.append("  function automatic logic [14:0] amap_named_codes(amap_order_e order);")
     out.append("    unique case (order)")
     for m, (ident_, _) in zip(maps[1:], items[1:]):
-        out.append(f"      {ident_}: return {{{', '.join(codes[f] for f in m['order'].split('-'))}}};")
-    out.append(f"      default: return {{{', '.join(codes[f] for f in default['order'].split('-'))}}};")
+        out.append(f"      {ident_}: amap_named_codes = {{{', '.join(codes[f] for f in m['order'].split('-'))}}};")
+    out.append(f"      default: amap_named_codes = {{{', '.join(codes[f] for f in default['order'].split('-'))}}};")
     out += ["    endcase", "  endfunction", ""]
     out.append("  function automatic logic amap_order_named(amap_order_e order);")
-    out.append(f"    return order inside {{{', '.join(i for i, _ in items[:-1])}}};")
+    # An OR of compares rather than `inside`, which Yosys does not parse.
+    out.append(f"    amap_order_named = {' || '.join(f'order == {i}' for i, _ in items[:-1])};")
     out.append("  endfunction")
     out += ["", "endpackage", "/* verilator lint_on UNUSEDPARAM */", ""]
     return "\n".join(out)
