@@ -52,7 +52,8 @@ module mxu_top (
                                  .in_valid_i, .in_bank_i, .in_row_i, .out_valid_o, .out_row_o);
 endmodule
 SV
-echo "fmax-mxu: synthesizing mxu_array DIM $dim for iCE40 (Yosys $(node -e 'import("'"$root"'/scripts/synth/node_modules/@yowasp/yosys/package.json", {with: {type: "json"}}).then(m => console.log(m.default.version))' 2>/dev/null || echo '?'))" >&2
+yosys_version=$(sed -nE 's/^  "version": *"([^"]+)".*/\1/p' "$root/scripts/synth/node_modules/@yowasp/yosys/package.json")
+echo "fmax-mxu: synthesizing mxu_array DIM $dim for iCE40 (Yosys $yosys_version)" >&2
 # $scopeinfo cells (hierarchy names kept by flatten) have no iCE40 BEL: dropped before the netlist.
 node "$yosys_js" "$work" -- -q -l yosys.log -p \
   'read_verilog -sv tpu_pkg.sv mxu_pe.sv mxu_array.sv mxu_top.sv; synth_ice40 -top mxu_top; delete t:$scopeinfo; tee -o stat.txt stat; write_json mxu.json' \

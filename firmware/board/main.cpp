@@ -23,6 +23,12 @@ constexpr uint32_t kSilencePolls = 1000000;
 uint8_t request[FW_MAX_FRAME];
 uint8_t response[FW_MAX_FRAME];
 
+// Reads into request[] until it holds `want` bytes or the line falls silent; returns the length.
+size_t receive_until(size_t len, size_t want) {
+  while (len < want && board_link_get_within(kSilencePolls, &request[len]) != 0) ++len;
+  return len;
+}
+
 void drop_until_silence() {
   uint8_t ignored = 0;
   while (board_link_get_within(kSilencePolls, &ignored) != 0) {
@@ -36,15 +42,12 @@ extern "C" int main() {
   const fw_hal* hal = board_hal();
   for (;;) {
     request[0] = board_link_get();
-    size_t len = 1;
-    while (len < FW_HEADER_SIZE && board_link_get_within(kSilencePolls, &request[len]) != 0) ++len;
+    size_t len = receive_until(1, FW_HEADER_SIZE);
     fw_frame_header h{};
     const int header = len < FW_HEADER_SIZE
                            ? static_cast<int>(FW_ST_TRUNCATED)  // answered as such below
                            : fw_header_check(request, FW_HEADER_SIZE, FW_MAX_PAYLOAD, &h, nullptr, nullptr);
-    if (header == static_cast<int>(FW_ST_OK)) {
-      while (len < FW_HEADER_SIZE + h.payload_len && board_link_get_within(kSilencePolls, &request[len]) != 0) ++len;
-    }
+    if (header == static_cast<int>(FW_ST_OK)) len = receive_until(len, FW_HEADER_SIZE + h.payload_len);
     size_t out_len = 0;
     if (fw_handle_frame(hal, request, len, response, sizeof response, &out_len) == 0) {
       board_link_put(response, out_len);
