@@ -9,6 +9,7 @@
 +incdir+include
 lint.vlt
 common/sync_fifo.sv
+mem/sram_1w1r.sv
 mem/vmem.sv
 mem/acc_mem.sv
 mem/smem.sv

@@ -1,7 +1,7 @@
 // One tpuemu core: instruction fetch into decoupled DMA / MXU / vector queues ordered by
 // semaphores, the DMA engine, the MXU with its controller, the vector unit, VMEM, SMEM and the
 // accumulators, behind a CSR interface for firmware and one memory port towards HBM.
-module tpu_top import tpu_pkg::*; #(
+module tpu_top #(
   parameter int unsigned Dim            = 16,
   parameter int unsigned VmemRows       = 16384,
   parameter int unsigned VmemBanks      = 8,
@@ -14,25 +14,25 @@ module tpu_top import tpu_pkg::*; #(
   input  logic                 clk_i,
   input  logic                 rst_ni,
   // CSR bus
-  input  logic                 csr_valid_i,
-  input  logic                 csr_write_i,
-  input  logic [CsrAddrWidth-1:0] csr_addr_i,
-  input  logic [31:0]          csr_wdata_i,
-  output logic [31:0]          csr_rdata_o,
+  input  logic                             csr_valid_i,
+  input  logic                             csr_write_i,
+  input  logic [tpu_pkg::CsrAddrWidth-1:0] csr_addr_i,
+  input  logic [31:0]                      csr_wdata_i,
+  output logic [31:0]                      csr_rdata_o,
   // memory port
-  output logic                 mem_req_valid_o,
-  input  logic                 mem_req_ready_i,
-  output logic                 mem_req_write_o,
-  output logic [AddrWidth-1:0] mem_req_addr_o,
-  output logic [DataW-1:0]     mem_req_wdata_o,
-  input  logic                 mem_rsp_valid_i,
-  input  logic [DataW-1:0]     mem_rsp_rdata_i,
-  input  logic                 mem_wack_valid_i,
+  output logic                          mem_req_valid_o,
+  input  logic                          mem_req_ready_i,
+  output logic                          mem_req_write_o,
+  output logic [tpu_pkg::AddrWidth-1:0] mem_req_addr_o,
+  output logic [DataW-1:0]              mem_req_wdata_o,
+  input  logic                          mem_rsp_valid_i,
+  input  logic [DataW-1:0]              mem_rsp_rdata_i,
+  input  logic                          mem_wack_valid_i,
   // convenience for the harness: the core is running a program
   output logic                 busy_o,
   // instruction trace (tpu_pkg::trace_t): what the engines started, waited on and completed this
   // cycle; the harness samples it only while it records a timeline
-  output trace_t               trace_o
+  output tpu_pkg::trace_t               trace_o
 );
   localparam int unsigned VmemRowW = $clog2(VmemRows);
   localparam int unsigned AccRowW  = $clog2(AccRows);
@@ -43,38 +43,43 @@ module tpu_top import tpu_pkg::*; #(
   // A queue entry: the instruction and the PC it was fetched from (reported in ERROR_INFO).
   typedef struct packed {
     logic [31:0] pc;
-    instr_t      instr;
+    tpu_pkg::instr_t      instr;
   } q_entry_t;
-  localparam int unsigned QEntryW = $bits(q_entry_t);
+  localparam int unsigned QEntryW = 32 + tpu_pkg::InstrWidth;  // $bits(q_entry_t): Yosys has no $bits of a type
 
   // ---------------- CSRs and run control
   logic                 start, clear;
-  logic [AddrWidth-1:0] prog_base;
+  logic [tpu_pkg::AddrWidth-1:0] prog_base;
   logic                 run_busy, run_done, run_err;
   logic [7:0]           run_err_code;
   logic [31:0]          run_err_pc;
 
   // ---------------- queues
   logic [2:0]              q_push, q_pop, q_full, q_empty;
-  logic [InstrWidth-1:0]   f_instr;
+  logic [tpu_pkg::InstrWidth-1:0]   f_instr;
   logic [31:0]             f_pc;
   q_entry_t                f_entry;
-  q_entry_t [2:0]          q_head;
+  logic [2:0][tpu_pkg::InstrWidth-1:0] q_instr;  // each queue's head
+  logic [2:0][31:0]        head_pc;
   logic [2:0][QCntW-1:0]   q_count;
 
   assign f_entry.pc    = f_pc;
   assign f_entry.instr = f_instr;
   for (genvar q = 0; q < 3; q++) begin : g_queue
+    // a scalar struct per queue: Yosys cannot select a member of an array element
+    q_entry_t head;
     sync_fifo #(.Width(QEntryW), .Depth(QueueDepth)) u_queue (
       .clk_i, .rst_ni, .clear_i(clear || start),
-      .push_i(q_push[q]), .data_i(f_entry), .pop_i(q_pop[q]), .data_o(q_head[q]),
+      .push_i(q_push[q]), .data_i(f_entry), .pop_i(q_pop[q]), .data_o(head),
       .empty_o(q_empty[q]), .full_o(q_full[q]), .count_o(q_count[q])
     );
+    assign q_instr[q] = head.instr;
+    assign head_pc[q] = head.pc;
   end
 
   // Queue index of each queue's head: the instructions the queue has popped since start, which is
   // the head's position among the queue's instructions in program order (fetch is in order).
-  logic [2:0][TraceIdxW-1:0] q_idx_q;
+  logic [2:0][tpu_pkg::TraceIdxW-1:0] q_idx_q;
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       q_idx_q <= '0;
@@ -89,7 +94,7 @@ module tpu_top import tpu_pkg::*; #(
 
   // ---------------- fetch and memory port sharing
   logic                 f_req_valid, f_req_ready, f_rsp_valid;
-  logic [AddrWidth-1:0] f_req_addr;
+  logic [tpu_pkg::AddrWidth-1:0] f_req_addr;
   logic                 f_stopped, f_idle, f_stall, f_illegal, f_fetched;
 
   fetch_unit #(.Dim(Dim)) u_fetch (
@@ -114,7 +119,7 @@ module tpu_top import tpu_pkg::*; #(
   );
 
   logic                 d_req_valid, d_req_ready, d_req_write, d_rsp_valid;
-  logic [AddrWidth-1:0] d_req_addr;
+  logic [tpu_pkg::AddrWidth-1:0] d_req_addr;
   logic [DataW-1:0]     d_req_wdata;
 
   mem_arbiter #(.Dim(Dim), .RouteDepth(1 << $clog2(MemOutstanding + 32))) u_arb (
@@ -143,17 +148,19 @@ module tpu_top import tpu_pkg::*; #(
   logic [2:0][7:0]  sem_cnt;
   logic [7:0]       sig_valid;
   logic [7:0][4:0]  sig_sem;
-  logic [NumSems-1:0][SemWidth-1:0] sem_value;
+  logic [tpu_pkg::NumSems-1:0][tpu_pkg::SemWidth-1:0] sem_value;
   logic             sem_overflow;
   logic             csr_sem_we;
-  logic [SemIdxWidth-1:0] csr_sem_idx;
-  logic [SemWidth-1:0]    csr_sem_wdata;
-  logic [2:0][31:0] head_pc;
+  logic [tpu_pkg::SemIdxWidth-1:0] csr_sem_idx;
+  logic [tpu_pkg::SemWidth-1:0]    csr_sem_wdata;
 
   for (genvar q = 0; q < 3; q++) begin : g_sem_fields
-    assign sem_idx[q] = q_head[q].instr.hdr.wait_sem;
-    assign sem_cnt[q] = q_head[q].instr.hdr.wait_cnt;
-    assign head_pc[q] = q_head[q].pc;
+    tpu_pkg::instr_hdr_t hdr;
+    assign hdr        = q_instr[q][31:0];
+    assign sem_idx[q] = hdr.wait_sem;
+    assign sem_cnt[q] = hdr.wait_cnt;
+    logic unused_hdr;  // the engines decode the rest
+    assign unused_hdr = ^{hdr.rsvd_31_28, hdr.sig_sem, hdr.sig_en, hdr.wait_en, hdr.opcode};
   end
 
   sem_bank #(.NumWaiters(3), .NumSignals(8)) u_sems (
@@ -186,43 +193,46 @@ module tpu_top import tpu_pkg::*; #(
   );
 
   logic                 acc_we, acc_accumulate;
-  logic [AccRowW-1:0]   acc_waddr, acc_vec_raddr, acc_dma_raddr;
+  logic [AccRowW-1:0]   acc_waddr, acc_vec_raddr_next, acc_dma_raddr_next;
   logic [Dim-1:0][31:0] acc_wdata, acc_vec_rdata, acc_dma_rdata;
 
   acc_mem #(.Dim(Dim), .Rows(AccRows)) u_acc (
     .clk_i,
+    .rst_ni,
     .we_i         (acc_we),
     .accumulate_i (acc_accumulate),
     .waddr_i      (acc_waddr),
     .wdata_i      (acc_wdata),
-    .vec_raddr_i  (acc_vec_raddr),
-    .vec_rdata_o  (acc_vec_rdata),
-    .dma_raddr_i  (acc_dma_raddr),
-    .dma_rdata_o  (acc_dma_rdata)
+    .vec_raddr_next_i (acc_vec_raddr_next),
+    .vec_rdata_o      (acc_vec_rdata),
+    .dma_raddr_next_i (acc_dma_raddr_next),
+    .dma_rdata_o      (acc_dma_rdata)
   );
 
   logic                 smem_dma_we;
-  logic [SmemRowW-1:0]  smem_dma_wrow, smem_dma_rrow;
+  logic [SmemRowW-1:0]  smem_dma_wrow, smem_dma_rrow_next;
   logic [DataW-1:0]     smem_dma_wdata, smem_dma_rdata;
   logic [SmemW-1:0]     smem_vec_addr;
   logic [1:0][31:0]     smem_vec_rdata;
   logic [31:0]          smem_csr_rdata;
   logic                 smem_csr_we;
-  logic [SmemW-1:0]     smem_csr_addr;
+  logic [SmemW-1:0]     smem_csr_addr, smem_csr_raddr_next;
 
   smem #(.Dim(Dim), .Words(SmemWords)) u_smem (
     .clk_i,
-    .csr_we_i    (smem_csr_we),
-    .csr_addr_i  (smem_csr_addr),
-    .csr_wdata_i (csr_wdata_i),
-    .csr_rdata_o (smem_csr_rdata),
-    .dma_we_i    (smem_dma_we),
-    .dma_wrow_i  (smem_dma_wrow),
-    .dma_wdata_i (smem_dma_wdata),
-    .dma_rrow_i  (smem_dma_rrow),
-    .dma_rdata_o (smem_dma_rdata),
-    .vec_addr_i  (smem_vec_addr),
-    .vec_rdata_o (smem_vec_rdata)
+    .rst_ni,
+    .csr_we_i         (smem_csr_we),
+    .csr_addr_i       (smem_csr_addr),
+    .csr_wdata_i      (csr_wdata_i),
+    .csr_raddr_next_i (smem_csr_raddr_next),
+    .csr_rdata_o      (smem_csr_rdata),
+    .dma_we_i         (smem_dma_we),
+    .dma_wrow_i       (smem_dma_wrow),
+    .dma_wdata_i      (smem_dma_wdata),
+    .dma_rrow_next_i  (smem_dma_rrow_next),
+    .dma_rdata_o      (smem_dma_rdata),
+    .vec_addr_i       (smem_vec_addr),
+    .vec_rdata_o      (smem_vec_rdata)
   );
 
   // ---------------- engines
@@ -230,8 +240,8 @@ module tpu_top import tpu_pkg::*; #(
   logic       dma_stall_mem, mxu_stall_w, mxu_stall_vmem, mxu_row_in, mxu_wload, mxu_idle;
   logic       vec_stall_vmem, vec_idle, vec_add_row, vec_done;
   logic [2:0] dma_done, mxu_done;
-  logic [2:0][TraceIdxW-1:0] dma_done_idx, mxu_done_idx;
-  logic [TraceIdxW-1:0]      vec_done_idx;
+  logic [2:0][tpu_pkg::TraceIdxW-1:0] dma_done_idx, mxu_done_idx;
+  logic [tpu_pkg::TraceIdxW-1:0]      vec_done_idx;
   logic [4:0] dma_path_beat;
 
   dma_engine #(
@@ -240,7 +250,7 @@ module tpu_top import tpu_pkg::*; #(
   ) u_dma (
     .clk_i, .rst_ni, .clear_i(clear),
     .instr_valid_i    (!q_empty[0]),
-    .instr_i          (q_head[0].instr),
+    .instr_i          (q_instr[0]),
     .instr_pop_o      (q_pop[0]),
     .sem_req_o        (sem_req[0]),
     .sem_gnt_i        (sem_gnt[0]),
@@ -267,9 +277,10 @@ module tpu_top import tpu_pkg::*; #(
     .smem_we_o        (smem_dma_we),
     .smem_wrow_o      (smem_dma_wrow),
     .smem_wdata_o     (smem_dma_wdata),
-    .smem_rrow_o      (smem_dma_rrow),
+    .smem_wait_i      (smem_csr_we),
+    .smem_rrow_next_o (smem_dma_rrow_next),
     .smem_rdata_i     (smem_dma_rdata),
-    .acc_raddr_o      (acc_dma_raddr),
+    .acc_raddr_next_o (acc_dma_raddr_next),
     .acc_rdata_i      (acc_dma_rdata),
     .busy_o           (eng_busy[0]),
     .stall_sem_o      (eng_stall_sem[0]),
@@ -286,7 +297,7 @@ module tpu_top import tpu_pkg::*; #(
   mxu_ctrl #(.Dim(Dim), .VmemRows(VmemRows), .AccRows(AccRows)) u_mxu (
     .clk_i, .rst_ni, .clear_i(clear),
     .instr_valid_i    (!q_empty[1]),
-    .instr_i          (q_head[1].instr),
+    .instr_i          (q_instr[1]),
     .instr_pop_o      (q_pop[1]),
     .sem_req_o        (sem_req[1]),
     .sem_gnt_i        (sem_gnt[1]),
@@ -322,13 +333,13 @@ module tpu_top import tpu_pkg::*; #(
   vec_unit #(.Dim(Dim), .VmemRows(VmemRows), .AccRows(AccRows), .SmemWords(SmemWords)) u_vec (
     .clk_i, .rst_ni, .clear_i(clear),
     .instr_valid_i (!q_empty[2]),
-    .instr_i       (q_head[2].instr),
+    .instr_i       (q_instr[2]),
     .instr_pop_o   (q_pop[2]),
     .sem_req_o     (sem_req[2]),
     .sem_gnt_i     (sem_gnt[2]),
     .sig_valid_o   (sig_valid[7:6]),
     .sig_sem_o     (sig_sem[7:6]),
-    .acc_raddr_o   (acc_vec_raddr),
+    .acc_raddr_next_o (acc_vec_raddr_next),
     .acc_rdata_i   (acc_vec_rdata),
     .smem_addr_o   (smem_vec_addr),
     .smem_rdata_i  (smem_vec_rdata),
@@ -374,7 +385,7 @@ module tpu_top import tpu_pkg::*; #(
   );
   assign busy_o = run_busy;
 
-  logic [NumCounters-1:0][63:0] counters;
+  logic [tpu_pkg::NumCounters-1:0][63:0] counters;
 
   perf_counters #(.Dim(Dim), .ConflictW($bits(v_conflicts))) u_counters (
     .clk_i, .rst_ni,
@@ -418,6 +429,7 @@ module tpu_top import tpu_pkg::*; #(
     .sem_value_i     (sem_value),
     .smem_we_o       (smem_csr_we),
     .smem_addr_o     (smem_csr_addr),
+    .smem_raddr_next_o (smem_csr_raddr_next),
     .smem_rdata_i    (smem_csr_rdata),
     .done_i          (run_done),
     .err_i           (run_err),

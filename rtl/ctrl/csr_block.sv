@@ -2,7 +2,7 @@
 // semaphore / SMEM side ports, holds the CSR-only state (PROG_BASE, SMEM_ADDR) and muxes the read
 // data. Addresses and register layouts come from tpu_pkg (csr_addr_e, csr_*_t), generated from
 // spec/tpuemu.json, so the firmware's and the host's views cannot drift from this decode.
-module csr_block import tpu_pkg::*; #(
+module csr_block #(
   parameter int unsigned Dim       = 16,
   parameter int unsigned VmemRows  = 16384,
   parameter int unsigned AccRows   = 2048,
@@ -15,35 +15,36 @@ module csr_block import tpu_pkg::*; #(
   // CSR bus
   input  logic                             csr_valid_i,
   input  logic                             csr_write_i,
-  input  logic [CsrAddrWidth-1:0]          csr_addr_i,
+  input  logic [tpu_pkg::CsrAddrWidth-1:0] csr_addr_i,
   input  logic [31:0]                      csr_wdata_i,
   output logic [31:0]                      csr_rdata_o,
   // CTRL: start is ignored while a program runs; soft reset always takes effect
-  input  logic                             busy_i,
-  output logic                             start_o,
-  output logic                             clear_o,
-  output logic [AddrWidth-1:0]             prog_base_o,
+  input  logic                          busy_i,
+  output logic                          start_o,
+  output logic                          clear_o,
+  output logic [tpu_pkg::AddrWidth-1:0] prog_base_o,
   // SEM[i] writes
-  output logic                             sem_we_o,
-  output logic [SemIdxWidth-1:0]           sem_idx_o,
-  output logic [SemWidth-1:0]              sem_wdata_o,
-  input  logic [NumSems-1:0][SemWidth-1:0] sem_value_i,
+  output logic                                               sem_we_o,
+  output logic [tpu_pkg::SemIdxWidth-1:0]                    sem_idx_o,
+  output logic [tpu_pkg::SemWidth-1:0]                       sem_wdata_o,
+  input  logic [tpu_pkg::NumSems-1:0][tpu_pkg::SemWidth-1:0] sem_value_i,
   // SMEM_DATA: one word at SMEM_ADDR per access, which then advances
   output logic                             smem_we_o,
-  output logic [SmemW-1:0]                 smem_addr_o,
+  output logic [SmemW-1:0]                 smem_addr_o,        // the word accessed this cycle
+  output logic [SmemW-1:0]                 smem_raddr_next_o,  // the word of the next cycle
   input  logic [31:0]                      smem_rdata_i,
   // read-only state
-  input  logic                             done_i,
-  input  logic                             err_i,
-  input  logic [7:0]                       err_code_i,
-  input  logic [31:0]                      err_pc_i,
-  input  logic [31:0]                      pc_i,
-  input  logic                             fetch_stopped_i,
-  input  logic [2:0][QCntW-1:0]            q_count_i,    // per queue: 0 DMA, 1 MXU, 2 vector
-  input  logic [2:0]                       head_wait_i,  // the head waits on its semaphore
-  input  logic [2:0][SemIdxWidth-1:0]      head_sem_i,
-  input  logic [2:0][7:0]                  head_cnt_i,
-  input  logic [NumCounters-1:0][63:0]     counters_i
+  input  logic                                  done_i,
+  input  logic                                  err_i,
+  input  logic [7:0]                            err_code_i,
+  input  logic [31:0]                           err_pc_i,
+  input  logic [31:0]                           pc_i,
+  input  logic                                  fetch_stopped_i,
+  input  logic [2:0][QCntW-1:0]                 q_count_i, // per queue: 0 DMA, 1 MXU, 2 vector
+  input  logic [2:0]                            head_wait_i, // the head waits on its semaphore
+  input  logic [2:0][tpu_pkg::SemIdxWidth-1:0]  head_sem_i,
+  input  logic [2:0][7:0]                       head_cnt_i,
+  input  logic [tpu_pkg::NumCounters-1:0][63:0] counters_i
 );
   localparam int unsigned VmemRowW = $clog2(VmemRows);
   localparam int unsigned AccRowW  = $clog2(AccRows);
@@ -53,47 +54,54 @@ module csr_block import tpu_pkg::*; #(
   assign csr_wr = csr_valid_i && csr_write_i;
   assign csr_rd = csr_valid_i && !csr_write_i;
 
-  csr_ctrl_t ctrl_wdata;
+  tpu_pkg::csr_ctrl_t ctrl_wdata;
   assign ctrl_wdata = csr_wdata_i;
-  assign start_o = csr_wr && (csr_addr_i == CsrCtrl) && ctrl_wdata.start && !busy_i;
-  assign clear_o = csr_wr && (csr_addr_i == CsrCtrl) && ctrl_wdata.soft_reset;
+  assign start_o = csr_wr && (csr_addr_i == tpu_pkg::CsrCtrl) && ctrl_wdata.start && !busy_i;
+  assign clear_o = csr_wr && (csr_addr_i == tpu_pkg::CsrCtrl) && ctrl_wdata.soft_reset;
 
   logic                    sem_hit;
-  logic [CsrAddrWidth-1:0] sem_off;
-  assign sem_off     = csr_addr_i - CsrSem;
-  assign sem_hit     = (csr_addr_i >= CsrSem) &&
-                       (32'(csr_addr_i) < 32'(CsrSem) + CsrSemStride * NumSems) &&
+  logic [tpu_pkg::CsrAddrWidth-1:0] sem_off;
+  assign sem_off     = csr_addr_i - tpu_pkg::CsrSem;
+  assign sem_hit     = (csr_addr_i >= tpu_pkg::CsrSem) &&
+                       (32'(csr_addr_i) < 32'(tpu_pkg::CsrSem) + tpu_pkg::CsrSemStride * tpu_pkg::NumSems) &&
                        (csr_addr_i[1:0] == 2'b00);
-  assign sem_idx_o   = sem_off[2 +: SemIdxWidth];
+  assign sem_idx_o   = sem_off[2 +: tpu_pkg::SemIdxWidth];
   assign sem_we_o    = csr_wr && sem_hit;
-  assign sem_wdata_o = csr_wdata_i[SemWidth-1:0];
+  assign sem_wdata_o = csr_wdata_i[tpu_pkg::SemWidth-1:0];
 
   logic smem_access;
-  assign smem_access = csr_valid_i && (csr_addr_i == CsrSmemData);
+  assign smem_access = csr_valid_i && (csr_addr_i == tpu_pkg::CsrSmemData);
   assign smem_we_o   = smem_access && csr_write_i;
 
   // ---------------- CSR-held state
-  logic [AddrWidth-1:0] prog_base_q;
-  logic [SmemW-1:0]     smem_addr_q;
+  logic [tpu_pkg::AddrWidth-1:0] prog_base_q;
+  logic [SmemW-1:0]     smem_addr_q, smem_addr_d;
+
+  always_comb begin
+    smem_addr_d = smem_addr_q;
+    if (csr_wr && csr_addr_i == tpu_pkg::CsrSmemAddr) smem_addr_d = SmemW'(csr_wdata_i);
+    else if (smem_access)                             smem_addr_d = smem_addr_q + 1'b1;
+  end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       prog_base_q <= '0;
       smem_addr_q <= '0;
     end else begin
-      if (csr_wr && csr_addr_i == CsrProgBase) prog_base_q <= csr_wdata_i;
-      if (csr_valid_i && csr_addr_i == CsrSmemAddr && csr_write_i) smem_addr_q <= SmemW'(csr_wdata_i);
-      else if (smem_access) smem_addr_q <= smem_addr_q + 1'b1;
+      if (csr_wr && csr_addr_i == tpu_pkg::CsrProgBase) prog_base_q <= csr_wdata_i;
+      smem_addr_q <= smem_addr_d;
     end
   end
   assign prog_base_o = prog_base_q;
   assign smem_addr_o = smem_addr_q;
+  // SMEM reads are synchronous: it is given the word SMEM_DATA reads in the next cycle.
+  assign smem_raddr_next_o = smem_addr_d;
 
   // ---------------- read mux
-  csr_config_t      csr_config;
-  csr_status_t      csr_status;
-  csr_queue_state_t csr_queue_state;
-  csr_head_wait_t   csr_head_wait;
+  tpu_pkg::csr_config_t      csr_config;
+  tpu_pkg::csr_status_t      csr_status;
+  tpu_pkg::csr_queue_state_t csr_queue_state;
+  tpu_pkg::csr_head_wait_t   csr_head_wait;
   always_comb begin
     csr_config                = '0;
     csr_config.dim            = 16'(Dim);
@@ -122,28 +130,28 @@ module csr_block import tpu_pkg::*; #(
 
   // COUNTER[j] is 64 bits at CsrCounter + CsrCounterStride * j: low word, then high word.
   logic                    unused_off;
-  logic [CsrAddrWidth-1:0] cnt_off;
-  assign cnt_off = csr_addr_i - CsrCounter;
+  logic [tpu_pkg::CsrAddrWidth-1:0] cnt_off;
+  assign cnt_off = csr_addr_i - tpu_pkg::CsrCounter;
   always_comb begin
     csr_rdata_o = '0;
     unused_off  = 1'b0;
     unique case (csr_addr_i)
-      CsrId:         csr_rdata_o = IdValue;
-      CsrConfig:     csr_rdata_o = csr_config;
-      CsrStatus:     csr_rdata_o = csr_status;
-      CsrProgBase:   csr_rdata_o = prog_base_q;
-      CsrErrorInfo:  csr_rdata_o = err_pc_i;
-      CsrQueueState: csr_rdata_o = csr_queue_state;
-      CsrHeadWait:   csr_rdata_o = csr_head_wait;
-      CsrPc:         csr_rdata_o = pc_i;
-      CsrSmemAddr:   csr_rdata_o = 32'(smem_addr_q);
-      CsrSmemData:   csr_rdata_o = smem_rdata_i;
+      tpu_pkg::CsrId:         csr_rdata_o = tpu_pkg::IdValue;
+      tpu_pkg::CsrConfig:     csr_rdata_o = csr_config;
+      tpu_pkg::CsrStatus:     csr_rdata_o = csr_status;
+      tpu_pkg::CsrProgBase:   csr_rdata_o = prog_base_q;
+      tpu_pkg::CsrErrorInfo:  csr_rdata_o = err_pc_i;
+      tpu_pkg::CsrQueueState: csr_rdata_o = csr_queue_state;
+      tpu_pkg::CsrHeadWait:   csr_rdata_o = csr_head_wait;
+      tpu_pkg::CsrPc:         csr_rdata_o = pc_i;
+      tpu_pkg::CsrSmemAddr:   csr_rdata_o = 32'(smem_addr_q);
+      tpu_pkg::CsrSmemData:   csr_rdata_o = smem_rdata_i;
       default: begin
         if (sem_hit) begin
           csr_rdata_o = 32'(sem_value_i[sem_idx_o]);
-        end else if (csr_addr_i >= CsrCounter &&
-                     32'(csr_addr_i) < 32'(CsrCounter) + CsrCounterStride * NumCounters) begin
-          csr_rdata_o = cnt_off[2] ? counters_i[cnt_off[CsrAddrWidth-1:3]][63:32] : counters_i[cnt_off[CsrAddrWidth-1:3]][31:0];
+        end else if (csr_addr_i >= tpu_pkg::CsrCounter &&
+                     32'(csr_addr_i) < 32'(tpu_pkg::CsrCounter) + tpu_pkg::CsrCounterStride * tpu_pkg::NumCounters) begin
+          csr_rdata_o = cnt_off[2] ? counters_i[cnt_off[tpu_pkg::CsrAddrWidth-1:3]][63:32] : counters_i[cnt_off[tpu_pkg::CsrAddrWidth-1:3]][31:0];
           unused_off  = ^cnt_off[1:0];
         end
       end

@@ -1,35 +1,35 @@
 // Instruction fetch: prefetches instructions from device memory through the shared memory port
 // (several beats in flight) and dispatches them in order into the DMA, MXU and vector queues. An
 // instruction whose queue is full stalls dispatch; END stops fetching and drops what was prefetched.
-module fetch_unit import tpu_pkg::*; #(
+module fetch_unit #(
   parameter int unsigned Dim       = 16,
   parameter int unsigned BufInstrs = 8
 ) (
-  input  logic                  clk_i,
-  input  logic                  rst_ni,
-  input  logic                  clear_i,
-  input  logic                  start_i,
-  input  logic [AddrWidth-1:0]  prog_base_i,
-  input  logic                  halt_i,
+  input  logic                          clk_i,
+  input  logic                          rst_ni,
+  input  logic                          clear_i,
+  input  logic                          start_i,
+  input  logic [tpu_pkg::AddrWidth-1:0] prog_base_i,
+  input  logic                          halt_i,
   // memory read requests and their (in-order) responses
-  output logic                  req_valid_o,
-  input  logic                  req_ready_i,
-  output logic [AddrWidth-1:0]  req_addr_o,
-  input  logic                  rsp_valid_i,
-  input  logic [Dim*8-1:0]      rsp_data_i,
+  output logic                          req_valid_o,
+  input  logic                          req_ready_i,
+  output logic [tpu_pkg::AddrWidth-1:0] req_addr_o,
+  input  logic                          rsp_valid_i,
+  input  logic [Dim*8-1:0]              rsp_data_i,
   // dispatch: queue 0 DMA, 1 MXU, 2 vector
-  output logic [2:0]            q_push_o,
-  output logic [InstrWidth-1:0] q_instr_o,
-  input  logic [2:0]            q_full_i,
-  output logic                  stopped_o,
-  output logic                  idle_o,
-  output logic                  stall_o,
-  output logic                  illegal_o,
-  output logic [31:0]           pc_o,
-  output logic                  fetched_o
+  output logic [2:0]                     q_push_o,
+  output logic [tpu_pkg::InstrWidth-1:0] q_instr_o,
+  input  logic [2:0]                     q_full_i,
+  output logic                           stopped_o,
+  output logic                           idle_o,
+  output logic                           stall_o,
+  output logic                           illegal_o,
+  output logic [31:0]                    pc_o,
+  output logic                           fetched_o
 );
   localparam int unsigned BeatsPerInstr = (Dim >= 32) ? 1 : 32 / Dim;
-  localparam int unsigned SlotW   = (Dim >= 32) ? InstrWidth : Dim * 8;
+  localparam int unsigned SlotW   = (Dim >= 32) ? tpu_pkg::InstrWidth : Dim * 8;
   localparam int unsigned Depth   = BufInstrs * BeatsPerInstr;
   localparam int unsigned PtrW    = $clog2(Depth);
   localparam int unsigned BeatIdxW = (BeatsPerInstr > 1) ? $clog2(BeatsPerInstr) : 1;
@@ -45,12 +45,12 @@ module fetch_unit import tpu_pkg::*; #(
   logic             running_q;
 
   // ---- requests
-  logic [AddrWidth-1:0] req_instr_addr;
+  logic [tpu_pkg::AddrWidth-1:0] req_instr_addr;
   assign req_instr_addr = prog_base_i + (req_pc_q << 5);
   assign req_valid_o = running_q && !halt_i && (inflight_q < (PtrW+1)'(Depth));
   always_comb begin
-    if (Dim >= 32) req_addr_o = req_instr_addr & ~AddrWidth'(Dim - 1);
-    else           req_addr_o = req_instr_addr + AddrWidth'(req_beat_q) * AddrWidth'(Dim);
+    if (Dim >= 32) req_addr_o = req_instr_addr & ~tpu_pkg::AddrWidth'(Dim - 1);
+    else           req_addr_o = req_instr_addr + tpu_pkg::AddrWidth'(req_beat_q) * tpu_pkg::AddrWidth'(Dim);
   end
   logic req_fire;
   assign req_fire = req_valid_o && req_ready_i;
@@ -59,7 +59,7 @@ module fetch_unit import tpu_pkg::*; #(
   logic [SlotW-1:0] rsp_slot;
   always_comb begin
     if (Dim >= 32) begin
-      logic [AddrWidth-1:0] rsp_addr;
+      logic [tpu_pkg::AddrWidth-1:0] rsp_addr;
       rsp_addr = prog_base_i + (rsp_pc_q << 5);
       rsp_slot = SlotW'(rsp_data_i >> (32'(rsp_addr % Dim) * 8));
     end else begin
@@ -70,7 +70,7 @@ module fetch_unit import tpu_pkg::*; #(
   assign rsp_keep = rsp_valid_i && running_q && (discard_q == '0);
 
   // ---- dispatch
-  instr_t head_instr;
+  tpu_pkg::instr_t head_instr;
   always_comb begin
     for (int unsigned b = 0; b < BeatsPerInstr; b++) begin
       head_instr[b*SlotW +: SlotW] = buf_q[rd_q + PtrW'(b)];
@@ -81,15 +81,15 @@ module fetch_unit import tpu_pkg::*; #(
   logic [1:0] head_q;
   assign head_op    = head_instr.hdr.opcode;
   assign head_ready = running_q && !halt_i && (buffered_q >= (PtrW+1)'(BeatsPerInstr));
-  assign is_end     = (head_op == OpEnd);
+  assign is_end     = (head_op == tpu_pkg::OpEnd);
   always_comb begin
     head_q     = 2'd0;
     is_illegal = 1'b0;
     unique case (head_op)
-      OpDma, OpDmaNop:              head_q = 2'd0;
-      OpLoadW, OpMatmul, OpMxuNop:  head_q = 2'd1;
-      OpVQuant, OpVAdd, OpVecNop:   head_q = 2'd2;
-      OpEnd:                        head_q = 2'd0;
+      tpu_pkg::OpDma, tpu_pkg::OpDmaNop:              head_q = 2'd0;
+      tpu_pkg::OpLoadW, tpu_pkg::OpMatmul, tpu_pkg::OpMxuNop:  head_q = 2'd1;
+      tpu_pkg::OpVQuant, tpu_pkg::OpVAdd, tpu_pkg::OpVecNop:   head_q = 2'd2;
+      tpu_pkg::OpEnd:                        head_q = 2'd0;
       default:                      is_illegal = 1'b1;
     endcase
   end

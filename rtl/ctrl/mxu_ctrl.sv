@@ -3,7 +3,7 @@
 // against the older instruction held by the other unit when it was dispatched: a LOADW waits for
 // an older MATMUL on its bank to drain out of the array, a MATMUL waits for an older LOADW of its
 // bank to finish. Results leave the array in order and are written (or added) into ACC.
-module mxu_ctrl import tpu_pkg::*; #(
+module mxu_ctrl #(
   parameter int unsigned Dim      = 16,
   parameter int unsigned VmemRows = 16384,
   parameter int unsigned AccRows  = 2048,
@@ -11,20 +11,20 @@ module mxu_ctrl import tpu_pkg::*; #(
   localparam int unsigned VmemRowW = $clog2(VmemRows),
   localparam int unsigned AccRowW  = $clog2(AccRows)
 ) (
-  input  logic                  clk_i,
-  input  logic                  rst_ni,
-  input  logic                  clear_i,
-  input  logic                  instr_valid_i,
-  input  logic [InstrWidth-1:0] instr_i,
-  output logic                  instr_pop_o,
-  output logic                  sem_req_o,
-  input  logic                  sem_gnt_i,
-  output logic [2:0]            sig_valid_o,   // 0: NOP / empty MATMUL, 1: LOADW, 2: MATMUL
-  output logic [2:0][4:0]       sig_sem_o,
+  input  logic                           clk_i,
+  input  logic                           rst_ni,
+  input  logic                           clear_i,
+  input  logic                           instr_valid_i,
+  input  logic [tpu_pkg::InstrWidth-1:0] instr_i,
+  output logic                           instr_pop_o,
+  output logic                           sem_req_o,
+  input  logic                           sem_gnt_i,
+  output logic [2:0]                     sig_valid_o, // 0: NOP / empty MATMUL, 1: LOADW, 2: MATMUL
+  output logic [2:0][4:0]                sig_sem_o,
   // instruction trace (see dma_engine): ports as sig_valid_o
-  input  logic [TraceIdxW-1:0]  issue_idx_i,
-  output logic [2:0]            done_o,
-  output logic [2:0][TraceIdxW-1:0] done_idx_o,
+  input  logic [tpu_pkg::TraceIdxW-1:0]      issue_idx_i,
+  output logic [2:0]                         done_o,
+  output logic [2:0][tpu_pkg::TraceIdxW-1:0] done_idx_o,
   // VMEM data (input rows) and weight ports
   output logic                  vd_req_o,
   output logic [VmemRowW-1:0]   vd_addr_o,
@@ -51,7 +51,7 @@ module mxu_ctrl import tpu_pkg::*; #(
   output logic                  wload_busy_o,
   output logic                  err_range_o
 );
-  localparam int unsigned Latency  = mxu_latency(Dim);
+  localparam int unsigned Latency  = tpu_pkg::mxu_latency(Dim);
   localparam int unsigned TagDepth = 1 << $clog2(Latency + 4);
   localparam int unsigned CntW     = $clog2(Latency + 4) + 1;
   localparam int unsigned DimW     = $clog2(Dim) + 1;
@@ -59,16 +59,16 @@ module mxu_ctrl import tpu_pkg::*; #(
   // ---------------- decode
   // LOADW and MATMUL share the header and the first VMEM row; the bank bit sits in a different
   // word of each, so both layouts are decoded and the opcode picks.
-  instr_loadw_t  loadw;
-  instr_matmul_t matmul;
-  instr_hdr_t    hdr;
+  tpu_pkg::instr_loadw_t  loadw;
+  tpu_pkg::instr_matmul_t matmul;
+  tpu_pkg::instr_hdr_t    hdr;
   assign loadw  = instr_i;
   assign matmul = instr_i;
   assign hdr    = matmul.hdr;
 
   logic is_loadw, is_matmul, is_nop;
-  assign is_loadw  = (hdr.opcode == OpLoadW);
-  assign is_matmul = (hdr.opcode == OpMatmul);
+  assign is_loadw  = (hdr.opcode == tpu_pkg::OpLoadW);
+  assign is_matmul = (hdr.opcode == tpu_pkg::OpMatmul);
   assign is_nop    = !is_loadw && !is_matmul;
 
   logic [31:0] op_vmem, op_acc, op_rows;
@@ -88,7 +88,7 @@ module mxu_ctrl import tpu_pkg::*; #(
   end
 
   // ---------------- unit state
-  logic [TraceIdxW-1:0] wl_idx_q, st_idx_q;  // queue index of the LOADW / MATMUL held
+  logic [tpu_pkg::TraceIdxW-1:0] wl_idx_q, st_idx_q;  // queue index of the LOADW / MATMUL held
   logic                wl_active_q, wl_loading_q, wl_bank_q, wl_wait_st_q, wl_sig_en_q;
   logic [4:0]          wl_sig_sem_q;
   logic [VmemRowW-1:0] wl_base_q;
@@ -154,7 +154,7 @@ module mxu_ctrl import tpu_pkg::*; #(
   assign stall_vmem_o  = st_can_stream && !vd_gnt_i;
 
   // tag travelling beside each row: {queue index, acc row, accumulate, last, sig_en, sig_sem}
-  localparam int unsigned TagW = TraceIdxW + AccRowW + 1 + 1 + 1 + 5;
+  localparam int unsigned TagW = tpu_pkg::TraceIdxW + AccRowW + 1 + 1 + 1 + 5;
   logic [TagW-1:0] pipe_tag_q, out_tag;
   logic            tag_empty;
 
@@ -188,7 +188,7 @@ module mxu_ctrl import tpu_pkg::*; #(
   assign sig_valid_o[2]   = arr_out_valid && out_tag[6] && out_tag[5];
   assign sig_sem_o[2]     = out_tag[4:0];
   assign done_o[2]        = arr_out_valid && out_tag[6];
-  assign done_idx_o[2]    = out_tag[TagW-1 -: TraceIdxW];
+  assign done_idx_o[2]    = out_tag[TagW-1 -: tpu_pkg::TraceIdxW];
 
   // ---------------- state updates
   always_ff @(posedge clk_i or negedge rst_ni) begin

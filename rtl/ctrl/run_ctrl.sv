@@ -2,7 +2,7 @@
 // when everything is drained, or at the first error: an illegal opcode at fetch, an out-of-range
 // operand at a queue head, a semaphore overflow, or a deadlock (every non-empty queue's head waits
 // on a semaphore and nothing else can move) that persisted for 15 cycles.
-module run_ctrl import tpu_pkg::*; (
+module run_ctrl (
   input  logic            clk_i,
   input  logic            rst_ni,
   input  logic            start_i,
@@ -48,20 +48,20 @@ module run_ctrl import tpu_pkg::*; (
   logic [31:0] err_pc_now;
   always_comb begin
     err_now      = 1'b1;
-    err_code_now = ErrNone;
+    err_code_now = tpu_pkg::ErrNone;
     err_pc_now   = fetch_pc_i;
     if (fetch_illegal_i) begin
-      err_code_now = ErrIllegalOpcode;
+      err_code_now = tpu_pkg::ErrIllegalOpcode;
     end else if (eng_err_i[0]) begin
-      err_code_now = ErrAddressRange; err_pc_now = head_pc_i[0];
+      err_code_now = tpu_pkg::ErrAddressRange; err_pc_now = head_pc_i[0];
     end else if (eng_err_i[1]) begin
-      err_code_now = ErrAddressRange; err_pc_now = head_pc_i[1];
+      err_code_now = tpu_pkg::ErrAddressRange; err_pc_now = head_pc_i[1];
     end else if (eng_err_i[2]) begin
-      err_code_now = ErrAddressRange; err_pc_now = head_pc_i[2];
+      err_code_now = tpu_pkg::ErrAddressRange; err_pc_now = head_pc_i[2];
     end else if (sem_overflow_i) begin
-      err_code_now = ErrSemOverflow;
+      err_code_now = tpu_pkg::ErrSemOverflow;
     end else if (deadlock_cnt_q == 4'hF) begin
-      err_code_now = ErrDeadlock;
+      err_code_now = tpu_pkg::ErrDeadlock;
     end else begin
       err_now = 1'b0;
     end

@@ -25,7 +25,7 @@ module vec_lanes #(
     else if (v < -64'sd128) q = -8'sd128;
     else                    q = v[7:0];
     if (relu && q[7]) q = '0;
-    return q;
+    to_int8 = q;
   endfunction
 
   always_comb begin

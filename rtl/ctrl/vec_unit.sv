@@ -5,7 +5,7 @@
 //   VADD    adds two int8 VMEM rows with saturation: read a, read b, write out (3 granted cycles
 //           per row, the minimum on one port). Each row's reads come before its write, so the
 //           result may overwrite a or b row for row (out_row == a_row or b_row).
-module vec_unit import tpu_pkg::*; #(
+module vec_unit #(
   parameter int unsigned Dim       = 16,
   parameter int unsigned VmemRows  = 16384,
   parameter int unsigned AccRows   = 2048,
@@ -15,51 +15,51 @@ module vec_unit import tpu_pkg::*; #(
   localparam int unsigned AccRowW  = $clog2(AccRows),
   localparam int unsigned SmemW    = $clog2(SmemWords)
 ) (
-  input  logic                  clk_i,
-  input  logic                  rst_ni,
-  input  logic                  clear_i,
-  input  logic                  instr_valid_i,
-  input  logic [InstrWidth-1:0] instr_i,
-  output logic                  instr_pop_o,
-  output logic                  sem_req_o,
-  input  logic                  sem_gnt_i,
-  output logic [1:0]            sig_valid_o,   // 0: NOP / empty, 1: VQUANT / VADD done
-  output logic [1:0][4:0]       sig_sem_o,
-  output logic [AccRowW-1:0]    acc_raddr_o,
-  input  logic [Dim-1:0][31:0]  acc_rdata_i,
-  output logic [SmemW-1:0]      smem_addr_o,
-  input  logic [1:0][31:0]      smem_rdata_i,
-  output logic                  vmem_req_o,
-  output logic                  vmem_we_o,
-  output logic [VmemRowW-1:0]   vmem_addr_o,
-  output logic [DataW-1:0]      vmem_wdata_o,
-  input  logic                  vmem_gnt_i,
-  input  logic                  vmem_rvalid_i,
-  input  logic [DataW-1:0]      vmem_rdata_i,
-  output logic                  busy_o,
-  output logic                  idle_o,
-  output logic                  stall_sem_o,
-  output logic                  stall_vmem_o,
-  output logic                  add_row_o,     // a VADD row was written
-  input  logic [TraceIdxW-1:0]  issue_idx_i,   // instruction trace: queue index of the head
-  output logic                  done_o,        // an instruction completed (also NOP / empty)
-  output logic [TraceIdxW-1:0]  done_idx_o,    // its queue index
-  output logic                  err_range_o
+  input  logic                           clk_i,
+  input  logic                           rst_ni,
+  input  logic                           clear_i,
+  input  logic                           instr_valid_i,
+  input  logic [tpu_pkg::InstrWidth-1:0] instr_i,
+  output logic                           instr_pop_o,
+  output logic                           sem_req_o,
+  input  logic                           sem_gnt_i,
+  output logic [1:0]                     sig_valid_o, // 0: NOP / empty, 1: VQUANT / VADD done
+  output logic [1:0][4:0]                sig_sem_o,
+  output logic [AccRowW-1:0]             acc_raddr_next_o, // ACC row read in the next cycle (sync read)
+  input  logic [Dim-1:0][31:0]           acc_rdata_i,
+  output logic [SmemW-1:0]               smem_addr_o, // SMEM pair read now, arriving next cycle
+  input  logic [1:0][31:0]               smem_rdata_i,
+  output logic                           vmem_req_o,
+  output logic                           vmem_we_o,
+  output logic [VmemRowW-1:0]            vmem_addr_o,
+  output logic [DataW-1:0]               vmem_wdata_o,
+  input  logic                           vmem_gnt_i,
+  input  logic                           vmem_rvalid_i,
+  input  logic [DataW-1:0]               vmem_rdata_i,
+  output logic                           busy_o,
+  output logic                           idle_o,
+  output logic                           stall_sem_o,
+  output logic                           stall_vmem_o,
+  output logic                           add_row_o, // a VADD row was written
+  input  logic [tpu_pkg::TraceIdxW-1:0]  issue_idx_i, // instruction trace: queue index of the head
+  output logic                           done_o, // an instruction completed (also NOP / empty)
+  output logic [tpu_pkg::TraceIdxW-1:0]  done_idx_o, // its queue index
+  output logic                           err_range_o
 );
   localparam int unsigned BiasRows = 4;  // DIM int32 lanes = 4 VMEM rows
 
-  instr_vquant_t vq;
-  instr_vadd_t   va;
-  instr_hdr_t    hdr;
+  tpu_pkg::instr_vquant_t vq;
+  tpu_pkg::instr_vadd_t   va;
+  tpu_pkg::instr_hdr_t    hdr;
   assign vq  = instr_i;
   assign va  = instr_i;
   assign hdr = vq.hdr;
   logic is_quant, is_add;
-  assign is_quant = (hdr.opcode == OpVQuant);
-  assign is_add   = (hdr.opcode == OpVAdd);
+  assign is_quant = (hdr.opcode == tpu_pkg::OpVQuant);
+  assign is_add   = (hdr.opcode == tpu_pkg::OpVAdd);
 
   function automatic logic rows_past(logic [31:0] first, logic [31:0] count, int unsigned size);
-    return 64'(first) + 64'(count) > 64'(size);
+    rows_past = 64'(first) + 64'(count) > 64'(size);
   endfunction
 
   logic bad;
@@ -82,10 +82,11 @@ module vec_unit import tpu_pkg::*; #(
   logic [31:0]         left_q;
   logic signed [31:0]  scale_q;
   logic [5:0]          shift_q;
+  logic                params_smem_q;  // first cycle after the start: scale, shift from SMEM
   logic [2:0]          bias_req_q, bias_got_q;  // bias rows requested / received
   logic [BiasRows-1:0][DataW-1:0] bias_q;
   logic [DataW-1:0]    a_data_q;
-  logic [TraceIdxW-1:0] idx_q;
+  logic [tpu_pkg::TraceIdxW-1:0] idx_q;
 
   logic active, empty_op, start;
   assign active   = (state_q != StIdle);
@@ -107,8 +108,14 @@ module vec_unit import tpu_pkg::*; #(
   );
   assign instr_pop_o = start;
 
+  // SMEM and ACC reads are synchronous. The (scale, shift) pair is read in the start cycle and
+  // taken from SMEM's output in the next one, the first it is used in; ACC is given the row of
+  // the next cycle.
   assign smem_addr_o = SmemW'(vq.smem_word);
-  assign acc_raddr_o = acc_q;
+  logic signed [31:0] scale;
+  logic [5:0]         shift;
+  assign scale = params_smem_q ? smem_rdata_i[0] : scale_q;
+  assign shift = params_smem_q ? smem_rdata_i[1][5:0] : shift_q;
 
   logic [DataW-1:0] quant_row, add_row;
   vec_lanes #(.Dim(Dim)) u_lanes (
@@ -116,8 +123,8 @@ module vec_unit import tpu_pkg::*; #(
     .acc_i     (acc_rdata_i),
     .bias_en_i (bias_en_q),
     .bias_i    (bias_q),
-    .scale_i   (scale_q),
-    .shift_i   (shift_q),
+    .scale_i   (scale),
+    .shift_i   (shift),
     .quant_o   (quant_row),
     .a_i       (a_data_q),
     .b_i       (vmem_rdata_i),  // b's read data, held by VMEM until the port's next read
@@ -143,6 +150,14 @@ module vec_unit import tpu_pkg::*; #(
   logic row_done, last_row;
   assign row_done  = vmem_gnt_i && ((state_q == StQuant) || (state_q == StAddW));
   assign last_row  = row_done && (left_q == 32'd1);
+
+  always_comb begin
+    acc_raddr_next_o = acc_q;
+    if (!clear_i) begin
+      if (start && !empty_op) acc_raddr_next_o = AccRowW'(vq.acc_row);
+      else if (row_done)      acc_raddr_next_o = acc_q + 1'b1;
+    end
+  end
   assign add_row_o = vmem_gnt_i && (state_q == StAddW);
   assign sig_valid_o[1] = last_row && sig_en_q;
   assign sig_sem_o[1]   = sig_sem_q;
@@ -153,9 +168,10 @@ module vec_unit import tpu_pkg::*; #(
     if (!rst_ni) begin
       state_q <= StIdle; relu_q <= 1'b0; sig_en_q <= 1'b0; sig_sem_q <= '0; bias_en_q <= 1'b0;
       acc_q <= '0; out_q <= '0; rd_q <= '0; b_q <= '0; left_q <= '0; scale_q <= '0;
-      shift_q <= '0; bias_req_q <= '0; bias_got_q <= '0; bias_q <= '0; a_data_q <= '0; idx_q <= '0;
+      shift_q <= '0; params_smem_q <= 1'b0; bias_req_q <= '0; bias_got_q <= '0; bias_q <= '0; a_data_q <= '0; idx_q <= '0;
     end else if (clear_i) begin
-      state_q <= StIdle;
+      state_q       <= StIdle;
+      params_smem_q <= 1'b0;
     end else if (start && !empty_op) begin
       relu_q    <= is_add ? va.relu : vq.relu;
       sig_en_q  <= hdr.sig_en;
@@ -166,8 +182,9 @@ module vec_unit import tpu_pkg::*; #(
       bias_en_q <= is_quant && vq.bias;
       bias_req_q <= '0;
       bias_got_q <= '0;
-      scale_q   <= vq.smem_params ? smem_rdata_i[0] : vq.scale;
-      shift_q   <= vq.smem_params ? smem_rdata_i[1][5:0] : vq.shift;
+      scale_q   <= vq.scale;
+      shift_q   <= vq.shift;
+      params_smem_q <= is_quant && vq.smem_params;
       if (is_add) begin
         state_q <= StAddA;
         rd_q    <= VmemRowW'(va.a_row);
@@ -179,6 +196,11 @@ module vec_unit import tpu_pkg::*; #(
         out_q   <= VmemRowW'(vq.vmem_row);
       end
     end else begin
+      params_smem_q <= 1'b0;
+      if (params_smem_q) begin
+        scale_q <= smem_rdata_i[0];
+        shift_q <= smem_rdata_i[1][5:0];
+      end
       unique case (state_q)
         StBias: begin
           if (vmem_gnt_i && vmem_req_o) begin

@@ -3,7 +3,7 @@
 // Outstanding beats in flight and their data is written locally in order as it returns; writes
 // read local memory into a small buffer and post beats to memory. Completion is tracked per
 // descriptor in two in-order classes (reads from HBM, writes to HBM) and signals a semaphore.
-module dma_engine import tpu_pkg::*; #(
+module dma_engine #(
   parameter int unsigned Dim         = 16,
   parameter int unsigned VmemRows    = 16384,
   parameter int unsigned AccRows     = 2048,
@@ -19,27 +19,27 @@ module dma_engine import tpu_pkg::*; #(
   input  logic                      rst_ni,
   input  logic                      clear_i,
   // queue head and semaphores
-  input  logic                      instr_valid_i,
-  input  logic [InstrWidth-1:0]     instr_i,
-  output logic                      instr_pop_o,
-  output logic                      sem_req_o,
-  input  logic                      sem_gnt_i,
-  output logic [2:0]                sig_valid_o,   // 0: immediate, 1: read class, 2: write class
-  output logic [2:0][4:0]           sig_sem_o,
+  input  logic                           instr_valid_i,
+  input  logic [tpu_pkg::InstrWidth-1:0] instr_i,
+  output logic                           instr_pop_o,
+  output logic                           sem_req_o,
+  input  logic                           sem_gnt_i,
+  output logic [2:0]                     sig_valid_o, // 0: immediate, 1: read class, 2: write class
+  output logic [2:0][4:0]                sig_sem_o,
   // instruction trace: queue index of the head, completions per port (as sig_valid_o, for every
   // instruction whether it signals or not) and the queue index of each completed instruction
-  input  logic [TraceIdxW-1:0]      issue_idx_i,
-  output logic [2:0]                done_o,
-  output logic [2:0][TraceIdxW-1:0] done_idx_o,
+  input  logic [tpu_pkg::TraceIdxW-1:0]      issue_idx_i,
+  output logic [2:0]                         done_o,
+  output logic [2:0][tpu_pkg::TraceIdxW-1:0] done_idx_o,
   // memory port
-  output logic                      mem_req_valid_o,
-  input  logic                      mem_req_ready_i,
-  output logic                      mem_req_write_o,
-  output logic [AddrWidth-1:0]      mem_req_addr_o,
-  output logic [DataW-1:0]          mem_req_wdata_o,
-  input  logic                      mem_rsp_valid_i,
-  input  logic [DataW-1:0]          mem_rsp_data_i,
-  input  logic                      mem_wack_valid_i,
+  output logic                          mem_req_valid_o,
+  input  logic                          mem_req_ready_i,
+  output logic                          mem_req_write_o,
+  output logic [tpu_pkg::AddrWidth-1:0] mem_req_addr_o,
+  output logic [DataW-1:0]              mem_req_wdata_o,
+  input  logic                          mem_rsp_valid_i,
+  input  logic [DataW-1:0]              mem_rsp_data_i,
+  input  logic                          mem_wack_valid_i,
   // VMEM port
   output logic                      vmem_req_o,
   output logic                      vmem_we_o,
@@ -52,9 +52,10 @@ module dma_engine import tpu_pkg::*; #(
   output logic                      smem_we_o,
   output logic [SmemRowW-1:0]       smem_wrow_o,
   output logic [DataW-1:0]          smem_wdata_o,
-  output logic [SmemRowW-1:0]       smem_rrow_o,
+  input  logic                      smem_wait_i,      // the CSR port writes SMEM this cycle
+  output logic [SmemRowW-1:0]       smem_rrow_next_o, // row read in the next cycle (sync read)
   input  logic [DataW-1:0]          smem_rdata_i,
-  output logic [AccRowW-1:0]        acc_raddr_o,
+  output logic [AccRowW-1:0]        acc_raddr_next_o, // row read in the next cycle (sync read)
   input  logic [Dim-1:0][31:0]      acc_rdata_i,
   // status
   output logic                      busy_o,
@@ -68,8 +69,8 @@ module dma_engine import tpu_pkg::*; #(
   localparam int unsigned UnitW   = 36;
 
   // ---------------- descriptor decode and start
-  instr_dma_t dma;
-  instr_hdr_t hdr;
+  tpu_pkg::instr_dma_t dma;
+  tpu_pkg::instr_hdr_t hdr;
   assign dma = instr_i;
   assign hdr = dma.hdr;
   logic [31:0] d_hbm, d_local, d_hstride;
@@ -85,17 +86,17 @@ module dma_engine import tpu_pkg::*; #(
   assign d_path    = dma.path;
 
   logic d_is_read, d_empty, d_is_nop;
-  assign d_is_nop  = (hdr.opcode == OpDmaNop);
-  assign d_is_read = (d_path == PathHbmToVmem) || (d_path == PathHbmToSmem);
+  assign d_is_nop  = (hdr.opcode == tpu_pkg::OpDmaNop);
+  assign d_is_read = (d_path == tpu_pkg::PathHbmToVmem) || (d_path == tpu_pkg::PathHbmToSmem);
   assign d_empty   = d_is_nop || (d_len == '0) || (d_count == '0);
 
   logic [63:0] d_last_row, d_rows;
   always_comb begin
     d_last_row = 64'(d_local) + (64'(d_count) - 64'd1) * 64'(d_lstride) + 64'(d_len) - 64'd1;
     unique case (d_path)
-      PathHbmToVmem, PathVmemToHbm: d_rows = 64'(VmemRows);
-      PathHbmToSmem, PathSmemToHbm: d_rows = 64'(SmemRows);
-      PathAccToHbm:                 d_rows = 64'(AccRows);
+      tpu_pkg::PathHbmToVmem, tpu_pkg::PathVmemToHbm: d_rows = 64'(VmemRows);
+      tpu_pkg::PathHbmToSmem, tpu_pkg::PathSmemToHbm: d_rows = 64'(SmemRows);
+      tpu_pkg::PathAccToHbm:                 d_rows = 64'(AccRows);
       default:                      d_rows = 64'd0;
     endcase
   end
@@ -114,7 +115,7 @@ module dma_engine import tpu_pkg::*; #(
   // completion classes
   logic [1:0]        cls_full, cls_empty;
   logic [1:0]        cls_push, cls_pop;
-  localparam int unsigned ClsW = TraceIdxW + 6 + UnitW;  // {queue index, sig_en, sig_sem, units}
+  localparam int unsigned ClsW = tpu_pkg::TraceIdxW + 6 + UnitW;  // {queue index, sig_en, sig_sem, units}
   logic [ClsW-1:0]   cls_in, cls_head [2];
 
   logic can_start;
@@ -142,7 +143,7 @@ module dma_engine import tpu_pkg::*; #(
   assign done_idx_o[0] = issue_idx_i;
 
   logic [UnitW-1:0] d_units;
-  assign d_units = UnitW'(d_len) * UnitW'(d_count) * ((d_path == PathAccToHbm) ? UnitW'(4) : UnitW'(1));
+  assign d_units = UnitW'(d_len) * UnitW'(d_count) * ((d_path == tpu_pkg::PathAccToHbm) ? UnitW'(4) : UnitW'(1));
   assign cls_in  = {issue_idx_i, hdr.sig_en, hdr.sig_sem, d_units};
   assign cls_push[0] = start && !d_empty && d_is_read;
   assign cls_push[1] = start && !d_empty && !d_is_read;
@@ -162,15 +163,15 @@ module dma_engine import tpu_pkg::*; #(
   // ---------------- write path buffer
   logic             wbuf_full, wbuf_empty, wbuf_push, wbuf_pop;
   logic [2:0]       wbuf_count;
-  logic [AddrWidth+3+DataW-1:0] wbuf_in, wbuf_head;
+  logic [tpu_pkg::AddrWidth+3+DataW-1:0] wbuf_in, wbuf_head;
   logic             vread_pending_q;
-  logic [AddrWidth+3-1:0] vread_meta_q;
+  logic [tpu_pkg::AddrWidth+3-1:0] vread_meta_q;
   localparam int unsigned WackW = $clog2(Outstanding) + 1;
   logic [WackW-1:0] wack_pending_q;
 
   // what the issue stage wants this cycle
   logic is_read_q;
-  assign is_read_q = (path_q == PathHbmToVmem) || (path_q == PathHbmToSmem);
+  assign is_read_q = (path_q == tpu_pkg::PathHbmToVmem) || (path_q == tpu_pkg::PathHbmToSmem);
   logic issue_read, issue_write_direct, issue_vread;
   logic wbuf_space;
   assign wbuf_space = (32'(wbuf_count) + 32'(vread_pending_q)) < WDepth;
@@ -181,7 +182,7 @@ module dma_engine import tpu_pkg::*; #(
   assign wants_read_mem  = active_q && is_read_q && !rtag_full;
   assign mem_req_valid_o = wants_write_mem || wants_read_mem;
   assign mem_req_write_o = wants_write_mem;
-  assign mem_req_addr_o  = wants_write_mem ? wbuf_head[AddrWidth+3+DataW-1 -: AddrWidth] : cur_hbm_q;
+  assign mem_req_addr_o  = wants_write_mem ? wbuf_head[tpu_pkg::AddrWidth+3+DataW-1 -: tpu_pkg::AddrWidth] : cur_hbm_q;
   assign mem_req_wdata_o = wbuf_head[DataW-1:0];
   assign wbuf_pop        = wants_write_mem && mem_req_ready_i;
   assign issue_read      = !wants_write_mem && wants_read_mem && mem_req_ready_i;
@@ -189,34 +190,36 @@ module dma_engine import tpu_pkg::*; #(
   // local row of the current beat
   logic [31:0] cur_row;
   assign cur_row = cur_local_q;
-  assign rtag_in   = {(path_q == PathHbmToSmem), cur_row[19:0]};
+  assign rtag_in   = {(path_q == tpu_pkg::PathHbmToSmem), cur_row[19:0]};
   assign rtag_push = issue_read;
 
-  // write descriptors: SMEM and ACC are read combinationally, VMEM through its port
-  assign smem_rrow_o = SmemRowW'(cur_row);
-  assign acc_raddr_o = AccRowW'(cur_row);
-  assign issue_write_direct = active_q && !is_read_q && (path_q != PathVmemToHbm) && wbuf_space;
+  // write descriptors: SMEM and ACC are read synchronously, so they are given the local row of
+  // the next cycle and return the current row's data in this one; VMEM is read through its port
+  logic [31:0] cur_local_d;
+  assign smem_rrow_next_o = SmemRowW'(cur_local_d);
+  assign acc_raddr_next_o = AccRowW'(cur_local_d);
+  assign issue_write_direct = active_q && !is_read_q && (path_q != tpu_pkg::PathVmemToHbm) && wbuf_space;
 
   // VMEM port: drain returned read data first, then V2H reads
   logic rdat_wants_vmem, rdat_is_smem;
   assign rdat_is_smem    = rtag_head[TagW-1];
   assign rdat_wants_vmem = !rdat_empty && !rdat_is_smem;
   logic vread_wants;
-  assign vread_wants = active_q && (path_q == PathVmemToHbm) && wbuf_space && !rdat_wants_vmem;
+  assign vread_wants = active_q && (path_q == tpu_pkg::PathVmemToHbm) && wbuf_space && !rdat_wants_vmem;
   assign vmem_req_o   = rdat_wants_vmem || vread_wants;
   assign vmem_we_o    = rdat_wants_vmem;
   assign vmem_addr_o  = rdat_wants_vmem ? VmemRowW'(rtag_head[19:0]) : VmemRowW'(cur_row);
   assign vmem_wdata_o = rdat_head;
   assign issue_vread  = vread_wants && vmem_gnt_i;
 
-  assign smem_we_o    = !rdat_empty && rdat_is_smem;
+  assign smem_we_o    = !rdat_empty && rdat_is_smem && !smem_wait_i;
   assign smem_wrow_o  = SmemRowW'(rtag_head[19:0]);
   assign smem_wdata_o = rdat_head;
   assign rdrain       = smem_we_o || (rdat_wants_vmem && vmem_gnt_i);
 
   // write buffer entry: {addr, path, data}
   logic [DataW-1:0] direct_data;
-  assign direct_data = (path_q == PathAccToHbm) ? acc_rdata_i[(Dim/4)*sub_q +: Dim/4]
+  assign direct_data = (path_q == tpu_pkg::PathAccToHbm) ? acc_rdata_i[(Dim/4)*sub_q +: Dim/4]
                                                 : smem_rdata_i;
   assign wbuf_push = issue_write_direct || vmem_rvalid_i;
   assign wbuf_in   = vmem_rvalid_i ? {vread_meta_q, vmem_rdata_i}
@@ -226,7 +229,19 @@ module dma_engine import tpu_pkg::*; #(
   logic advance;
   assign advance = issue_read || issue_write_direct || issue_vread;
   logic last_sub;
-  assign last_sub = (path_q != PathAccToHbm) || (sub_q == 2'd3);
+  assign last_sub = (path_q != tpu_pkg::PathAccToHbm) || (sub_q == 2'd3);
+
+  always_comb begin
+    cur_local_d = cur_local_q;
+    if (!clear_i) begin
+      if (start && !d_empty) begin
+        cur_local_d = d_local;
+      end else if (advance && last_sub) begin
+        if (row_q + 16'd1 < len_q)         cur_local_d = cur_local_q + 32'd1;
+        else if (chunk_q + 16'd1 < count_q) cur_local_d = chunk_local_q + 32'(lstride_q);
+      end
+    end
+  end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -240,6 +255,7 @@ module dma_engine import tpu_pkg::*; #(
       vread_pending_q <= 1'b0;
     end else begin
       vread_pending_q <= issue_vread;
+      cur_local_q     <= cur_local_d;
       if (issue_vread) vread_meta_q <= {cur_hbm_q, 3'(path_q)};
       if (start && !d_empty) begin
         active_q      <= 1'b1;
@@ -248,7 +264,6 @@ module dma_engine import tpu_pkg::*; #(
         cur_hbm_q     <= d_hbm;
         hstride_q     <= d_hstride;
         chunk_local_q <= d_local;
-        cur_local_q   <= d_local;
         lstride_q     <= d_lstride;
         len_q         <= d_len;
         count_q       <= d_count;
@@ -256,14 +271,13 @@ module dma_engine import tpu_pkg::*; #(
         chunk_q       <= '0;
         sub_q         <= '0;
       end else if (advance) begin
-        cur_hbm_q <= cur_hbm_q + AddrWidth'(Dim);
+        cur_hbm_q <= cur_hbm_q + tpu_pkg::AddrWidth'(Dim);
         if (!last_sub) begin
           sub_q <= sub_q + 2'd1;
         end else begin
           sub_q <= '0;
           if (row_q + 16'd1 < len_q) begin
             row_q       <= row_q + 16'd1;
-            cur_local_q <= cur_local_q + 32'd1;
           end else begin
             row_q <= '0;
             if (chunk_q + 16'd1 < count_q) begin
@@ -271,7 +285,6 @@ module dma_engine import tpu_pkg::*; #(
               chunk_hbm_q   <= chunk_hbm_q + hstride_q;
               cur_hbm_q     <= chunk_hbm_q + hstride_q;
               chunk_local_q <= chunk_local_q + 32'(lstride_q);
-              cur_local_q   <= chunk_local_q + 32'(lstride_q);
             end else begin
               active_q <= 1'b0;
             end
@@ -303,7 +316,7 @@ module dma_engine import tpu_pkg::*; #(
       rd_discard_q <= rd_discard_q - 1'b1;
     end
   end
-  sync_fifo #(.Width(AddrWidth+3+DataW), .Depth(WDepth)) u_wbuf (
+  sync_fifo #(.Width(tpu_pkg::AddrWidth+3+DataW), .Depth(WDepth)) u_wbuf (
     .clk_i, .rst_ni, .clear_i,
     .push_i(wbuf_push), .data_i(wbuf_in), .pop_i(wbuf_pop), .data_o(wbuf_head),
     .empty_o(wbuf_empty), .full_o(wbuf_full), .count_o(wbuf_count)
@@ -342,7 +355,7 @@ module dma_engine import tpu_pkg::*; #(
     assign sig_valid_o[c+1] = cls_pop[c] && cls_head[c][UnitW+5];
     assign sig_sem_o[c+1]   = cls_head[c][UnitW+4:UnitW];
     assign done_o[c+1]      = cls_pop[c];
-    assign done_idx_o[c+1]  = cls_head[c][ClsW-1 -: TraceIdxW];
+    assign done_idx_o[c+1]  = cls_head[c][ClsW-1 -: tpu_pkg::TraceIdxW];
     always_ff @(posedge clk_i or negedge rst_ni) begin
       if (!rst_ni)           done_q[c] <= '0;
       else if (clear_i)      done_q[c] <= '0;

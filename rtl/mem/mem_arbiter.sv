@@ -1,28 +1,28 @@
 // Shares the core's single memory port between instruction fetch (priority) and the DMA engine,
 // and routes the in-order read responses back to whichever of the two asked.
-module mem_arbiter import tpu_pkg::*; #(
+module mem_arbiter #(
   parameter int unsigned Dim        = 16,
   parameter int unsigned RouteDepth = 64,   // >= reads either side may have in flight
   localparam int unsigned DataW     = Dim * 8
 ) (
-  input  logic                 clk_i,
-  input  logic                 rst_ni,
-  input  logic                 f_req_valid_i,
-  output logic                 f_req_ready_o,
-  input  logic [AddrWidth-1:0] f_req_addr_i,
-  output logic                 f_rsp_valid_o,
-  input  logic                 d_req_valid_i,
-  output logic                 d_req_ready_o,
-  input  logic                 d_req_write_i,
-  input  logic [AddrWidth-1:0] d_req_addr_i,
-  input  logic [DataW-1:0]     d_req_wdata_i,
-  output logic                 d_rsp_valid_o,
-  output logic                 mem_req_valid_o,
-  input  logic                 mem_req_ready_i,
-  output logic                 mem_req_write_o,
-  output logic [AddrWidth-1:0] mem_req_addr_o,
-  output logic [DataW-1:0]     mem_req_wdata_o,
-  input  logic                 mem_rsp_valid_i
+  input  logic                          clk_i,
+  input  logic                          rst_ni,
+  input  logic                          f_req_valid_i,
+  output logic                          f_req_ready_o,
+  input  logic [tpu_pkg::AddrWidth-1:0] f_req_addr_i,
+  output logic                          f_rsp_valid_o,
+  input  logic                          d_req_valid_i,
+  output logic                          d_req_ready_o,
+  input  logic                          d_req_write_i,
+  input  logic [tpu_pkg::AddrWidth-1:0] d_req_addr_i,
+  input  logic [DataW-1:0]              d_req_wdata_i,
+  output logic                          d_rsp_valid_o,
+  output logic                          mem_req_valid_o,
+  input  logic                          mem_req_ready_i,
+  output logic                          mem_req_write_o,
+  output logic [tpu_pkg::AddrWidth-1:0] mem_req_addr_o,
+  output logic [DataW-1:0]              mem_req_wdata_o,
+  input  logic                          mem_rsp_valid_i
 );
   logic route_head, route_full;
 

@@ -146,6 +146,13 @@ class DmaEngineTest : public ::testing::Test {
     m_->mem_wack_valid_i = wack;
     m_->vmem_rvalid_i = vread_.has_value();
     if (vread_) m_->vmem_rdata_i = *vread_;
+    // SMEM and ACC are synchronous-read memories: the row the engine named last cycle, as it is
+    // after last cycle's writes
+    std::uint64_t s = 0;
+    std::memcpy(&s, smem_[smem_rrow_ % kSmemRows].data(), kDim);
+    m_->smem_rdata_i = s;
+    for (unsigned i = 0; i < kDim; ++i) m_->acc_rdata_i[i] = acc_[acc_rrow_ % kAccRows][i];
+    m_->smem_wait_i = 0;
     m_->mem_req_ready_i = pct_(rng_) >= mem_stall_pct_;
     const bool vmem_free = pct_(rng_) >= vmem_stall_pct_;
     m_->eval();
@@ -153,10 +160,6 @@ class DmaEngineTest : public ::testing::Test {
     for (int pass = 0; pass < 2; ++pass) {
       m_->sem_gnt_i = m_->sem_req_o;
       m_->vmem_gnt_i = m_->vmem_req_o && vmem_free;
-      std::uint64_t s = 0;
-      std::memcpy(&s, smem_[m_->smem_rrow_o % kSmemRows].data(), kDim);
-      m_->smem_rdata_i = s;
-      for (unsigned i = 0; i < kDim; ++i) m_->acc_rdata_i[i] = acc_[m_->acc_raddr_o % kAccRows][i];
       m_->eval();
     }
 
@@ -202,6 +205,8 @@ class DmaEngineTest : public ::testing::Test {
       }
     }
     if (m_->smem_we_o) std::memcpy(smem_[m_->smem_wrow_o].data(), &m_->smem_wdata_o, kDim);
+    smem_rrow_ = m_->smem_rrow_next_o;
+    acc_rrow_ = m_->acc_raddr_next_o;
     for (unsigned p = 0; p < 5; ++p) beats_[p] += (m_->path_beat_o >> p) & 1;
     for (unsigned s = 0; s < 3; ++s) {
       if ((m_->sig_valid_o >> s) & 1) signals_.push_back({s, (m_->sig_sem_o >> (5 * s)) & 31u});
@@ -276,6 +281,7 @@ class DmaEngineTest : public ::testing::Test {
   std::deque<std::pair<std::uint64_t, std::uint64_t>> rsp_q_;
   std::deque<std::uint64_t> wack_q_;
   std::optional<std::uint64_t> vread_;
+  std::uint32_t smem_rrow_ = 0, acc_rrow_ = 0;  // rows the engine named for the next cycle
   std::uint64_t reads_ = 0, responses_ = 0, writes_ = 0, acks_ = 0;
   std::uint64_t max_in_flight_ = 0, stalled_mem_ = 0;
   std::array<std::uint64_t, 5> beats_{};

@@ -51,7 +51,7 @@ constexpr unsigned kBurst = 64;
 constexpr unsigned kStarveCycles = 1024;  // hbm_ctrl's default StarveCycles
 
 // ---------------------------------------------------------------------------------------------
-// Timing sets and the address map (as hbm_spec_pkg / hbm_pkg lay them out)
+// Timing sets and the address map (as hbm_spec_pkg lays them out)
 // ---------------------------------------------------------------------------------------------
 namespace spec = tpuemu::spec::hbm;
 namespace field = spec::field;
@@ -68,7 +68,7 @@ Order parse_order(const std::string& text) {
   return lsb;
 }
 
-// hbm_pkg::amap_t: byte 0 the order (amap_order_e: a named order, or the custom code and the
+// hbm_spec_pkg::amap_t: byte 0 the order (amap_order_e: a named order, or the custom code and the
 // field codes in bits [62:48]), bytes 1..5 the widths of column, channel, bank group, bank, row.
 std::uint64_t pack_amap(const AddressLayout& m) {
   std::uint64_t order = spec::kAddressMapCustomCode, custom = 0;
@@ -561,7 +561,7 @@ void check_stats(H& h) {
 // Tests
 // ---------------------------------------------------------------------------------------------
 
-// Address mapping: the four named orders of hbm_pkg and random permutations of the fields; one
+// Address mapping: the four named orders of hbm_spec_pkg and random permutations of the fields; one
 // write and one read per address land on the right channel, bank group, bank, row and column.
 TEST(HbmCtrl, SingleWriteThenReadEveryMapOrder) {
   std::vector<Order> orders;

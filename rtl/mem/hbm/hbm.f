@@ -3,7 +3,6 @@
 // generated contract package hbm_spec_pkg (build/generated/rtl/hbm_spec_pkg.sv) comes first and
 // is not listed here because it lives in the build tree. Only +incdir+ options and file names.
 +incdir+rtl/include
-rtl/mem/hbm/hbm_pkg.sv
 rtl/common/sync_fifo.sv
 rtl/mem/hbm/hbm_addr_map.sv
 rtl/mem/hbm/hbm_bank_state.sv

@@ -2,7 +2,7 @@
 // and, for every command type, the earliest cycle at which it is legal again.
 //
 // Every constraint is kept as a timestamp "legal from cycle X" against the free-running cycle
-// counter now_i (hbm_pkg::CycW bits, never wraps), updated only when a command issues, so an idle
+// counter now_i (hbm_spec_pkg::CycW bits, never wraps), updated only when a command issues, so an idle
 // channel costs nothing per cycle. Constraints that several commands feed keep the maximum.
 //
 //   per bank b        act_at   ACT   >= ACT(b)+tRC,  PRE(b)+tRP
@@ -21,7 +21,7 @@
 // The RD->WR and WR->RD sums are at least the column spacing (hbm_ctrl derives them).
 `include "tpu_assert.svh"
 
-module hbm_bank_state import hbm_spec_pkg::*, hbm_pkg::*; #(
+module hbm_bank_state #(
   parameter int unsigned BankGroups    = 4,
   parameter int unsigned BanksPerGroup = 4,
   localparam int unsigned NumBanks     = BankGroups * BanksPerGroup,
@@ -29,23 +29,23 @@ module hbm_bank_state import hbm_spec_pkg::*, hbm_pkg::*; #(
   localparam int unsigned BaW          = $clog2(BanksPerGroup),
   localparam int unsigned BgW          = $clog2(BankGroups)
 ) (
-  input  logic                  clk_i,
-  input  logic                  rst_ni,
-  input  logic [CycW-1:0]       now_i,
-  input  tderiv_t               tim_i,
+  input  logic                          clk_i,
+  input  logic                          rst_ni,
+  input  logic [hbm_spec_pkg::CycW-1:0] now_i,
+  input  hbm_spec_pkg::tderiv_t         tim_i,
   // the command issued this cycle (bank = {bank group, bank})
-  input  logic                  iss_valid_i,
-  input  cmd_e                  iss_cmd_i,
-  input  logic [BankW-1:0]      iss_bank_i,
-  input  logic [RowW-1:0]       iss_row_i,
+  input  logic                          iss_valid_i,
+  input  hbm_spec_pkg::cmd_e            iss_cmd_i,
+  input  logic [BankW-1:0]              iss_bank_i,
+  input  logic [hbm_spec_pkg::RowW-1:0] iss_row_i,
   // banks whose readiness is needed (those with queued requests; with need_open_i also every
   // open bank); the others read as not ready. A simulation-speed measure, free in hardware.
   input  logic [NumBanks-1:0]   need_i,
   input  logic                  need_open_i,
   // is row look_row_i of bank look_bank_i open?
-  input  logic [BankW-1:0]      look_bank_i,
-  input  logic [RowW-1:0]       look_row_i,
-  output logic                  look_hit_o,
+  input  logic [BankW-1:0]              look_bank_i,
+  input  logic [hbm_spec_pkg::RowW-1:0] look_row_i,
+  output logic                          look_hit_o,
   // what is legal this cycle
   output logic [NumBanks-1:0]   act_ok_o,    // bank closed, ACT legal (all ACT constraints)
   output logic [NumBanks-1:0]   pre_ok_o,    // bank open, PRE legal
@@ -65,34 +65,34 @@ module hbm_bank_state import hbm_spec_pkg::*, hbm_pkg::*; #(
   end
 
   logic [NumBanks-1:0] open_q;
-  logic [RowW-1:0]     open_row_q [NumBanks];
-  logic [CycW-1:0]     act_at_q   [NumBanks];
-  logic [CycW-1:0]     rcd_at_q   [NumBanks];
-  logic [CycW-1:0]     pre_at_q   [NumBanks];
-  logic [CycW-1:0]     bgact_at_q [BankGroups];
-  logic [CycW-1:0]     rd_at_q    [BankGroups];
-  logic [CycW-1:0]     wr_at_q    [BankGroups];
-  logic [CycW-1:0]     faw_at_q   [4];
+  logic [hbm_spec_pkg::RowW-1:0]     open_row_q [NumBanks];
+  logic [NumBanks-1:0][hbm_spec_pkg::CycW-1:0] act_at_q;
+  logic [NumBanks-1:0][hbm_spec_pkg::CycW-1:0] rcd_at_q;
+  logic [NumBanks-1:0][hbm_spec_pkg::CycW-1:0] pre_at_q;
+  logic [BankGroups-1:0][hbm_spec_pkg::CycW-1:0] bgact_at_q;
+  logic [BankGroups-1:0][hbm_spec_pkg::CycW-1:0] rd_at_q;
+  logic [BankGroups-1:0][hbm_spec_pkg::CycW-1:0] wr_at_q;
+  logic [3:0][hbm_spec_pkg::CycW-1:0] faw_at_q;
   logic [1:0]          faw_ptr_q;
-  logic [CycW-1:0]     chact_at_q, prea_at_q, ref_at_q, busy_at_q;
+  logic [hbm_spec_pkg::CycW-1:0]     chact_at_q, prea_at_q, ref_at_q, busy_at_q;
 
   logic [BgW-1:0] iss_bg;
   assign iss_bg = iss_bank_i[BankW-1:BaW];
 
   logic iss_act, iss_pre, iss_prea, iss_rd, iss_wr, iss_ref;
-  assign iss_act  = iss_valid_i && (iss_cmd_i == CmdAct);
-  assign iss_pre  = iss_valid_i && (iss_cmd_i == CmdPre);
-  assign iss_prea = iss_valid_i && (iss_cmd_i == CmdPrea);
-  assign iss_rd   = iss_valid_i && (iss_cmd_i == CmdRd);
-  assign iss_wr   = iss_valid_i && (iss_cmd_i == CmdWr);
-  assign iss_ref  = iss_valid_i && (iss_cmd_i == CmdRef);
+  assign iss_act  = iss_valid_i && (iss_cmd_i == hbm_spec_pkg::CmdAct);
+  assign iss_pre  = iss_valid_i && (iss_cmd_i == hbm_spec_pkg::CmdPre);
+  assign iss_prea = iss_valid_i && (iss_cmd_i == hbm_spec_pkg::CmdPrea);
+  assign iss_rd   = iss_valid_i && (iss_cmd_i == hbm_spec_pkg::CmdRd);
+  assign iss_wr   = iss_valid_i && (iss_cmd_i == hbm_spec_pkg::CmdWr);
+  assign iss_ref  = iss_valid_i && (iss_cmd_i == hbm_spec_pkg::CmdRef);
 
-  function automatic logic [CycW-1:0] at(logic [CycW-1:0] now, logic [TimW-1:0] delay);
-    return now + CycW'(delay);
+  function automatic logic [hbm_spec_pkg::CycW-1:0] at(logic [hbm_spec_pkg::CycW-1:0] now, logic [hbm_spec_pkg::TimW-1:0] delay);
+    at = now + hbm_spec_pkg::CycW'(delay);
   endfunction
 
-  function automatic logic [CycW-1:0] cmax(logic [CycW-1:0] a, logic [CycW-1:0] b);
-    return (a > b) ? a : b;
+  function automatic logic [hbm_spec_pkg::CycW-1:0] cmax(logic [hbm_spec_pkg::CycW-1:0] a, logic [hbm_spec_pkg::CycW-1:0] b);
+    cmax = (a > b) ? a : b;
   endfunction
 
   // ---------------------------------------------------------------------------------------------
@@ -151,9 +151,9 @@ module hbm_bank_state import hbm_spec_pkg::*, hbm_pkg::*; #(
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       open_q   <= '0;
-      act_at_q <= '{default: '0};
-      rcd_at_q <= '{default: '0};
-      pre_at_q <= '{default: '0};
+      act_at_q <= '0;
+      rcd_at_q <= '0;
+      pre_at_q <= '0;
     end else begin
       if (iss_act) begin
         open_q[iss_bank_i]   <= 1'b1;
@@ -180,9 +180,9 @@ module hbm_bank_state import hbm_spec_pkg::*, hbm_pkg::*; #(
   // Per bank group.
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      bgact_at_q <= '{default: '0};
-      rd_at_q    <= '{default: '0};
-      wr_at_q    <= '{default: '0};
+      bgact_at_q <= '0;
+      rd_at_q    <= '0;
+      wr_at_q    <= '0;
     end else begin
       if (iss_act) begin
         bgact_at_q[iss_bg] <= at(now_i, tim_i.t_rrd_l);
@@ -209,7 +209,7 @@ module hbm_bank_state import hbm_spec_pkg::*, hbm_pkg::*; #(
   // Per channel.
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      faw_at_q   <= '{default: '0};
+      faw_at_q   <= '0;
       faw_ptr_q  <= '0;
       chact_at_q <= '0;
       prea_at_q  <= '0;
@@ -249,16 +249,16 @@ module hbm_bank_state import hbm_spec_pkg::*, hbm_pkg::*; #(
   always_ff @(posedge clk_i) begin
     if (chk_en_q && iss_valid_i) begin
       unique case (iss_cmd_i)
-        CmdAct:  assert (act_ok_o[iss_bank_i] && !open_q[iss_bank_i])
+        hbm_spec_pkg::CmdAct:  assert (act_ok_o[iss_bank_i] && !open_q[iss_bank_i])
                    else $error("hbm_bank_state: illegal ACT of bank %0d", iss_bank_i);
-        CmdPre:  assert (pre_ok_o[iss_bank_i] && open_q[iss_bank_i])
+        hbm_spec_pkg::CmdPre:  assert (pre_ok_o[iss_bank_i] && open_q[iss_bank_i])
                    else $error("hbm_bank_state: illegal PRE of bank %0d", iss_bank_i);
-        CmdPrea: assert (prea_ok_o) else $error("hbm_bank_state: illegal PREA");
-        CmdRd:   assert (col_ok_o[iss_bank_i] && open_q[iss_bank_i] && rd_ok_o[iss_bg])
+        hbm_spec_pkg::CmdPrea: assert (prea_ok_o) else $error("hbm_bank_state: illegal PREA");
+        hbm_spec_pkg::CmdRd:   assert (col_ok_o[iss_bank_i] && open_q[iss_bank_i] && rd_ok_o[iss_bg])
                    else $error("hbm_bank_state: illegal RD of bank %0d", iss_bank_i);
-        CmdWr:   assert (col_ok_o[iss_bank_i] && open_q[iss_bank_i] && wr_ok_o[iss_bg])
+        hbm_spec_pkg::CmdWr:   assert (col_ok_o[iss_bank_i] && open_q[iss_bank_i] && wr_ok_o[iss_bg])
                    else $error("hbm_bank_state: illegal WR of bank %0d", iss_bank_i);
-        CmdRef:  assert (ref_ok_o) else $error("hbm_bank_state: illegal REF");
+        hbm_spec_pkg::CmdRef:  assert (ref_ok_o) else $error("hbm_bank_state: illegal REF");
         default: assert (1'b0) else $error("hbm_bank_state: bad command %0d", iss_cmd_i);
       endcase
     end

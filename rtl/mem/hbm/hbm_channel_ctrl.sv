@@ -28,7 +28,7 @@
 // outstanding RD on rsp_* one cycle later. bresp_* is high in the cycle the WR is on the bus.
 `include "tpu_assert.svh"
 
-module hbm_channel_ctrl import hbm_spec_pkg::*, hbm_pkg::*; #(
+module hbm_channel_ctrl #(
   parameter int unsigned NumChannels   = 8,
   parameter int unsigned BankGroups    = 4,
   parameter int unsigned BanksPerGroup = 4,
@@ -42,42 +42,42 @@ module hbm_channel_ctrl import hbm_spec_pkg::*, hbm_pkg::*; #(
   localparam int unsigned BgW          = $clog2(BankGroups),
   localparam int unsigned ChW          = (NumChannels > 1) ? $clog2(NumChannels) : 1
 ) (
-  input  logic              clk_i,
-  input  logic              rst_ni,
-  input  logic [ChW-1:0]    ref_slot_i,     // refresh slot (hbm_refresh_timer), constant
-  input  logic              en_i,           // configuration valid (first cycle after reset on)
-  input  logic [CycW-1:0]   now_i,
-  input  tderiv_t           tim_i,
-  input  logic              page_policy_i,  // 0 open page, 1 closed page
-  input  amap_t             amap_i,
-  input  amap_pos_t         amap_pos_i,
+  input  logic                          clk_i,
+  input  logic                          rst_ni,
+  input  logic [ChW-1:0]                ref_slot_i, // refresh slot (hbm_refresh_timer), constant
+  input  logic                          en_i, // configuration valid (first cycle after reset on)
+  input  logic [hbm_spec_pkg::CycW-1:0] now_i,
+  input  hbm_spec_pkg::tderiv_t         tim_i,
+  input  logic                          page_policy_i, // 0 open page, 1 closed page
+  input  hbm_spec_pkg::amap_t           amap_i,
+  input  hbm_spec_pkg::amap_pos_t       amap_pos_i,
   // request (its address maps to this channel)
-  input  logic              req_valid_i,
-  output logic              req_ready_o,
-  input  logic              req_write_i,
-  input  logic [BaddrW-1:0] req_baddr_i,    // burst address (byte address >> OffW)
-  input  logic [IdW-1:0]    req_id_i,
-  input  logic [DataW-1:0]  req_wdata_i,
-  input  logic [MaskW-1:0]  req_wmask_i,
+  input  logic                           req_valid_i,
+  output logic                           req_ready_o,
+  input  logic                           req_write_i,
+  input  logic [BaddrW-1:0]              req_baddr_i, // burst address (byte address >> OffW)
+  input  logic [hbm_spec_pkg::IdW-1:0]   req_id_i,
+  input  logic [hbm_spec_pkg::DataW-1:0] req_wdata_i,
+  input  logic [hbm_spec_pkg::MaskW-1:0] req_wmask_i,
   // responses
-  output logic              rsp_valid_o,
-  output logic [IdW-1:0]    rsp_id_o,
-  output logic [DataW-1:0]  rsp_data_o,
-  output logic              bresp_valid_o,
-  output logic [IdW-1:0]    bresp_id_o,
+  output logic                           rsp_valid_o,
+  output logic [hbm_spec_pkg::IdW-1:0]   rsp_id_o,
+  output logic [hbm_spec_pkg::DataW-1:0] rsp_data_o,
+  output logic                           bresp_valid_o,
+  output logic [hbm_spec_pkg::IdW-1:0]   bresp_id_o,
   // command bus
-  output logic              cmd_valid_o,
-  output cmd_e              cmd_o,
-  output logic [BgW-1:0]    cmd_bg_o,
-  output logic [BaW-1:0]    cmd_bank_o,
-  output logic [RowW-1:0]   cmd_row_o,
-  output logic [ColW-1:0]   cmd_col_o,
-  output logic [DataW-1:0]  cmd_wdata_o,
-  output logic [MaskW-1:0]  cmd_wmask_o,
-  input  logic              rvalid_i,
-  input  logic [DataW-1:0]  rdata_i,
+  output logic                           cmd_valid_o,
+  output hbm_spec_pkg::cmd_e             cmd_o,
+  output logic [BgW-1:0]                 cmd_bg_o,
+  output logic [BaW-1:0]                 cmd_bank_o,
+  output logic [hbm_spec_pkg::RowW-1:0]  cmd_row_o,
+  output logic [hbm_spec_pkg::ColW-1:0]  cmd_col_o,
+  output logic [hbm_spec_pkg::DataW-1:0] cmd_wdata_o,
+  output logic [hbm_spec_pkg::MaskW-1:0] cmd_wmask_o,
+  input  logic                           rvalid_i,
+  input  logic [hbm_spec_pkg::DataW-1:0] rdata_i,
   // statistics
-  output stats_t            stats_o
+  output hbm_spec_pkg::stats_t            stats_o
 );
   localparam int unsigned N     = QueueDepth;
   localparam int unsigned SlotW = $clog2(N);
@@ -92,24 +92,24 @@ module hbm_channel_ctrl import hbm_spec_pkg::*, hbm_pkg::*; #(
   // Queue storage
   // ---------------------------------------------------------------------------------------------
   logic [N-1:0]        vld_q, vld_d, hit_q, hit_d, miss_q, miss_d, conf_q, conf_d, blk_q, blk_d;
-  logic [N-1:0]        dep_q   [N];
-  logic [N-1:0]        dep_d   [N];
-  logic [N-1:0]        older_q [N];
-  logic [N-1:0]        older_d [N];
-  logic [N-1:0]        bmask_q [NumBanks];   // slots queued per bank
-  logic [N-1:0]        bmask_d [NumBanks];
+  logic [N-1:0][N-1:0] dep_q;
+  logic [N-1:0][N-1:0] dep_d;
+  logic [N-1:0][N-1:0] older_q;
+  logic [N-1:0][N-1:0] older_d;
+  logic [NumBanks-1:0][N-1:0] bmask_q;   // slots queued per bank
+  logic [NumBanks-1:0][N-1:0] bmask_d;
   logic [NumBanks-1:0] bocc_q, bocc_d;       // banks with queued slots
   logic [SlotW-1:0]    oldest_q, oldest_d;   // the oldest queued slot, if oldv_q
   logic                oldv_q, oldv_d;
   // payload, written when a request is queued
   logic [N-1:0]        wr_q;
   logic [BankW-1:0]    bank_q  [N];
-  logic [RowW-1:0]     row_q   [N];
-  logic [ColW-1:0]     col_q   [N];
-  logic [IdW-1:0]      id_q    [N];
-  logic [CycW-1:0]     acc_q   [N];   // cycle the request was queued (starvation guard)
-  logic [DataW-1:0]    wdata_q [N];
-  logic [MaskW-1:0]    wmask_q [N];
+  logic [hbm_spec_pkg::RowW-1:0]     row_q   [N];
+  logic [hbm_spec_pkg::ColW-1:0]     col_q   [N];
+  logic [hbm_spec_pkg::IdW-1:0]      id_q    [N];
+  logic [hbm_spec_pkg::CycW-1:0]     acc_q   [N];   // cycle the request was queued (starvation guard)
+  logic [hbm_spec_pkg::DataW-1:0]    wdata_q [N];
+  logic [hbm_spec_pkg::MaskW-1:0]    wmask_q [N];
 
   // ---------------------------------------------------------------------------------------------
   // Input register and address decode
@@ -117,14 +117,14 @@ module hbm_channel_ctrl import hbm_spec_pkg::*, hbm_pkg::*; #(
   logic              ins, take;
   logic              in_vld_q, in_write_q;
   logic [BaddrW-1:0] in_baddr_q;
-  logic [IdW-1:0]    in_id_q;
-  logic [DataW-1:0]  in_wdata_q;
-  logic [MaskW-1:0]  in_wmask_q;
+  logic [hbm_spec_pkg::IdW-1:0]    in_id_q;
+  logic [hbm_spec_pkg::DataW-1:0]  in_wdata_q;
+  logic [hbm_spec_pkg::MaskW-1:0]  in_wmask_q;
   logic [BgW-1:0]    in_bg;
   logic [BaW-1:0]    in_ba;
   logic [BankW-1:0]  in_bank;
-  logic [RowW-1:0]   in_row;
-  logic [ColW-1:0]   in_col;
+  logic [hbm_spec_pkg::RowW-1:0]   in_row;
+  logic [hbm_spec_pkg::ColW-1:0]   in_col;
   logic [ChW-1:0]    unused_in_ch;
 
   // A request is taken when the input register is free or is queued this cycle.
@@ -176,10 +176,10 @@ module hbm_channel_ctrl import hbm_spec_pkg::*, hbm_pkg::*; #(
   // Bank state, refresh timer, read-id FIFO
   // ---------------------------------------------------------------------------------------------
   logic                  iss_valid;
-  cmd_e                  iss_cmd;
+  hbm_spec_pkg::cmd_e                  iss_cmd;
   logic [BankW-1:0]      iss_bank;
-  logic [RowW-1:0]       iss_row;
-  logic [ColW-1:0]       iss_cola;
+  logic [hbm_spec_pkg::RowW-1:0]       iss_row;
+  logic [hbm_spec_pkg::ColW-1:0]       iss_cola;
   logic [SlotW-1:0]      iss_slot;
   logic                  iss_for_req;   // PRE on behalf of a queued request (a row conflict)
 
@@ -217,12 +217,12 @@ module hbm_channel_ctrl import hbm_spec_pkg::*, hbm_pkg::*; #(
   );
 
   logic iss_act, iss_pre, iss_prea, iss_rd, iss_wr, iss_ref, iss_col;
-  assign iss_act  = iss_valid && (iss_cmd == CmdAct);
-  assign iss_pre  = iss_valid && (iss_cmd == CmdPre);
-  assign iss_prea = iss_valid && (iss_cmd == CmdPrea);
-  assign iss_rd   = iss_valid && (iss_cmd == CmdRd);
-  assign iss_wr   = iss_valid && (iss_cmd == CmdWr);
-  assign iss_ref  = iss_valid && (iss_cmd == CmdRef);
+  assign iss_act  = iss_valid && (iss_cmd == hbm_spec_pkg::CmdAct);
+  assign iss_pre  = iss_valid && (iss_cmd == hbm_spec_pkg::CmdPre);
+  assign iss_prea = iss_valid && (iss_cmd == hbm_spec_pkg::CmdPrea);
+  assign iss_rd   = iss_valid && (iss_cmd == hbm_spec_pkg::CmdRd);
+  assign iss_wr   = iss_valid && (iss_cmd == hbm_spec_pkg::CmdWr);
+  assign iss_ref  = iss_valid && (iss_cmd == hbm_spec_pkg::CmdRef);
   assign iss_col  = iss_rd || iss_wr;
 
   logic ref_due;
@@ -240,11 +240,11 @@ module hbm_channel_ctrl import hbm_spec_pkg::*, hbm_pkg::*; #(
   );
 
   logic                         rdf_full;
-  logic [IdW-1:0]               rdf_head;
+  logic [hbm_spec_pkg::IdW-1:0]               rdf_head;
   logic                         unused_rdf_empty;
   logic [$clog2(RdFifoDepth):0] unused_rdf_count;
   sync_fifo #(
-    .Width (IdW),
+    .Width (hbm_spec_pkg::IdW),
     .Depth (RdFifoDepth)
   ) u_rd_ids (
     .clk_i   (clk_i),
@@ -273,7 +273,7 @@ module hbm_channel_ctrl import hbm_spec_pkg::*, hbm_pkg::*; #(
   logic [BankW-1:0]    auto_idx;
   logic                rd_allow, wr_allow;
 
-  assign starve    = oldv_q && ((now_i - acc_q[oldest_q]) >= CycW'(StarveCycles));
+  assign starve    = oldv_q && ((now_i - acc_q[oldest_q]) >= hbm_spec_pkg::CycW'(StarveCycles));
   assign oldest_oh = N'(1) << oldest_q;
   assign rd_allow  = !rdf_full && (!ref_due || rd_keeps_prea);
   assign wr_allow  = !ref_due || wr_keeps_prea;
@@ -354,7 +354,7 @@ module hbm_channel_ctrl import hbm_spec_pkg::*, hbm_pkg::*; #(
   // The command of this cycle.
   always_comb begin
     iss_valid   = 1'b0;
-    iss_cmd     = CmdNop;
+    iss_cmd     = hbm_spec_pkg::CmdNop;
     iss_bank    = '0;
     iss_row     = '0;
     iss_cola    = '0;
@@ -364,27 +364,27 @@ module hbm_channel_ctrl import hbm_spec_pkg::*, hbm_pkg::*; #(
       iss_valid = 1'b0;
     end else if (ref_due && prea_ok) begin
       iss_valid = 1'b1;
-      iss_cmd   = CmdPrea;
+      iss_cmd   = hbm_spec_pkg::CmdPrea;
     end else if (ref_due && ref_ok) begin
       iss_valid = 1'b1;
-      iss_cmd   = CmdRef;
+      iss_cmd   = hbm_spec_pkg::CmdRef;
     end else if (col_pool != '0) begin
       iss_valid = 1'b1;
-      iss_cmd   = wr_q[col_idx] ? CmdWr : CmdRd;
+      iss_cmd   = wr_q[col_idx] ? hbm_spec_pkg::CmdWr : hbm_spec_pkg::CmdRd;
       iss_slot  = col_idx;
       iss_bank  = bank_q[col_idx];
       iss_row   = row_q[col_idx];
       iss_cola  = col_q[col_idx];
     end else if (row_pool != '0) begin
       iss_valid   = 1'b1;
-      iss_cmd     = act_c[row_idx] ? CmdAct : CmdPre;
+      iss_cmd     = act_c[row_idx] ? hbm_spec_pkg::CmdAct : hbm_spec_pkg::CmdPre;
       iss_slot    = row_idx;
       iss_bank    = bank_q[row_idx];
       iss_row     = row_q[row_idx];
       iss_for_req = 1'b1;
     end else if (auto_c != '0) begin
       iss_valid = 1'b1;
-      iss_cmd   = CmdPre;
+      iss_cmd   = hbm_spec_pkg::CmdPre;
       iss_bank  = auto_idx;
     end
   end
@@ -503,9 +503,9 @@ module hbm_channel_ctrl import hbm_spec_pkg::*, hbm_pkg::*; #(
       miss_q   <= '0;
       conf_q   <= '0;
       blk_q    <= '0;
-      dep_q    <= '{default: '0};
-      older_q  <= '{default: '0};
-      bmask_q  <= '{default: '0};
+      dep_q    <= '0;
+      older_q  <= '0;
+      bmask_q  <= '0;
       bocc_q   <= '0;
       oldest_q <= '0;
       oldv_q   <= 1'b0;
@@ -551,18 +551,18 @@ module hbm_channel_ctrl import hbm_spec_pkg::*, hbm_pkg::*; #(
   // Command bus and responses
   // ---------------------------------------------------------------------------------------------
   logic             cmd_valid_q, rsp_valid_q, bresp_valid_q;
-  cmd_e             cmd_q;
+  hbm_spec_pkg::cmd_e             cmd_q;
   logic [BankW-1:0] cmd_bank_q;
-  logic [RowW-1:0]  cmd_row_q;
-  logic [ColW-1:0]  cmd_col_q;
-  logic [DataW-1:0] cmd_wdata_q, rsp_data_q;
-  logic [MaskW-1:0] cmd_wmask_q;
-  logic [IdW-1:0]   rsp_id_q, bresp_id_q;
+  logic [hbm_spec_pkg::RowW-1:0]  cmd_row_q;
+  logic [hbm_spec_pkg::ColW-1:0]  cmd_col_q;
+  logic [hbm_spec_pkg::DataW-1:0] cmd_wdata_q, rsp_data_q;
+  logic [hbm_spec_pkg::MaskW-1:0] cmd_wmask_q;
+  logic [hbm_spec_pkg::IdW-1:0]   rsp_id_q, bresp_id_q;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       cmd_valid_q   <= 1'b0;
-      cmd_q         <= CmdNop;
+      cmd_q         <= hbm_spec_pkg::CmdNop;
       rsp_valid_q   <= 1'b0;
       bresp_valid_q <= 1'b0;
     end else begin
@@ -607,13 +607,13 @@ module hbm_channel_ctrl import hbm_spec_pkg::*, hbm_pkg::*; #(
   // ---------------------------------------------------------------------------------------------
   // Statistics
   // ---------------------------------------------------------------------------------------------
-  logic [StatW-1:0] cnt_q [NumStats];
+  logic [hbm_spec_pkg::NumStats-1:0][hbm_spec_pkg::StatW-1:0] cnt_q;
   logic [OccW-1:0] occ_q;      // requests in the input register and the queue
   logic [OutW-1:0] rd_out_q;   // reads taken and not yet answered on rsp_valid_o
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      cnt_q    <= '{default: '0};
+      cnt_q    <= '0;
       occ_q    <= '0;
       rd_out_q <= '0;
     end else begin
@@ -621,44 +621,44 @@ module hbm_channel_ctrl import hbm_spec_pkg::*, hbm_pkg::*; #(
       rd_out_q <= rd_out_q + OutW'(take && !req_write_i) - OutW'(rsp_valid_q);
       if (iss_col) begin
         if (iss_wr) begin
-          cnt_q[StatWrites] <= cnt_q[StatWrites] + StatW'(1);
+          cnt_q[hbm_spec_pkg::StatWrites] <= cnt_q[hbm_spec_pkg::StatWrites] + hbm_spec_pkg::StatW'(1);
         end else begin
-          cnt_q[StatReads] <= cnt_q[StatReads] + StatW'(1);
+          cnt_q[hbm_spec_pkg::StatReads] <= cnt_q[hbm_spec_pkg::StatReads] + hbm_spec_pkg::StatW'(1);
         end
         if (conf_q[iss_slot]) begin
-          cnt_q[StatRowConflicts] <= cnt_q[StatRowConflicts] + StatW'(1);
+          cnt_q[hbm_spec_pkg::StatRowConflicts] <= cnt_q[hbm_spec_pkg::StatRowConflicts] + hbm_spec_pkg::StatW'(1);
         end else if (miss_q[iss_slot]) begin
-          cnt_q[StatRowMisses] <= cnt_q[StatRowMisses] + StatW'(1);
+          cnt_q[hbm_spec_pkg::StatRowMisses] <= cnt_q[hbm_spec_pkg::StatRowMisses] + hbm_spec_pkg::StatW'(1);
         end else begin
-          cnt_q[StatRowHits] <= cnt_q[StatRowHits] + StatW'(1);
+          cnt_q[hbm_spec_pkg::StatRowHits] <= cnt_q[hbm_spec_pkg::StatRowHits] + hbm_spec_pkg::StatW'(1);
         end
         if (iss_wr != dir_q) begin
-          cnt_q[StatTurnarounds] <= cnt_q[StatTurnarounds] + StatW'(1);
+          cnt_q[hbm_spec_pkg::StatTurnarounds] <= cnt_q[hbm_spec_pkg::StatTurnarounds] + hbm_spec_pkg::StatW'(1);
         end
       end
       if (iss_act) begin
-        cnt_q[StatActs] <= cnt_q[StatActs] + StatW'(1);
+        cnt_q[hbm_spec_pkg::StatActs] <= cnt_q[hbm_spec_pkg::StatActs] + hbm_spec_pkg::StatW'(1);
       end
       if (iss_pre) begin
-        cnt_q[StatPres] <= cnt_q[StatPres] + StatW'(1);
+        cnt_q[hbm_spec_pkg::StatPres] <= cnt_q[hbm_spec_pkg::StatPres] + hbm_spec_pkg::StatW'(1);
       end
       if (iss_prea) begin
-        cnt_q[StatPreas] <= cnt_q[StatPreas] + StatW'(1);
+        cnt_q[hbm_spec_pkg::StatPreas] <= cnt_q[hbm_spec_pkg::StatPreas] + hbm_spec_pkg::StatW'(1);
       end
       if (iss_ref) begin
-        cnt_q[StatRefs] <= cnt_q[StatRefs] + StatW'(1);
+        cnt_q[hbm_spec_pkg::StatRefs] <= cnt_q[hbm_spec_pkg::StatRefs] + hbm_spec_pkg::StatW'(1);
       end
       if (ref_due || busy) begin
-        cnt_q[StatRefCycles] <= cnt_q[StatRefCycles] + StatW'(1);
+        cnt_q[hbm_spec_pkg::StatRefCycles] <= cnt_q[hbm_spec_pkg::StatRefCycles] + hbm_spec_pkg::StatW'(1);
       end
-      cnt_q[StatOccSum] <= cnt_q[StatOccSum] + StatW'(occ_q);
-      cnt_q[StatRdLatSum] <= cnt_q[StatRdLatSum] + StatW'(rd_out_q);
+      cnt_q[hbm_spec_pkg::StatOccSum] <= cnt_q[hbm_spec_pkg::StatOccSum] + hbm_spec_pkg::StatW'(occ_q);
+      cnt_q[hbm_spec_pkg::StatRdLatSum] <= cnt_q[hbm_spec_pkg::StatRdLatSum] + hbm_spec_pkg::StatW'(rd_out_q);
     end
   end
 
   always_comb begin
-    for (int unsigned k = 0; k < NumStats; k++) begin
-      stats_o[k*StatW +: StatW] = cnt_q[k];
+    for (int unsigned k = 0; k < hbm_spec_pkg::NumStats; k++) begin
+      stats_o[k*hbm_spec_pkg::StatW +: hbm_spec_pkg::StatW] = cnt_q[k];
     end
   end
 

@@ -19,7 +19,7 @@
 //    tBURST = BL/2; column spacing max(tCCD_x, tBURST); RD->WR >= CL+tBURST+2-CWL (and at least
 //    the column spacing); WR->RD >= CWL+tBURST+tWTR_x; WR->PRE >= CWL+tBURST+tWR; RD->PRE >= tRTP;
 //    ACT->REF >= tRC; PRE/PREA->REF >= tRP; nothing for tRFC after a REF.
-// 3. Address map: runtime amap_i (hbm_pkg::amap_t): the order (enum amap_order_e: the contract's
+// 3. Address map: runtime amap_i (hbm_spec_pkg::amap_t): the order (enum amap_order_e: the contract's
 //    "ro-ba-bg-ch-co" (default) and "ro-ch-ba-bg-co", "ch-ro-ba-bg-co", "ro-ba-bg-co-ch", or
 //    AmapCustom with any order of the five fields given as field codes, so every "address_map"
 //    string of a timing set maps) and the width of every field (from the geometry). The burst
@@ -58,7 +58,7 @@
 // =================================================================================================
 `include "tpu_assert.svh"
 
-module hbm_ctrl import hbm_spec_pkg::*, hbm_pkg::*; #(
+module hbm_ctrl #(
   parameter int unsigned NumChannels   = 8,     // 8 for HBM2, 16/32 for HBM3 pseudo channels
   parameter int unsigned NumPorts      = 1,     // request lanes of the burst port
   parameter int unsigned BankGroups    = 4,
@@ -76,62 +76,62 @@ module hbm_ctrl import hbm_spec_pkg::*, hbm_pkg::*; #(
   input  logic                                 clk_i,
   input  logic                                 rst_ni,
   // configuration (stable from reset on)
-  input  timing_t                              timing_i,
-  input  amap_t                                amap_i,
-  input  logic                                 page_policy_i,       // 0 open, 1 closed page
-  input  logic                                 per_bank_refresh_i,  // must be 0 (decision 4)
+  input  hbm_spec_pkg::timing_t timing_i,
+  input  hbm_spec_pkg::amap_t   amap_i,
+  input  logic                  page_policy_i, // 0 open, 1 closed page
+  input  logic                  per_bank_refresh_i, // must be 0 (decision 4)
   // burst port: request lanes
-  input  logic [NumPorts-1:0]    req_valid_i,
-  output logic [NumPorts-1:0]    req_ready_o,
-  input  logic [NumPorts-1:0]    req_write_i,
-  input  logic [AddrW-1:0]       req_addr_i    [NumPorts],
-  input  logic [IdW-1:0]         req_id_i      [NumPorts],
-  input  logic [DataW-1:0]       req_wdata_i   [NumPorts],
-  input  logic [MaskW-1:0]       req_wmask_i   [NumPorts],
+  input  logic [NumPorts-1:0]                          req_valid_i,
+  output logic [NumPorts-1:0]                          req_ready_o,
+  input  logic [NumPorts-1:0]                          req_write_i,
+  input  logic [NumPorts-1:0][AddrW-1:0]               req_addr_i,
+  input  logic [NumPorts-1:0][hbm_spec_pkg::IdW-1:0]   req_id_i,
+  input  logic [NumPorts-1:0][hbm_spec_pkg::DataW-1:0] req_wdata_i,
+  input  logic [NumPorts-1:0][hbm_spec_pkg::MaskW-1:0] req_wmask_i,
   // burst port: responses per channel
-  output logic [NumChannels-1:0] rsp_valid_o,
-  output logic [IdW-1:0]         rsp_id_o      [NumChannels],
-  output logic [DataW-1:0]       rsp_data_o    [NumChannels],
-  output logic [NumChannels-1:0] bresp_valid_o,
-  output logic [IdW-1:0]         bresp_id_o    [NumChannels],
+  output logic [NumChannels-1:0]                          rsp_valid_o,
+  output logic [NumChannels-1:0][hbm_spec_pkg::IdW-1:0]   rsp_id_o,
+  output logic [NumChannels-1:0][hbm_spec_pkg::DataW-1:0] rsp_data_o,
+  output logic [NumChannels-1:0]                          bresp_valid_o,
+  output logic [NumChannels-1:0][hbm_spec_pkg::IdW-1:0]   bresp_id_o,
   // command bus per channel (docs/hbm.md)
-  output logic [NumChannels-1:0] cmd_valid_o,
-  output cmd_e                   cmd_o         [NumChannels],
-  output logic [BgW-1:0]         cmd_bg_o      [NumChannels],
-  output logic [BaW-1:0]         cmd_bank_o    [NumChannels],
-  output logic [RowW-1:0]        cmd_row_o     [NumChannels],
-  output logic [ColW-1:0]        cmd_col_o     [NumChannels],
-  output logic [DataW-1:0]       cmd_wdata_o   [NumChannels],
-  output logic [MaskW-1:0]       cmd_wmask_o   [NumChannels],
-  input  logic [NumChannels-1:0] rvalid_i,
-  input  logic [DataW-1:0]       rdata_i       [NumChannels],
+  output logic [NumChannels-1:0]                          cmd_valid_o,
+  output logic [NumChannels-1:0][2:0]                     cmd_o,
+  output logic [NumChannels-1:0][BgW-1:0]                 cmd_bg_o,
+  output logic [NumChannels-1:0][BaW-1:0]                 cmd_bank_o,
+  output logic [NumChannels-1:0][hbm_spec_pkg::RowW-1:0]  cmd_row_o,
+  output logic [NumChannels-1:0][hbm_spec_pkg::ColW-1:0]  cmd_col_o,
+  output logic [NumChannels-1:0][hbm_spec_pkg::DataW-1:0] cmd_wdata_o,
+  output logic [NumChannels-1:0][hbm_spec_pkg::MaskW-1:0] cmd_wmask_o,
+  input  logic [NumChannels-1:0]                          rvalid_i,
+  input  logic [NumChannels-1:0][hbm_spec_pkg::DataW-1:0] rdata_i,
   // statistics
-  output stats_t                 stats_o       [NumChannels]
+  output logic [NumChannels-1:0][hbm_spec_pkg::NumStats*hbm_spec_pkg::StatW-1:0] stats_o
 );
-  localparam int unsigned BaddrW = AddrW - OffW;
+  localparam int unsigned BaddrW = AddrW - hbm_spec_pkg::OffW;
 
   if ((1 << ChW) != NumChannels || NumChannels < 2) begin : g_chan_check
     $fatal(1, "hbm_ctrl: NumChannels must be a power of two >= 2");
   end
-  if (BaddrW <= RowW) begin : g_addr_check
+  if (BaddrW <= hbm_spec_pkg::RowW) begin : g_addr_check
     $fatal(1, "hbm_ctrl: AddrW too small");
   end
 
   // ---------------------------------------------------------------------------------------------
   // Configuration: derived timing, registered (the scheduler then depends on flops only)
   // ---------------------------------------------------------------------------------------------
-  tderiv_t         tim_d, tim_q;
-  amap_t           amap_q;
-  amap_pos_t       amap_pos_q;
+  hbm_spec_pkg::tderiv_t         tim_d, tim_q;
+  hbm_spec_pkg::amap_t           amap_q;
+  hbm_spec_pkg::amap_pos_t       amap_pos_q;
   logic            page_policy_q;
   logic            en_q;
-  logic [CycW-1:0] now_q;
+  logic [hbm_spec_pkg::CycW-1:0] now_q;
 
   always_comb begin
-    logic [TimW-1:0] tburst, rd2wr;
+    logic [hbm_spec_pkg::TimW-1:0] tburst, rd2wr;
     tburst = timing_i.bl >> 1;
-    rd2wr  = ((timing_i.cl + tburst + TimW'(2)) > timing_i.cwl)
-           ? (timing_i.cl + tburst + TimW'(2) - timing_i.cwl) : '0;
+    rd2wr  = ((timing_i.cl + tburst + hbm_spec_pkg::TimW'(2)) > timing_i.cwl)
+           ? (timing_i.cl + tburst + hbm_spec_pkg::TimW'(2) - timing_i.cwl) : '0;
     tim_d.t_rcd   = timing_i.t_rcd;
     tim_d.t_rp    = timing_i.t_rp;
     tim_d.t_ras   = timing_i.t_ras;
@@ -141,12 +141,12 @@ module hbm_ctrl import hbm_spec_pkg::*, hbm_pkg::*; #(
     tim_d.t_faw   = timing_i.t_faw;
     tim_d.t_rfc   = timing_i.t_rfc;
     tim_d.t_refi  = timing_i.t_refi;
-    tim_d.ccd_s   = tmax(timing_i.t_ccd_s, tburst);
-    tim_d.ccd_l   = tmax(timing_i.t_ccd_l, tburst);
-    tim_d.rd2wr_s = tmax(rd2wr, tim_d.ccd_s);
-    tim_d.rd2wr_l = tmax(rd2wr, tim_d.ccd_l);
-    tim_d.wr2rd_s = tmax(timing_i.cwl + tburst + timing_i.t_wtr_s, tim_d.ccd_s);
-    tim_d.wr2rd_l = tmax(timing_i.cwl + tburst + timing_i.t_wtr_l, tim_d.ccd_l);
+    tim_d.ccd_s   = hbm_spec_pkg::tmax(timing_i.t_ccd_s, tburst);
+    tim_d.ccd_l   = hbm_spec_pkg::tmax(timing_i.t_ccd_l, tburst);
+    tim_d.rd2wr_s = hbm_spec_pkg::tmax(rd2wr, tim_d.ccd_s);
+    tim_d.rd2wr_l = hbm_spec_pkg::tmax(rd2wr, tim_d.ccd_l);
+    tim_d.wr2rd_s = hbm_spec_pkg::tmax(timing_i.cwl + tburst + timing_i.t_wtr_s, tim_d.ccd_s);
+    tim_d.wr2rd_l = hbm_spec_pkg::tmax(timing_i.cwl + tburst + timing_i.t_wtr_l, tim_d.ccd_l);
     tim_d.rd2pre  = timing_i.t_rtp;
     tim_d.wr2pre  = timing_i.cwl + tburst + timing_i.t_wr;
   end
@@ -156,7 +156,7 @@ module hbm_ctrl import hbm_spec_pkg::*, hbm_pkg::*; #(
   always_ff @(posedge clk_i) begin
     tim_q         <= tim_d;
     amap_q        <= amap_i;
-    amap_pos_q    <= amap_positions(amap_i);
+    amap_pos_q    <= hbm_spec_pkg::amap_positions(amap_i);
     page_policy_q <= page_policy_i;
   end
 
@@ -166,7 +166,7 @@ module hbm_ctrl import hbm_spec_pkg::*, hbm_pkg::*; #(
       now_q <= '0;
     end else begin
       en_q  <= 1'b1;
-      now_q <= now_q + CycW'(1);
+      now_q <= now_q + hbm_spec_pkg::CycW'(1);
     end
   end
 
@@ -178,8 +178,8 @@ module hbm_ctrl import hbm_spec_pkg::*, hbm_pkg::*; #(
   for (genvar p = 0; p < NumPorts; p++) begin : g_lane
     logic [BgW-1:0]  unused_bg;
     logic [BaW-1:0]  unused_ba;
-    logic [RowW-1:0] unused_row;
-    logic [ColW-1:0] unused_col;
+    logic [hbm_spec_pkg::RowW-1:0] unused_row;
+    logic [hbm_spec_pkg::ColW-1:0] unused_col;
     hbm_addr_map #(
       .NumChannels   (NumChannels),
       .BankGroups    (BankGroups),
@@ -188,7 +188,7 @@ module hbm_ctrl import hbm_spec_pkg::*, hbm_pkg::*; #(
     ) u_map (
       .amap_i  (amap_q),
       .pos_i   (amap_pos_q),
-      .baddr_i (req_addr_i[p][AddrW-1:OffW]),
+      .baddr_i (req_addr_i[p][AddrW-1:hbm_spec_pkg::OffW]),
       .ch_o    (lane_ch[p]),
       .bg_o    (unused_bg),
       .ba_o    (unused_ba),
@@ -267,7 +267,7 @@ module hbm_ctrl import hbm_spec_pkg::*, hbm_pkg::*; #(
       .req_valid_i   (ch_valid[c]),
       .req_ready_o   (ch_ready[c]),
       .req_write_i   (req_write_i[sel[c]]),
-      .req_baddr_i   (req_addr_i[sel[c]][AddrW-1:OffW]),
+      .req_baddr_i   (req_addr_i[sel[c]][AddrW-1:hbm_spec_pkg::OffW]),
       .req_id_i      (req_id_i[sel[c]]),
       .req_wdata_i   (req_wdata_i[sel[c]]),
       .req_wmask_i   (req_wmask_i[sel[c]]),
@@ -302,8 +302,8 @@ module hbm_ctrl import hbm_spec_pkg::*, hbm_pkg::*; #(
       assert (!per_bank_refresh_i)
         else $error("hbm_ctrl: per-bank refresh is not implemented (per_bank_refresh_i must be 0)");
       assert (amap_i.ch_bits <= 8'(ChW) && amap_i.bg_bits <= 8'(BgW) &&
-              amap_i.ba_bits <= 8'(BaW) && amap_i.row_bits <= 8'(RowW) &&
-              amap_i.col_bits <= 8'(ColW) && amap_order_ok(amap_i.order, amap_i.custom))
+              amap_i.ba_bits <= 8'(BaW) && amap_i.row_bits <= 8'(hbm_spec_pkg::RowW) &&
+              amap_i.col_bits <= 8'(hbm_spec_pkg::ColW) && hbm_spec_pkg::amap_order_ok(amap_i.order, amap_i.custom))
         else $error("hbm_ctrl: address map %0h does not fit the controller", amap_i);
       assert (timing_i.bl >= 16'd2 && !timing_i.bl[0] && timing_i.t_refi > timing_i.t_rfc &&
               timing_i.cwl >= 16'd1 && timing_i.t_rc >= timing_i.t_ras)
@@ -314,7 +314,7 @@ module hbm_ctrl import hbm_spec_pkg::*, hbm_pkg::*; #(
   for (genvar p = 0; p < NumPorts; p++) begin : g_chk_lane
     always_ff @(posedge clk_i) begin
       if (chk_en_q && req_valid_i[p]) begin
-        assert (req_addr_i[p][OffW-1:0] == '0)
+        assert (req_addr_i[p][hbm_spec_pkg::OffW-1:0] == '0)
           else $error("hbm_ctrl: lane %0d address %0h is not burst aligned", p, req_addr_i[p]);
       end
     end

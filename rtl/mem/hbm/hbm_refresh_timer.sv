@@ -4,26 +4,26 @@
 // tREFI: channels with different slots refresh at different times.
 `include "tpu_assert.svh"
 
-module hbm_refresh_timer import hbm_spec_pkg::*, hbm_pkg::*; #(
+module hbm_refresh_timer #(
   parameter int unsigned NumChannels = 8,
   localparam int unsigned ChW        = (NumChannels > 1) ? $clog2(NumChannels) : 1
 ) (
-  input  logic            clk_i,
-  input  logic            rst_ni,
-  input  logic [ChW-1:0]  ref_slot_i,  // refresh slot, constant
-  input  logic            en_i,        // timing valid; the timer starts on the first such cycle
-  input  logic [CycW-1:0] now_i,
-  input  logic [TimW-1:0] t_refi_i,
-  input  logic            ref_done_i,  // a REF issues this cycle
-  output logic            due_o
+  input  logic                          clk_i,
+  input  logic                          rst_ni,
+  input  logic [ChW-1:0]                ref_slot_i, // refresh slot, constant
+  input  logic                          en_i, // timing valid; the timer starts on the first such cycle
+  input  logic [hbm_spec_pkg::CycW-1:0] now_i,
+  input  logic [hbm_spec_pkg::TimW-1:0] t_refi_i,
+  input  logic                          ref_done_i, // a REF issues this cycle
+  output logic                          due_o
 );
   logic            armed_q;
-  logic [CycW-1:0] next_q;
+  logic [hbm_spec_pkg::CycW-1:0] next_q;
   logic [3:0]      pend_q;   // due REFs not yet issued (JEDEC allows postponing 8)
 
-  logic [TimW-1:0] stagger, first;
+  logic [hbm_spec_pkg::TimW-1:0] stagger, first;
   logic            tick;
-  assign stagger = TimW'(ref_slot_i) * (t_refi_i >> ChW);
+  assign stagger = hbm_spec_pkg::TimW'(ref_slot_i) * (t_refi_i >> ChW);
   assign first   = t_refi_i - stagger;
   assign tick    = armed_q && (now_i >= next_q);
   assign due_o   = (pend_q != '0);
@@ -36,9 +36,9 @@ module hbm_refresh_timer import hbm_spec_pkg::*, hbm_pkg::*; #(
     end else begin
       if (en_i && !armed_q) begin
         armed_q <= 1'b1;
-        next_q  <= now_i + CycW'(first);
+        next_q  <= now_i + hbm_spec_pkg::CycW'(first);
       end else if (tick) begin
-        next_q <= next_q + CycW'(t_refi_i);
+        next_q <= next_q + hbm_spec_pkg::CycW'(t_refi_i);
       end
       pend_q <= pend_q + 4'(tick) - 4'(ref_done_i);
     end

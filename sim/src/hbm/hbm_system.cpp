@@ -13,7 +13,7 @@ unsigned log2_exact(std::uint32_t v) {
   return static_cast<unsigned>(std::countr_zero(v));
 }
 
-// hbm_pkg::amap_t: byte 0 order, then the widths of column, channel, bank group, bank, row.
+// hbm_spec_pkg::amap_t: byte 0 order, then the widths of column, channel, bank group, bank, row.
 std::uint64_t amap_word(const HbmSetup& s) {
   const dram::Config& c = s.dram;
   return std::uint64_t{static_cast<std::uint8_t>(s.order)} | std::uint64_t{log2_exact(c.columns)} << 8 |

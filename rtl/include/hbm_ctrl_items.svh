@@ -1,16 +1,13 @@
 // Controller-internal types and functions of the HBM controller (rtl/mem/hbm, contract:
-// docs/hbm.md). What the hardware/software contract holds - burst and bus widths, timing_t,
-// stats_t, the address-field codes and the named orders (amap_order_e) - is generated from
-// spec/tpuemu.json into hbm_spec_pkg; modules import both packages (SystemVerilog does not
-// re-export what a package imports).
+// docs/hbm.md), included at the end of the generated package hbm_spec_pkg, whose contract items
+// (burst and bus widths, timing_t, stats_t, the address-field codes and the named orders) they
+// build on. One package rather than two because Yosys does not resolve one package's names in
+// another (docs/fpga.md).
 //
 // C++ view of the packed structs: every struct is declared most significant field first, so the
 // first field lands in the least significant bits and a harness can fill a struct as a
 // little-endian array of fields (timing_t: 16-bit fields, amap_t: bytes, stats_t: 64-bit
 // counters).
-package hbm_pkg;
-  import hbm_spec_pkg::*;
-
   // Burst port widths derived from the contract's burst size.
   localparam int unsigned OffW  = $clog2(BurstBytes);  // burst offset bits of a byte address
   localparam int unsigned DataW = BurstBytes * 8;      // 512
@@ -51,9 +48,11 @@ package hbm_pkg;
     logic [7:0] ro, ba, bg, ch, co;
   } amap_pos_t;
 
+  // Names in function bodies are package-qualified: Yosys resolves them where a function is
+  // called, outside the package.
   // The field codes of an order, least significant field first.
   function automatic logic [14:0] amap_codes(amap_order_e order, logic [14:0] custom);
-    return (order == AmapCustom) ? custom : amap_named_codes(order);
+    amap_codes = (order == hbm_spec_pkg::AmapCustom) ? custom : hbm_spec_pkg::amap_named_codes(order);
   endfunction
 
   function automatic amap_pos_t amap_positions(amap_t m);
@@ -62,17 +61,17 @@ package hbm_pkg;
     logic [14:0] codes;
     p     = '0;
     acc   = '0;
-    codes = amap_codes(m.order, m.custom[14:0]);
+    codes = hbm_spec_pkg::amap_codes(m.order, m.custom[14:0]);
     for (int unsigned k = 0; k < 5; k++) begin
       unique case (codes[3*k +: 3])
-        FieldCo: begin p.co = acc; acc = acc + m.col_bits; end
-        FieldCh: begin p.ch = acc; acc = acc + m.ch_bits;  end
-        FieldBg: begin p.bg = acc; acc = acc + m.bg_bits;  end
-        FieldBa: begin p.ba = acc; acc = acc + m.ba_bits;  end
+        hbm_spec_pkg::FieldCo: begin p.co = acc; acc = acc + m.col_bits; end
+        hbm_spec_pkg::FieldCh: begin p.ch = acc; acc = acc + m.ch_bits;  end
+        hbm_spec_pkg::FieldBg: begin p.bg = acc; acc = acc + m.bg_bits;  end
+        hbm_spec_pkg::FieldBa: begin p.ba = acc; acc = acc + m.ba_bits;  end
         default: begin p.ro = acc; acc = acc + m.row_bits; end
       endcase
     end
-    return p;
+    amap_positions = p;
   endfunction
 
   // A known order, or a custom one whose five codes are a permutation of the fields.
@@ -82,8 +81,8 @@ package hbm_pkg;
     for (int unsigned k = 0; k < 5; k++) begin
       seen[custom[3*k +: 3]] = 1'b1;
     end
-    return amap_order_named(order) ||
-           (order == AmapCustom && seen == 8'b0001_1111 && !custom[15]);
+    amap_order_ok = hbm_spec_pkg::amap_order_named(order) ||
+           (order == hbm_spec_pkg::AmapCustom && seen == 8'b0001_1111 && !custom[15]);
   endfunction
 
   // Timing sums the channels use, derived once from timing_t in hbm_ctrl (all in tCK).
@@ -108,7 +107,5 @@ package hbm_pkg;
   } tderiv_t;
 
   function automatic logic [TimW-1:0] tmax(logic [TimW-1:0] a, logic [TimW-1:0] b);
-    return (a > b) ? a : b;
+    tmax = (a > b) ? a : b;
   endfunction
-
-endpackage

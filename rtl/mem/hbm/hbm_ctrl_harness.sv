@@ -1,0 +1,97 @@
+// hbm_ctrl as the C++ harnesses see it: the per-lane and per-channel buses as unpacked arrays,
+// which Verilator turns into C arrays indexed by lane or channel (sim/src/hbm, tests/rtl). The
+// controller itself has packed ports, the only form Yosys synthesizes (docs/fpga.md); this top
+// only renames and is never synthesized.
+module hbm_ctrl_harness #(
+  parameter int unsigned NumChannels   = 8,
+  parameter int unsigned NumPorts      = 1,
+  parameter int unsigned BankGroups    = 4,
+  parameter int unsigned BanksPerGroup = 4,
+  parameter int unsigned QueueDepth    = 16,
+  parameter int unsigned RdFifoDepth   = 32,
+  parameter int unsigned StarveCycles  = 1024,
+  parameter int unsigned RefStagger    = 0,
+  parameter int unsigned AddrW         = 40,
+  localparam int unsigned BgW          = $clog2(BankGroups),
+  localparam int unsigned BaW          = $clog2(BanksPerGroup)
+) (
+  input  logic                                 clk_i,
+  input  logic                                 rst_ni,
+  input  hbm_spec_pkg::timing_t                timing_i,
+  input  hbm_spec_pkg::amap_t                  amap_i,
+  input  logic                                 page_policy_i,
+  input  logic                                 per_bank_refresh_i,
+  input  logic [NumPorts-1:0]                  req_valid_i,
+  output logic [NumPorts-1:0]                  req_ready_o,
+  input  logic [NumPorts-1:0]                  req_write_i,
+  input  logic [AddrW-1:0]                     req_addr_i    [NumPorts],
+  input  logic [hbm_spec_pkg::IdW-1:0]         req_id_i      [NumPorts],
+  input  logic [hbm_spec_pkg::DataW-1:0]       req_wdata_i   [NumPorts],
+  input  logic [hbm_spec_pkg::MaskW-1:0]       req_wmask_i   [NumPorts],
+  output logic [NumChannels-1:0]               rsp_valid_o,
+  output logic [hbm_spec_pkg::IdW-1:0]         rsp_id_o      [NumChannels],
+  output logic [hbm_spec_pkg::DataW-1:0]       rsp_data_o    [NumChannels],
+  output logic [NumChannels-1:0]               bresp_valid_o,
+  output logic [hbm_spec_pkg::IdW-1:0]         bresp_id_o    [NumChannels],
+  output logic [NumChannels-1:0]               cmd_valid_o,
+  output hbm_spec_pkg::cmd_e                   cmd_o         [NumChannels],
+  output logic [BgW-1:0]                       cmd_bg_o      [NumChannels],
+  output logic [BaW-1:0]                       cmd_bank_o    [NumChannels],
+  output logic [hbm_spec_pkg::RowW-1:0]        cmd_row_o     [NumChannels],
+  output logic [hbm_spec_pkg::ColW-1:0]        cmd_col_o     [NumChannels],
+  output logic [hbm_spec_pkg::DataW-1:0]       cmd_wdata_o   [NumChannels],
+  output logic [hbm_spec_pkg::MaskW-1:0]       cmd_wmask_o   [NumChannels],
+  input  logic [NumChannels-1:0]               rvalid_i,
+  input  logic [hbm_spec_pkg::DataW-1:0]       rdata_i       [NumChannels],
+  output hbm_spec_pkg::stats_t                 stats_o       [NumChannels]
+);
+  logic [NumPorts-1:0][AddrW-1:0]                        req_addr;
+  logic [NumPorts-1:0][hbm_spec_pkg::IdW-1:0]            req_id;
+  logic [NumPorts-1:0][hbm_spec_pkg::DataW-1:0]          req_wdata;
+  logic [NumPorts-1:0][hbm_spec_pkg::MaskW-1:0]          req_wmask;
+  logic [NumChannels-1:0][hbm_spec_pkg::IdW-1:0]         rsp_id, bresp_id;
+  logic [NumChannels-1:0][hbm_spec_pkg::DataW-1:0]       rsp_data, cmd_wdata, rdata;
+  logic [NumChannels-1:0][2:0]                           cmd;
+  logic [NumChannels-1:0][BgW-1:0]                       cmd_bg;
+  logic [NumChannels-1:0][BaW-1:0]                       cmd_bank;
+  logic [NumChannels-1:0][hbm_spec_pkg::RowW-1:0]        cmd_row;
+  logic [NumChannels-1:0][hbm_spec_pkg::ColW-1:0]        cmd_col;
+  logic [NumChannels-1:0][hbm_spec_pkg::MaskW-1:0]       cmd_wmask;
+  logic [NumChannels-1:0][hbm_spec_pkg::NumStats*hbm_spec_pkg::StatW-1:0] stats;
+
+  for (genvar p = 0; p < NumPorts; p++) begin : g_lane
+    assign req_addr[p]  = req_addr_i[p];
+    assign req_id[p]    = req_id_i[p];
+    assign req_wdata[p] = req_wdata_i[p];
+    assign req_wmask[p] = req_wmask_i[p];
+  end
+  for (genvar c = 0; c < NumChannels; c++) begin : g_channel
+    assign rsp_id_o[c]    = rsp_id[c];
+    assign rsp_data_o[c]  = rsp_data[c];
+    assign bresp_id_o[c]  = bresp_id[c];
+    assign cmd_o[c]       = hbm_spec_pkg::cmd_e'(cmd[c]);
+    assign cmd_bg_o[c]    = cmd_bg[c];
+    assign cmd_bank_o[c]  = cmd_bank[c];
+    assign cmd_row_o[c]   = cmd_row[c];
+    assign cmd_col_o[c]   = cmd_col[c];
+    assign cmd_wdata_o[c] = cmd_wdata[c];
+    assign cmd_wmask_o[c] = cmd_wmask[c];
+    assign rdata[c]       = rdata_i[c];
+    assign stats_o[c]     = stats[c];
+  end
+
+  hbm_ctrl #(
+    .NumChannels (NumChannels), .NumPorts (NumPorts), .BankGroups (BankGroups),
+    .BanksPerGroup (BanksPerGroup), .QueueDepth (QueueDepth), .RdFifoDepth (RdFifoDepth),
+    .StarveCycles (StarveCycles), .RefStagger (RefStagger), .AddrW (AddrW)
+  ) u_ctrl (
+    .clk_i, .rst_ni, .timing_i, .amap_i, .page_policy_i, .per_bank_refresh_i,
+    .req_valid_i, .req_ready_o, .req_write_i,
+    .req_addr_i (req_addr), .req_id_i (req_id), .req_wdata_i (req_wdata), .req_wmask_i (req_wmask),
+    .rsp_valid_o, .rsp_id_o (rsp_id), .rsp_data_o (rsp_data),
+    .bresp_valid_o, .bresp_id_o (bresp_id),
+    .cmd_valid_o, .cmd_o (cmd), .cmd_bg_o (cmd_bg), .cmd_bank_o (cmd_bank), .cmd_row_o (cmd_row),
+    .cmd_col_o (cmd_col), .cmd_wdata_o (cmd_wdata), .cmd_wmask_o (cmd_wmask),
+    .rvalid_i, .rdata_i (rdata), .stats_o (stats)
+  );
+endmodule

@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""Resource report of a scripts/synth.sh run: reads Yosys's `stat -json` of each synthesized top
+(WORK/stat_synth_core.json, WORK/stat_synth_hbm.json), sums every module's cells through the
+hierarchy, checks that each on-chip memory (sram_1w1r) became block RAM, and writes OUT.json and
+OUT.md (both or neither).
+
+    synth_report.py WORK PRESET FAMILY OUT
+
+Rows are the modules the core (tpu_top) and the controller (hbm_ctrl) instantiate, each with the
+resources of its whole subtree, plus the top's own logic and the total."""
+import json
+import os
+import pathlib
+import re
+import sys
+
+# Cell types per resource class; I/O buffers and clock buffers are not counted.
+CLASSES = {
+    "xc7": {"lut": r"LUT[1-6](_2)?", "ff": r"FD[CPRS]E", "dsp": r"DSP48E1", "bram36": r"RAMB36E1",
+            "bram18": r"RAMB18E1", "lutram": r"RAM(32|64|128|256)(M|X1[SD])\w*", "carry": r"CARRY4",
+            "muxf": r"MUXF[78]"},
+    "xcu": {"lut": r"LUT[1-6](_2)?", "ff": r"FD[CPRS]E", "dsp": r"DSP48E2", "bram36": r"RAMB36E2",
+            "bram18": r"RAMB18E2", "lutram": r"RAM(32|64|128|256|512)(M16|M8|M|X1[SD])\w*",
+            "carry": r"CARRY8", "muxf": r"MUXF[789]"},
+    "ice40": {"lut": r"SB_LUT4", "ff": r"SB_DFF\w*", "dsp": r"SB_MAC16", "bram4k": r"SB_RAM40_4K",
+              "carry": r"SB_CARRY"},
+}
+IGNORED = r"(I|O|IO)BUF\w*|BUFG\w*|SB_IO\w*|SB_GB\w*|INV|VCC|GND|\$scopeinfo"
+
+
+def base_name(module):
+    """'$paramod$<hash>\\sram_1w1r' / '$paramod\\leaf\\W=..' / '\\top' -> 'sram_1w1r' / 'leaf' / 'top'."""
+    m = module.lstrip("\\")
+    if m.startswith("$paramod"):
+        return m.split("\\")[1]
+    return m
+
+
+def classify(cell, family):
+    for cls, pat in CLASSES[family].items():
+        if re.fullmatch(pat, cell):
+            return cls
+    if re.fullmatch(IGNORED, cell):
+        return None
+    return "other"
+
+
+class Design:
+    def __init__(self, stat, family):
+        self.family = family
+        self.modules = stat["modules"]
+        self.memo = {}
+
+    def module_of(self, cell):
+        """The module a cell instantiates, or None for a primitive (Yosys names a plain module's
+        instances without the leading backslash of its key)."""
+        for key in (cell, "\\" + cell):
+            if key in self.modules:
+                return key
+        return None
+
+    def own(self, module):
+        res, children = {}, {}
+        for cell, n in self.modules[module]["num_cells_by_type"].items():
+            sub = self.module_of(cell)
+            if sub is not None:
+                children[sub] = children.get(sub, 0) + n
+                continue
+            cls = classify(cell, self.family)
+            if cls is not None:
+                res[cls] = res.get(cls, 0) + n
+                if cls == "other":
+                    res.setdefault("other_types", set()).add(cell)
+        return res, children
+
+    def total(self, module):
+        if module not in self.memo:
+            res, children = self.own(module)
+            res = {k: (set(v) if isinstance(v, set) else v) for k, v in res.items()}
+            for child, n in children.items():
+                for k, v in self.total(child).items():
+                    if isinstance(v, set):
+                        res.setdefault(k, set()).update(v)
+                    else:
+                        res[k] = res.get(k, 0) + n * v
+            self.memo[module] = res
+        return self.memo[module]
+
+    def find(self, base):
+        hits = [m for m in self.modules if base_name(m) == base]
+        if len(hits) != 1:
+            sys.exit(f"synth: expected one module {base} in the netlist, found {len(hits)}")
+        return hits[0]
+
+
+def bram36(res, family):
+    if family == "ice40":
+        return res.get("bram4k", 0) * 4096 / 36864
+    return res.get("bram36", 0) + res.get("bram18", 0) / 2
+
+
+def row(name, count, res, family):
+    r = {"module": name, "instances": count, "lut": res.get("lut", 0), "ff": res.get("ff", 0),
+         "dsp": res.get("dsp", 0), "lutram": res.get("lutram", 0), "carry": res.get("carry", 0)}
+    if family == "ice40":
+        r["bram_4k"] = res.get("bram4k", 0)
+    else:
+        r["bram36"] = res.get("bram36", 0)
+        r["bram18"] = res.get("bram18", 0)
+    r["bram36_equiv"] = round(bram36(res, family), 2)
+    if res.get("other"):
+        r["other"] = res["other"]
+        r["other_types"] = sorted(res["other_types"])
+    return r
+
+
+def report_top(design, top_base, family):
+    """Rows for the children of top_base (grouped by module name), its own logic, its total."""
+    top = design.find(top_base)
+    own, children = design.own(top)
+    groups = {}
+    for child, n in children.items():
+        g = groups.setdefault(base_name(child), {"count": 0, "res": {}})
+        g["count"] += n
+        for k, v in design.total(child).items():
+            if isinstance(v, set):
+                g["res"].setdefault(k, set()).update(v)
+            else:
+                g["res"][k] = g["res"].get(k, 0) + n * v
+    rows = [row(name, g["count"], g["res"], family) for name, g in sorted(groups.items())]
+    rows.append(row(f"{top_base} (own logic)", 1, own, family))
+    rows.append(row("total", 1, design.total(top), family))
+    return rows
+
+
+def check_memories(design, family):
+    """Every sram_1w1r must be block RAM and nothing else: returns (rows, failures)."""
+    rows, failures = [], []
+    parents = {}
+    for m, st in design.modules.items():
+        for cell, n in st["num_cells_by_type"].items():
+            sub = design.module_of(cell)
+            if sub is not None and base_name(sub) == "sram_1w1r":
+                parents.setdefault(sub, {})[base_name(m)] = n
+    for m in sorted(parents, key=lambda k: sorted(parents[k])):
+        res = design.total(m)
+        used = ",".join(sorted(parents[m]))
+        blocks = res.get("bram4k", 0) if family == "ice40" else res.get("bram36", 0) + res.get("bram18", 0)
+        rows.append({"memory_of": used, "instances": sum(parents[m].values()),
+                     "bram36_equiv": round(bram36(res, family), 2),
+                     "lutram": res.get("lutram", 0), "ff": res.get("ff", 0)})
+        if blocks == 0 or res.get("lutram", 0):
+            failures.append(f"a memory of {used} is not block RAM ({blocks} block RAMs, "
+                            f"{res.get('lutram', 0)} LUT RAMs, {res.get('ff', 0)} FFs)")
+    if not parents:
+        failures.append("no sram_1w1r in the netlist")
+    return rows, failures
+
+
+def markdown(result):
+    fam = result["family"]
+    bram_cols = ["bram_4k"] if fam == "ice40" else ["bram36", "bram18"]
+    cols = ["module", "instances", "lut", "ff", "dsp"] + bram_cols + ["bram36_equiv", "lutram", "carry"]
+    out = [f"# Synthesis of preset `{result['preset']}` for {fam} ({result['yosys']})", ""]
+    for top, rows in result["tops"].items():
+        out += [f"## {top}", "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+        for r in rows:
+            out.append("| " + " | ".join(str(r.get(c, 0)) for c in cols) + " |")
+        out.append("")
+    out += ["## On-chip memories (sram_1w1r, each instance)", "",
+            "| memory of | instances in it | BRAM36 equivalent | LUT RAM | FF |", "|---|---|---|---|---|"]
+    for m in result["memories"]:
+        out.append(f"| {m['memory_of']} | {m['instances']} | {m['bram36_equiv']} | {m['lutram']} | {m['ff']} |")
+    return "\n".join(out) + "\n"
+
+
+def main():
+    work, preset, family, out = sys.argv[1:]
+    work = pathlib.Path(work)
+    result = {"preset": preset, "family": family, "tops": {}, "memories": []}
+    failures = []
+    for top, stat_file, inner in (("tpu_top", "stat_synth_core.json", "tpu_top"),
+                                  ("hbm_ctrl", "stat_synth_hbm.json", "hbm_ctrl")):
+        path = work / stat_file
+        if not path.exists():
+            continue
+        stat = json.loads(path.read_text())
+        result["yosys"] = stat.get("creator", "Yosys").split(" (")[0]
+        design = Design(stat, family)
+        result["tops"][top] = report_top(design, inner, family)
+        if top == "tpu_top":
+            result["memories"], failures = check_memories(design, family)
+    for top, rows in result["tops"].items():
+        t = rows[-1]
+        print(f"synth: {top}: {t['lut']} LUT, {t['ff']} FF, {t['dsp']} DSP, "
+              f"{t['bram36_equiv']} BRAM36 equivalent, {t['lutram']} LUT RAM")
+    if failures:
+        for f in failures:
+            print(f"synth: {f}", file=sys.stderr)
+        sys.exit(1)
+    for suffix, text in ((".json", json.dumps(result, indent=2, default=sorted) + "\n"),
+                         (".md", markdown(result))):
+        with open(out + suffix + ".tmp", "w") as f:
+            f.write(text)
+    for suffix in (".json", ".md"):
+        os.replace(out + suffix + ".tmp", out + suffix)
+    print(f"synth: wrote {out}.json and {out}.md")
+
+
+if __name__ == "__main__":
+    main()
