@@ -111,8 +111,10 @@ class GeneratorTest(unittest.TestCase):
                     'int main() {}\n')
         subprocess.run([tool("g++"), "-std=c++20", "-Wall", "-Wextra", "-Werror", "-fsyntax-only",
                         "-I", g.dir, main_cpp], check=True)
+        # hbm_spec_pkg ends with the controller's own items, included from rtl/include
+        incdir = "+incdir+" + os.path.join(SRC, "rtl", "include")
         for sv in (g.paths["sv"], g.paths["hbm"]):
-            subprocess.run([tool("verilator"), "--lint-only", "-Wall", sv], check=True,
+            subprocess.run([tool("verilator"), "--lint-only", "-Wall", incdir, sv], check=True,
                            capture_output=True)
 
     def expect_error(self, spec, pattern):
