@@ -5,17 +5,18 @@
 # RAM, LUT RAM, carry) as JSON and as a Markdown table, and checks that every on-chip memory
 # (each sram_1w1r: the VMEM banks, ACC and SMEM) became block RAM.
 #
-#   scripts/synth.sh PRESET [--family xc7|xcu|ice40] [-o OUT] [--no-hbm] [--keep DIR]
+#   scripts/synth.sh PRESET [--family xc7|xcu|ice40] [-o OUT] [--no-hbm] [--board] [--keep DIR]
 #
 # PRESET is a name in configs/presets/ or a path to a preset file. OUT (default
 # synth-PRESET-FAMILY) gets OUT.json and OUT.md; nothing is written when synthesis or the block
-# RAM check fails. --no-hbm leaves the HBM controller out; --keep keeps Yosys's work directory
+# RAM check fails. --no-hbm leaves the HBM controller out; --board adds the board top's DRAM shim
+# (rtl/board/dram_shim.sv, for the HBM2 geometry it is built for); --keep keeps Yosys's work directory
 # (netlists, logs). The packages are generated from spec/tpuemu.json here: no build tree needed.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-family=xc7 out="" preset="" with_hbm=1 keep=""
+family=xc7 out="" preset="" with_hbm=1 with_board=0 keep=""
 usage() {
-  echo "usage: scripts/synth.sh PRESET [--family xc7|xcu|ice40] [-o OUT] [--no-hbm] [--keep DIR]" >&2
+  echo "usage: scripts/synth.sh PRESET [--family xc7|xcu|ice40] [-o OUT] [--no-hbm] [--board] [--keep DIR]" >&2
   exit 2
 }
 while (($#)); do
@@ -23,6 +24,7 @@ while (($#)); do
     --family) family=${2:?}; shift 2 ;;
     -o) out=${2:?}; shift 2 ;;
     --no-hbm) with_hbm=0; shift ;;
+    --board) with_board=1; shift ;;
     --keep) keep=${2:?}; shift 2 ;;
     -h|--help) usage ;;
     -*) echo "synth: unknown option '$1'" >&2; usage ;;
@@ -74,6 +76,10 @@ run_yosys() {  # top, sources...: synthesizes one top, keeps its hierarchy, writ
 }
 run_yosys synth_core tpu_pkg.sv $core_sources synth_core.sv
 [[ -z $hbm_sources ]] || run_yosys synth_hbm hbm_spec_pkg.sv $hbm_sources synth_hbm.sv
+if ((with_board)); then
+  cp "$root"/rtl/common/sync_fifo.sv "$root"/rtl/board/dram_shim.sv "$work"/
+  run_yosys dram_shim hbm_spec_pkg.sv sync_fifo.sv dram_shim.sv
+fi
 
 [[ -z $keep ]] || { mkdir -p "$keep"; cp -r "$work"/. "$keep"/; }
 python3 "$root/scripts/synth/synth_report.py" "$work" "$name" "$family" "$out"

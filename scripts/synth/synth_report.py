@@ -133,6 +133,22 @@ def report_top(design, top_base, family):
     return rows
 
 
+def report_inside(design, top_base, family):
+    """Per instance of each module under top_base that has submodules: its submodules and its own
+    logic (one level down, so that a large module's LUTs are attributed)."""
+    rows = []
+    _, children = design.own(design.find(top_base))
+    for child in sorted(children, key=base_name):
+        own, grand = design.own(child)
+        if not grand:
+            continue
+        for g, n in sorted(grand.items(), key=lambda kv: base_name(kv[0])):
+            res = {k: (n * v if not isinstance(v, set) else v) for k, v in design.total(g).items()}
+            rows.append(row(f"{base_name(child)} / {base_name(g)}", n, res, family))
+        rows.append(row(f"{base_name(child)} (own logic)", 1, own, family))
+    return rows
+
+
 def check_memories(design, family):
     """Every sram_1w1r must be block RAM and nothing else: returns (rows, failures)."""
     rows, failures = [], []
@@ -167,6 +183,12 @@ def markdown(result):
         for r in rows:
             out.append("| " + " | ".join(str(r.get(c, 0)) for c in cols) + " |")
         out.append("")
+    for top, rows in result.get("inside", {}).items():
+        out += [f"## Inside the modules of {top} (one instance each)", "",
+                "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+        for r in rows:
+            out.append("| " + " | ".join(str(r.get(c, 0)) for c in cols) + " |")
+        out.append("")
     out += ["## On-chip memories (sram_1w1r, each instance)", "",
             "| memory of | instances in it | BRAM36 equivalent | LUT RAM | FF |", "|---|---|---|---|---|"]
     for m in result["memories"]:
@@ -177,10 +199,11 @@ def markdown(result):
 def main():
     work, preset, family, out = sys.argv[1:]
     work = pathlib.Path(work)
-    result = {"preset": preset, "family": family, "tops": {}, "memories": []}
+    result = {"preset": preset, "family": family, "tops": {}, "inside": {}, "memories": []}
     failures = []
     for top, stat_file, inner in (("tpu_top", "stat_synth_core.json", "tpu_top"),
-                                  ("hbm_ctrl", "stat_synth_hbm.json", "hbm_ctrl")):
+                                  ("hbm_ctrl", "stat_synth_hbm.json", "hbm_ctrl"),
+                                  ("dram_shim", "stat_dram_shim.json", "dram_shim")):
         path = work / stat_file
         if not path.exists():
             continue
@@ -188,6 +211,7 @@ def main():
         result["yosys"] = stat.get("creator", "Yosys").split(" (")[0]
         design = Design(stat, family)
         result["tops"][top] = report_top(design, inner, family)
+        result["inside"][top] = report_inside(design, inner, family)
         if top == "tpu_top":
             result["memories"], failures = check_memories(design, family)
     for top, rows in result["tops"].items():

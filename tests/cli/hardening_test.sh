@@ -113,6 +113,8 @@ check max_cycles_negative 2 "--max-cycles: '-5' is not a non-negative integer" -
 check seed_negative 2 "--seed: '-1' is not a non-negative integer" -- run "${small[@]}" --seed -1
 check seed_overflow 2 "--seed: 99999999999999999999 is larger than" -- run "${small[@]}" --seed 99999999999999999999
 check batches_negative 2 "--batches: '-1' is not a non-negative integer" -- trace "$root/examples/mlp.json" --batches -1
+check board_shim_on_simple 2 "--board-shim: is the HBM side of the board top; preset small" -- run --matmul 16x16x16 --preset small --board-shim 10
+check board_shim_on_tlm 1 "the board top's DRAM shim is RTL" -- run --matmul 16x16x16 --preset default --backend tlm --board-shim 10
 check backpressure_on_hbm 2 "--backpressure: applies to the simple memory model" -- run --matmul 16x16x16 --preset default --backpressure 10
 check requantize_with_file 2 "requantize" -- run "$root/examples/mlp.json" --requantize
 check read_ratio_with_file 2 "read-ratio" -- hbm --requests-file "$root/examples/hbm/small.trace" --read-ratio 0.5

@@ -45,6 +45,7 @@ struct RunArgs {
   std::uint64_t max_cycles = 4'000'000'000;
   std::optional<std::uint64_t> seed;
   unsigned backpressure = 0;
+  std::optional<std::uint32_t> board_shim;
   std::string wave_file;
   std::string allocator = "bfc";
   std::optional<std::string> vmem_allocator;
@@ -236,6 +237,10 @@ int run_run(const RunArgs& a) {
                                                    "whose controller and DRAM model decide when requests are accepted",
                                                    preset.name, preset.hbm.model));
   }
+  if (a.board_shim && preset.hbm.model != "hbm") {
+    throw UsageError("--board-shim", fmt::format("is the HBM side of the board top; preset {} uses hbm.model \"{}\"",
+                                                 preset.name, preset.hbm.model));
+  }
   RunSettings s;
   s.backend = a.backend;
   const unsigned all = a.buffers.value_or(w.buffers.value_or(2));
@@ -244,6 +249,7 @@ int run_run(const RunArgs& a) {
   s.tiled = !a.untiled;
   s.max_cycles = a.max_cycles;
   s.device.backpressure_permille = a.backpressure;
+  s.device.board_shim_max_latency = a.board_shim;
   s.device.trace_fst = a.wave_file;
   const bool every_policy = a.allocator == kEveryAllocator;
   if (every_policy && a.common.out.empty())
@@ -301,6 +307,11 @@ Subcommand add_run_command(CLI::App& app) {
   cmd->add_option("--backpressure", a->backpressure,
                   "Simple memory model only: refuse requests this often (per mille, 0-999)")
       ->check(unsigned_in(0, 999));
+  cmd->add_option("--board-shim", a->board_shim,
+                  "HBM presets, rtl backend: run the board top's DRAM shim with a backing store of random latency "
+                  "0..N host cycles instead of the DRAM model (the cycles must not change; docs/fpga.md)")
+      ->type_name("N")
+      ->check(unsigned_in(0, 100000));
   cmd->add_option("--allocator", a->allocator,
                   "HBM allocation policy: bfc, first-fit, best-fit, buddy, tlsf, or all (run with bfc, replay the "
                   "HBM trace through every policy for the memory maps of -o DIR)");

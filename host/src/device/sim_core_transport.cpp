@@ -65,6 +65,13 @@ sim::MemoryModelConfig memory_config_for(const Preset& preset, const DeviceOptio
     mem.hbm = hbm_setup_from(set, preset.hbm.page_policy == "closed");
     // DRAM clocks per core clock: core period / tCK
     mem.dram_cycles_per_core_cycle = 1000.0 / (preset.clock_ghz * set.tck_ps);
+    if (options.board_shim_max_latency) {
+      mem.hbm->board = sim::hbm::BoardShim{.max_latency = *options.board_shim_max_latency, .seed = options.seed};
+    }
+  } else if (options.board_shim_max_latency) {
+    throw Error("device", fmt::format("board shim: preset '{}' has the '{}' memory model; the board top's DRAM "
+                                      "shim needs the HBM model",
+                                      preset.name, preset.hbm.model));
   }
   return mem;
 }

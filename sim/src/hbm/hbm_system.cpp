@@ -2,6 +2,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "Vhbm_board_8ch.h"
 #include "Vhbm_ctrl_16ch.h"
 #include "Vhbm_ctrl_8ch.h"
 #include "hbm/hbm_system_impl.h"
@@ -34,6 +35,12 @@ std::unique_ptr<HbmSystem> make_hbm_system(const HbmSetup& setup) {
   const dram::Config& c = setup.dram;
   if (c.bank_groups != 4 || c.banks_per_group != 4 || c.burst_bytes() != 64) {
     throw std::invalid_argument("hbm: the controller is built for 4 bank groups x 4 banks and 64-byte bursts");
+  }
+  if (setup.board) {
+    if (c.channels != 8) {
+      throw std::invalid_argument("hbm: the board top is built for 8 channels, not " + std::to_string(c.channels));
+    }
+    return std::make_unique<VerilatedHbmSystem<Vhbm_board_8ch, 8, 4>>(setup);
   }
   switch (c.channels) {
     case 8: return std::make_unique<VerilatedHbmSystem<Vhbm_ctrl_8ch, 8, 4>>(setup);

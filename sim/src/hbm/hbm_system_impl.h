@@ -1,4 +1,6 @@
-// HbmSystem over one Verilated hbm_ctrl (one per channel count, see hbm_system.cpp).
+// HbmSystem over one Verilated hbm_ctrl (one per channel count, see hbm_system.cpp), or over the
+// board top's HBM side (hbm_board_top: the controller behind the RTL DRAM shim and a backing
+// store, HbmSetup::board).
 #pragma once
 
 #include <algorithm>
@@ -12,6 +14,7 @@
 
 #include "tpuemu/sim/verilator_messages.h"
 #include "dram/device.h"
+#include "hbm/backing_store.h"
 #include "tpuemu/sim/hbm_system.h"
 #include "verilator_bits.h"
 
@@ -20,8 +23,14 @@ namespace tpuemu::sim::hbm {
 unsigned log2_exact(std::uint32_t v);
 std::uint64_t amap_word(const HbmSetup& setup);
 
+// The board top shows the shim's read data (rvalid_o) instead of taking the device model's.
+template <typename Top>
+concept BoardTop = requires(Top t) { t.target_en_o; t.rvalid_o; };
+
 template <typename Top, unsigned Channels, unsigned Lanes>
 class VerilatedHbmSystem final : public HbmSystem {
+  static constexpr bool kBoard = BoardTop<Top>;
+
  public:
   explicit VerilatedHbmSystem(const HbmSetup& setup)
       : setup_(setup),
@@ -38,7 +47,15 @@ class VerilatedHbmSystem final : public HbmSystem {
     top_->page_policy_i = setup.closed_page ? 1 : 0;
     top_->per_bank_refresh_i = 0;
     top_->req_valid_i = 0;
-    top_->rvalid_i = 0;
+    if constexpr (kBoard) {
+      if (!setup.board) throw std::invalid_argument("hbm: the board top needs HbmSetup::board");
+      backing_.emplace(*setup.board);
+      top_->bs_req_ready_i = 0;
+      top_->bs_rsp_valid_i = 0;
+      top_->target_hold_i = 0;
+    } else {
+      top_->rvalid_i = 0;
+    }
     top_->rst_ni = 0;
     for (int i = 0; i < 2; ++i) {
       top_->clk_i = 0;
@@ -86,17 +103,23 @@ class VerilatedHbmSystem final : public HbmSystem {
     accepted_ = 0;
     if (fault_) return;
     try {
-      top_->rvalid_i = 0;
-      for (unsigned ch = 0; ch < Channels; ++ch) {
-        const auto d = device_.read_data(cycle_, ch);
-        if (!d.empty()) {
-          set_bits(top_->rvalid_i, ch, 1, 1);
-          put_bytes(top_->rdata_i[ch], d.data(), 64);
+      if constexpr (kBoard) {
+        check_shim_read_data();
+        top_->req_valid_i = lane_valid_;
+        host_cycles_until_target_edge();
+      } else {
+        top_->rvalid_i = 0;
+        for (unsigned ch = 0; ch < Channels; ++ch) {
+          const auto d = device_.read_data(cycle_, ch);
+          if (!d.empty()) {
+            set_bits(top_->rvalid_i, ch, 1, 1);
+            put_bytes(top_->rdata_i[ch], d.data(), 64);
+          }
         }
+        top_->req_valid_i = lane_valid_;
+        top_->clk_i = 0;
+        top_->eval();
       }
-      top_->req_valid_i = lane_valid_;
-      top_->clk_i = 0;
-      top_->eval();
 
       const std::uint32_t ready = static_cast<std::uint32_t>(top_->req_ready_o) & lane_valid_;
       for (unsigned p = 0; ready != 0 && p < Lanes; ++p) {
@@ -128,10 +151,12 @@ class VerilatedHbmSystem final : public HbmSystem {
           r.id = static_cast<std::uint8_t>(top_->bresp_id_o[ch]);
         }
       }
+      if constexpr (kBoard) backing_->host_cycle(*top_);
       top_->clk_i = 1;
       top_->eval();
       top_->clk_i = 0;
       ++cycle_;
+      if constexpr (kBoard) ++host_cycles_;
       // A failed controller assertion or $stop (collected by the Verilator hooks).
       if (context_->gotError()) throw std::runtime_error(take_verilator_error());
     } catch (const std::exception& e) {
@@ -199,15 +224,19 @@ class VerilatedHbmSystem final : public HbmSystem {
     s.read_latency_mean = n ? static_cast<double>(sum) / static_cast<double>(n) : 0;
     s.read_latency_p50 = percentile(n, 0.50);
     s.read_latency_p99 = percentile(n, 0.99);
+    s.host_cycles = host_cycles_;
+    s.held_host_cycles = held_host_cycles_;
     return s;
   }
 
   void backdoor_write(std::uint64_t addr, std::span<const std::uint8_t> data) override {
+    if constexpr (kBoard) drain_shim();
     for_each_burst(addr, data.size(), [&](const Coordinate& c, std::uint32_t boff, std::size_t done, std::uint32_t len) {
       std::array<std::uint8_t, 64> burst{};
       device_.backdoor_read(c.channel, c.bank_group, c.bank, c.row, c.column, burst);
       std::memcpy(burst.data() + boff, data.data() + done, len);
       device_.backdoor_write(c.channel, c.bank_group, c.bank, c.row, c.column, burst);
+      if constexpr (kBoard) backing_->write(burst_index(c), burst);  // the data the shim reads
     });
   }
 
@@ -298,6 +327,83 @@ class VerilatedHbmSystem final : public HbmSystem {
     ++latency_histogram_[std::min<std::uint64_t>(latency, kHistogramBins - 1)];
   }
 
+  // ---- board top
+  // The backing store's address of a burst, as the shim forms it: {ch, bg, bank, row, column}.
+  std::uint64_t burst_index(const Coordinate& c) const {
+    constexpr unsigned bgw = 2, baw = 2;  // 4 bank groups x 4 banks (make_hbm_system checks)
+    std::uint64_t a = c.channel;
+    a = (a << bgw) | c.bank_group;
+    a = (a << baw) | c.bank;
+    a = (a << spec::hbm::kRowWidth) | c.row;
+    a = (a << spec::hbm::kColWidth) | c.column;
+    return a;
+  }
+
+  // The shim's read data of this target cycle must be the device model's, bit for bit.
+  void check_shim_read_data() {
+    for (unsigned ch = 0; ch < Channels; ++ch) {
+      const auto d = device_.read_data(cycle_, ch);
+      const bool shim = get_bits(top_->rvalid_o, ch, 1) != 0;
+      if (shim != !d.empty()) {
+        throw std::runtime_error("board shim: channel " + std::to_string(ch) + " cycle " + std::to_string(cycle_) +
+                                 (shim ? ": read data the device model does not return"
+                                       : ": the device model's read data is missing"));
+      }
+      if (!d.empty()) {
+        std::array<std::uint8_t, 64> got{};
+        get_bytes(top_->rdata_o[ch], got.data(), 64);
+        if (!std::equal(got.begin(), got.end(), d.begin())) {
+          throw std::runtime_error("board shim: channel " + std::to_string(ch) + " cycle " +
+                                   std::to_string(cycle_) + ": read data differs from the device model's");
+        }
+      }
+    }
+  }
+
+  // Before the host writes the backing store directly: the target clock stopped, host cycles until
+  // every write the shim posted has reached the store (else one could land after the host's).
+  void drain_shim() {
+    top_->target_hold_i = 1;
+    for (std::uint64_t n = 0; !host_clock_low(); ++n) {
+      if (n > kMaxHeldHostCycles) throw std::runtime_error("board shim: the backing store does not drain");
+      held_host_cycle();
+    }
+    top_->target_hold_i = 0;
+    top_->eval();
+  }
+
+  // The first half of a host cycle: clock low, the backing store's outputs, evaluated. Returns
+  // what the cycle waits for: the target edge (target_en_o), or with the target held, the shim's
+  // idle.
+  bool host_clock_low() {
+    top_->clk_i = 0;
+    backing_->drive(*top_);
+    top_->eval();
+    return top_->target_hold_i ? top_->shim_idle_o != 0 : top_->target_en_o != 0;
+  }
+
+  // The rest of a host cycle without a target edge.
+  void held_host_cycle() {
+    backing_->host_cycle(*top_);
+    top_->clk_i = 1;
+    top_->eval();
+    ++host_cycles_;
+    ++held_host_cycles_;
+    if (context_->gotError()) throw std::runtime_error(take_verilator_error());
+  }
+
+  // Host cycles with the target clock held, until the one that ends with a target edge; that one
+  // is left at its falling half (clock low, evaluated) for the target cycle's sampling.
+  void host_cycles_until_target_edge() {
+    for (std::uint64_t held = 0; !host_clock_low(); ++held) {
+      if (held > kMaxHeldHostCycles) {
+        throw std::runtime_error("board shim: the target clock has been held for " + std::to_string(held) +
+                                 " host cycles (target cycle " + std::to_string(cycle_) + ")");
+      }
+      held_host_cycle();
+    }
+  }
+
   std::uint64_t percentile(std::uint64_t n, double q) const {
     if (n == 0) return 0;
     const std::uint64_t target = static_cast<std::uint64_t>(q * static_cast<double>(n - 1)) + 1;
@@ -327,6 +433,10 @@ class VerilatedHbmSystem final : public HbmSystem {
   std::vector<std::optional<ChannelActivity>> open_;  // per channel: the busy interval being extended
   std::vector<ChannelActivity> activity_;
   std::optional<std::string> fault_;
+  // board top
+  static constexpr std::uint64_t kMaxHeldHostCycles = 1'000'000;
+  std::optional<BackingStore> backing_;
+  std::uint64_t host_cycles_ = 0, held_host_cycles_ = 0;
 };
 
 }  // namespace tpuemu::sim::hbm

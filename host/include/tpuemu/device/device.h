@@ -262,6 +262,10 @@ struct DeviceOptions {
   // rtl backend: memory model knobs beyond the preset's hbm section.
   std::uint32_t backpressure_permille = 0;
   std::uint64_t seed = 1;
+  // rtl backend, HBM presets: run the board top's HBM side instead of the simulation top's, with
+  // a backing store of random latency up to this many host cycles drawn from `seed`
+  // (docs/fpga.md "The host-decoupled DRAM model"). The target's cycles do not change.
+  std::optional<std::uint32_t> board_shim_max_latency;
   // rtl backend: FST waveform of the whole session (empty: no trace).
   std::filesystem::path trace_fst;
   // Compare the device's CONFIG CSR with the preset's (catches a core built for another preset).

@@ -39,6 +39,9 @@ std::unique_ptr<Transport> open_fake_transport(const Preset& preset, const Devic
   if (options.backpressure_permille != 0) {
     throw Error("device", "backend fake: memory back-pressure needs the rtl backend (the fake has no memory timing)");
   }
+  if (options.board_shim_max_latency) {
+    throw Error("device", "backend fake: the board top's DRAM shim needs the rtl backend (the fake has no memory timing)");
+  }
   fake::CoreShape shape;
   shape.dim = preset.dim;
   shape.vmem_rows = preset.vmem_rows;

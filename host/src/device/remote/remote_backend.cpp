@@ -270,6 +270,8 @@ std::unique_ptr<Device> open_remote(std::string_view backend, const Preset& pres
     throw Error("device", fmt::format("{}: a waveform is recorded by the server (tpuemu serve), not by a client", backend));
   if (options.backpressure_permille != 0 || options.seed != DeviceOptions{}.seed)
     throw Error("device", fmt::format("{}: memory back-pressure is set on the server (tpuemu serve), not by a client", backend));
+  if (options.board_shim_max_latency)
+    throw Error("device", fmt::format("{}: the board shim is chosen on the server (tpuemu serve), not by a client", backend));
   FirmwareDeviceOptions fo;
   fo.max_chunk = options.max_chunk;
   return make_firmware_device(std::make_unique<RemoteTransport>(std::move(address), preset), fo);

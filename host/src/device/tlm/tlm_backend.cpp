@@ -34,6 +34,9 @@ std::unique_ptr<Transport> open_tlm_transport(const Preset& preset, const Device
              .queue_depth = preset.queue_depth,
              .mem_outstanding = preset.mem_outstanding};
   o.clock_ghz = preset.clock_ghz;
+  if (options.board_shim_max_latency) {
+    throw Error("device", fmt::format("backend {}: the board top's DRAM shim is RTL; use --backend rtl", name));
+  }
   o.memory = memory_config_for(preset, options);
   o.approximately_timed = at;
   SimCoreTransport::Parts parts;

@@ -22,10 +22,21 @@ namespace tpuemu::sim::hbm {
 // orders spec::hbm::kAddressMaps), most significant field first in the names.
 using AddressOrder = spec::hbm::AddressOrder;
 
+// The board top's HBM side instead of the simulation top's (docs/fpga.md "The host-decoupled DRAM
+// model"): the controller on a gated target clock, the RTL DRAM shim in front of a backing store
+// whose every request takes a random 0..max_latency host cycles (in request order), and the C++
+// device model beside it as the timing checker and the reference of every read burst. Target
+// cycles, counters and data are those of the simulation top; only host cycles grow.
+struct BoardShim {
+  std::uint32_t max_latency = 200;  // host cycles
+  std::uint64_t seed = 1;
+};
+
 struct HbmSetup {
   dram::Config dram;
   AddressOrder order = AddressOrder::RoBaBgChCo;
   bool closed_page = false;
+  std::optional<BoardShim> board;  // unset: the simulation top (the DRAM device is the C++ model)
 };
 
 struct Coordinate {
@@ -75,6 +86,10 @@ struct Statistics {
   double peak_bytes_per_cycle = 0;  // channels * burst bytes / tBURST
   double peak_fraction = 0;
   double row_hit_rate = 0;
+  // The board top (HbmSetup::board): the host cycles the target's cycles took, and of those the
+  // ones without a target clock edge (the shim waiting for the backing store). 0 in simulation.
+  std::uint64_t host_cycles = 0;
+  std::uint64_t held_host_cycles = 0;
 };
 
 // A channel's data bus busy (RD data CL after the RD, WR data CWL after the WR, tBURST each) or
@@ -115,7 +130,7 @@ class HbmSystem {
 };
 
 // Throws std::invalid_argument for a geometry no Verilated controller in this build supports
-// (8 or 16 channels, 4 bank groups x 4 banks, 64-byte bursts).
+// (8 or 16 channels, 4 bank groups x 4 banks, 64-byte bursts; the board top: 8 channels).
 std::unique_ptr<HbmSystem> make_hbm_system(const HbmSetup& setup);
 
 }  // namespace tpuemu::sim::hbm
