@@ -1,19 +1,22 @@
-// The board top's HBM side (rtl/board: the controller on the gated target clock behind the DRAM
-// shim and a backing store of random latency) against the simulation top (the controller driving
-// the C++ DRAM device model): the same requests give the same responses in the same target
-// cycles, with the same data and counters, for every backing-store seed and latency
-// (docs/fpga.md "The host-decoupled DRAM model"). Inside, the board system checks every read
-// burst the shim hands the controller against the device model, and the device model checks every
-// command's timing.
+// The board top's memory system (rtl/board/hbm_board_mem: the RTL beat bridge in front of the
+// controller on the gated target clock, behind the DRAM shim and a backing store of random
+// latency) against the simulation top (the C++ beat bridge, the controller driving the C++ DRAM
+// device model): the same beats give the same readiness, responses and data in the same target
+// cycles, and the same HBM counters, for every backing-store seed and latency (docs/fpga.md
+// "The host-decoupled DRAM model"). Inside, the board system checks every read burst the shim
+// hands the controller against the device model, and the device model checks every command's
+// timing.
 #include <gtest/gtest.h>
 
 #include <array>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "core_memory.h"
 #include "tpuemu/config/hbm_config.h"
 #include "tpuemu/sim/hbm_system.h"
 #include "tpuemu/sim_setup/hbm_setup.h"
@@ -21,113 +24,175 @@
 namespace tpuemu::sim {
 namespace {
 
-struct Event {
-  std::uint64_t cycle;
-  bool write;
-  std::uint8_t id;
-  std::array<std::uint8_t, 64> data;
-  bool operator==(const Event&) const = default;
-};
-
-struct Outcome {
-  std::vector<Event> events;
-  hbm::Statistics stats;
-};
-
-// A fixed mix of reads and writes (seeded): streams and random rows, so that rows hit, miss and
-// conflict, refreshes happen and every channel is busy. Writes carry distinct data, so a read
-// that returned the wrong burst or an old one is caught.
-Outcome run(const hbm::HbmSetup& setup, std::uint32_t requests) {
-  const auto sys = hbm::make_hbm_system(setup);
-  std::mt19937_64 rng(11);
-  std::vector<std::uint8_t> free_ids;
-  for (int id = 255; id >= 0; --id) free_ids.push_back(static_cast<std::uint8_t>(id));
-  std::array<std::uint8_t, 64> wdata{};
-  Outcome out;
-  std::uint32_t offered = 0, answered = 0;
-  std::uint64_t stream = 0;
-  std::optional<hbm::Request> pending;
-  while (answered < requests) {
-    while (offered < requests && !free_ids.empty()) {
-      if (!pending) {
-        hbm::Request r;
-        r.write = rng() % 3 == 0;
-        // half a stream over 4 MiB (row hits), half random in 64 MiB (misses and conflicts)
-        r.addr = (rng() & 1) ? (stream++ % (4u << 14)) * 64 : (rng() % (1u << 20)) * 64;
-        r.id = free_ids.back();
-        for (unsigned i = 0; i < 64; ++i) wdata[i] = static_cast<std::uint8_t>(offered * 7 + i);
-        r.wdata = wdata.data();
-        pending = r;
-      }
-      if (!sys->offer(*pending)) break;
-      free_ids.pop_back();
-      pending.reset();
-      ++offered;
-    }
-    sys->tick();
-    if (sys->fault()) throw std::runtime_error(*sys->fault());
-    for (const hbm::Response& r : sys->responses()) {
-      out.events.push_back({sys->cycle(), r.write, r.id, r.write ? std::array<std::uint8_t, 64>{} : r.data});
-      free_ids.push_back(r.id);
-      ++answered;
-    }
-    if (sys->cycle() > 5'000'000) throw std::runtime_error("the run does not end");
-  }
-  sys->finish();
-  if (sys->fault()) throw std::runtime_error(*sys->fault());
-  out.stats = sys->statistics();
-  return out;
-}
-
 hbm::HbmSetup hbm2() {
   return hbm_setup_from(load_hbm_timing_set_file(std::string(TPUEMU_SOURCE_DIR) + "/configs/hbm/hbm2-2000.json"));
-}
-
-TEST(BoardShim, TargetCyclesDataAndCountersMatchTheSimulationTop) {
-  constexpr std::uint32_t kRequests = 6000;
-  const Outcome sim = run(hbm2(), kRequests);
-  ASSERT_EQ(sim.events.size(), kRequests);
-  EXPECT_GT(sim.stats.total.refreshes, 0u);
-  EXPECT_GT(sim.stats.total.row_conflicts, 0u);
-  EXPECT_EQ(sim.stats.host_cycles, 0u);
-  for (const std::uint32_t latency : {0u, 20u, 200u}) {
-    for (const std::uint64_t seed : {1u, 2u, 3u}) {
-      SCOPED_TRACE("latency " + std::to_string(latency) + " seed " + std::to_string(seed));
-      hbm::HbmSetup s = hbm2();
-      s.board = hbm::BoardShim{.max_latency = latency, .seed = seed};
-      const Outcome board = run(s, kRequests);
-      EXPECT_EQ(board.stats.cycles, sim.stats.cycles);
-      ASSERT_EQ(board.events.size(), sim.events.size());
-      for (std::size_t i = 0; i < sim.events.size(); ++i) {
-        ASSERT_EQ(board.events[i], sim.events[i]) << "response " << i << " at target cycle " << sim.events[i].cycle;
-      }
-      EXPECT_EQ(board.stats.total.counters, sim.stats.total.counters);
-      for (std::size_t ch = 0; ch < sim.stats.channels.size(); ++ch) {
-        EXPECT_EQ(board.stats.channels[ch].counters, sim.stats.channels[ch].counters) << "channel " << ch;
-      }
-      // the backing store really was late: the target clock was held, more so the slower it is
-      EXPECT_EQ(board.stats.host_cycles, board.stats.cycles + board.stats.held_host_cycles);
-      if (latency >= 20) {
-        EXPECT_GT(board.stats.held_host_cycles, board.stats.cycles / 10);
-      }
-      std::printf("latency %3u seed %llu: %llu target cycles, %llu host cycles (%.2f per target cycle)\n", latency,
-                  static_cast<unsigned long long>(seed), static_cast<unsigned long long>(board.stats.cycles),
-                  static_cast<unsigned long long>(board.stats.host_cycles),
-                  static_cast<double>(board.stats.host_cycles) / static_cast<double>(board.stats.cycles));
-    }
-  }
 }
 
 TEST(BoardShim, NeedsTheHbm2Geometry) {
   hbm::HbmSetup s = hbm_setup_from(
       load_hbm_timing_set_file(std::string(TPUEMU_SOURCE_DIR) + "/configs/hbm/hbm3-6400.json"));
-  s.board = hbm::BoardShim{};
+  s.board = hbm::BoardShim{.core_beat_bytes = 16};
   EXPECT_THROW(
       {
         try {
           (void)hbm::make_hbm_system(s);
         } catch (const std::invalid_argument& e) {
           EXPECT_NE(std::string(e.what()).find("board top is built for 8 channels"), std::string::npos) << e.what();
+          throw;
+        }
+      },
+      std::invalid_argument);
+}
+
+struct BeatRequest {
+  bool write = false;
+  std::uint64_t addr = 0;
+  std::array<std::uint8_t, 16> data{};
+};
+
+// A core's beat traffic (seeded): sequential runs of reads and of writes (beats share RDs and
+// combine into WRs), the same beat read again and again, single random beats, idle cycles.
+class BeatTraffic {
+ public:
+  explicit BeatTraffic(std::uint64_t seed) : rng_(seed) {}
+  std::optional<BeatRequest> next() {
+    if (run_left_ == 0) {
+      const unsigned kind = static_cast<unsigned>(rng_() % 6);
+      run_left_ = 1 + static_cast<unsigned>(rng_() % 40);
+      write_ = kind == 1 || kind == 4;
+      repeat_ = kind == 2;
+      idle_ = kind == 5;
+      addr_ = (rng_() % (1u << 20)) * 16;  // 16 MiB, beat aligned
+    }
+    --run_left_;
+    if (idle_) return std::nullopt;
+    BeatRequest r;
+    r.write = write_;
+    r.addr = addr_;
+    for (unsigned i = 0; i < 16; ++i) r.data[i] = static_cast<std::uint8_t>(serial_ * 13 + i);
+    ++serial_;
+    if (!repeat_) addr_ += 16;
+    return r;
+  }
+
+ private:
+  std::mt19937_64 rng_;
+  unsigned run_left_ = 0;
+  bool write_ = false, repeat_ = false, idle_ = false;
+  std::uint64_t addr_ = 0, serial_ = 0;
+};
+
+MemoryModelConfig memory(const hbm::HbmSetup& setup) {
+  MemoryModelConfig m;
+  m.capacity_bytes = 256ull << 20;
+  m.hbm = setup;
+  m.dram_cycles_per_core_cycle = 1.0;
+  return m;
+}
+
+TEST(BoardMemory, TheRtlBeatBridgeMatchesTheCppBridgeCycleForCycle) {
+  constexpr std::uint64_t kBeats = 40000;
+  for (const std::uint32_t latency : {0u, 200u}) {
+    for (const std::uint64_t seed : {1u, 2u, 3u}) {
+      SCOPED_TRACE("latency " + std::to_string(latency) + " seed " + std::to_string(seed));
+      hbm::HbmSetup board_setup = hbm2();
+      board_setup.board = hbm::BoardShim{.max_latency = latency, .seed = seed};
+      const auto sim = make_core_memory(memory(hbm2()), 16);
+      const auto board = make_core_memory(memory(board_setup), 16);
+      std::vector<std::uint8_t> init((16u << 20) + 64 * 16);  // runs may pass the end a little
+      for (std::size_t i = 0; i < init.size(); ++i) init[i] = static_cast<std::uint8_t>(i * 31 + (i >> 9));
+      sim->backdoor_write(0, init);
+      board->backdoor_write(0, init);
+      BeatTraffic traffic(seed);
+      std::optional<BeatRequest> pending;
+      std::uint64_t offered = 0, reads = 0, acks = 0, reads_sent = 0, writes_sent = 0, cycle = 0;
+      std::uint64_t not_ready = 0;
+      while (reads + acks < kBeats) {
+        ASSERT_LT(cycle, 20 * kBeats) << "the traffic does not drain";
+        const std::uint8_t* a = sim->read_response(cycle);
+        const std::uint8_t* b = board->read_response(cycle);
+        ASSERT_EQ(a != nullptr, b != nullptr) << "read response at cycle " << cycle;
+        if (a) {
+          ASSERT_TRUE(std::equal(a, a + 16, b)) << "read data of beat " << reads << " at cycle " << cycle;
+          ++reads;
+        }
+        const bool ack = sim->write_ack(cycle);
+        ASSERT_EQ(ack, board->write_ack(cycle)) << "write ack at cycle " << cycle;
+        acks += ack;
+        const bool ready = sim->ready();
+        ASSERT_EQ(ready, board->ready()) << "readiness at cycle " << cycle;
+        if (!pending && offered < kBeats) pending = traffic.next();
+        bool wrote = false;
+        if (pending && ready) {
+          sim->accept(cycle, pending->write, pending->addr, pending->data);
+          board->accept(cycle, pending->write, pending->addr, pending->data);
+          wrote = pending->write;
+          (pending->write ? writes_sent : reads_sent)++;
+          ++offered;
+          pending.reset();
+        } else if (pending) {
+          ++not_ready;
+        }
+        ++cycle;
+        sim->end_cycle(cycle, wrote);
+        board->end_cycle(cycle, wrote);
+        ASSERT_FALSE(sim->fault()) << *sim->fault();
+        ASSERT_FALSE(board->fault()) << *board->fault();
+      }
+      EXPECT_EQ(reads, reads_sent);
+      EXPECT_EQ(acks, writes_sent);
+      EXPECT_GT(not_ready, 0u) << "the bridge never filled up: the test does not reach backpressure";
+      const hbm::Statistics s = *sim->hbm_statistics(), t = *board->hbm_statistics();
+      EXPECT_EQ(t.cycles, s.cycles);
+      EXPECT_EQ(t.total.counters, s.total.counters);
+      EXPECT_EQ(t.read_latency_mean, s.read_latency_mean);
+      EXPECT_EQ(s.host_cycles, 0u);
+      // the backing store really was late: the target clock was held, more so the slower it is
+      EXPECT_EQ(t.host_cycles, t.cycles + t.held_host_cycles);
+      if (latency >= 200) EXPECT_GT(t.held_host_cycles, t.cycles);
+      // beats shared RDs and combined into WRs
+      EXPECT_LT(s.total.reads, reads_sent);
+      EXPECT_LT(s.total.writes, writes_sent);
+      std::printf("latency %3u seed %llu: %llu beats in %llu cycles, %llu RDs, %llu WRs, %llu host cycles\n", latency,
+                  static_cast<unsigned long long>(seed), static_cast<unsigned long long>(kBeats),
+                  static_cast<unsigned long long>(cycle), static_cast<unsigned long long>(s.total.reads),
+                  static_cast<unsigned long long>(s.total.writes), static_cast<unsigned long long>(t.host_cycles));
+    }
+  }
+}
+
+TEST(BoardShim, HasNoBurstPort) {
+  hbm::HbmSetup s = hbm2();
+  s.board = hbm::BoardShim{};
+  try {
+    (void)hbm::make_hbm_system(s);
+    FAIL() << "a board system without the core's beats was made";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("takes the core's beats"), std::string::npos) << e.what();
+  }
+}
+
+TEST(BoardMemory, IsBuiltForTheDefaultBeat) {
+  hbm::HbmSetup s = hbm2();
+  s.board = hbm::BoardShim{};
+  EXPECT_THROW(
+      {
+        try {
+          (void)make_core_memory(memory(s), 8);
+        } catch (const std::invalid_argument& e) {
+          EXPECT_NE(std::string(e.what()).find("built for 16-byte beats"), std::string::npos) << e.what();
+          throw;
+        }
+      },
+      std::invalid_argument);
+  MemoryModelConfig m = memory(s);
+  m.dram_cycles_per_core_cycle = 1.6;
+  EXPECT_THROW(
+      {
+        try {
+          (void)make_core_memory(m, 16);
+        } catch (const std::invalid_argument& e) {
+          EXPECT_NE(std::string(e.what()).find("one target clock"), std::string::npos) << e.what();
           throw;
         }
       },

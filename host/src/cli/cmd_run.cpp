@@ -308,8 +308,9 @@ Subcommand add_run_command(CLI::App& app) {
                   "Simple memory model only: refuse requests this often (per mille, 0-999)")
       ->check(unsigned_in(0, 999));
   cmd->add_option("--board-shim", a->board_shim,
-                  "HBM presets, rtl backend: run the board top's DRAM shim with a backing store of random latency "
-                  "0..N host cycles instead of the DRAM model (the cycles must not change; docs/fpga.md)")
+                  "HBM presets with 16-byte beats, rtl backend: run the core on the board top's memory system (RTL "
+                  "beat bridge, controller, DRAM shim) with a backing store of random latency 0..N host cycles "
+                  "instead of the DRAM model (the cycles must not change; docs/fpga.md)")
       ->type_name("N")
       ->check(unsigned_in(0, 100000));
   cmd->add_option("--allocator", a->allocator,

@@ -1,5 +1,7 @@
 // The HBM subsystem behind a core's memory port: beat<->burst bridge, then the RTL controller and
 // the DRAM device model, clocked at the DRAM clock (a fractional number of ticks per core cycle).
+// On the board top (HbmSetup::board) the bridge is the RTL one of the board's memory system
+// (hbm_board_mem), which takes the core's beats itself, on the one target clock of core and DRAM.
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
@@ -17,8 +19,13 @@ class HbmMemory final : public CoreMemory {
       : capacity_(mem.capacity_bytes),
         ratio_(mem.dram_cycles_per_core_cycle),
         bridge_(beat_bytes),
-        system_(hbm::make_hbm_system(*mem.hbm)) {
+        system_(hbm::make_hbm_system(with_core_beats(*mem.hbm, beat_bytes))),
+        port_(system_->core_port()) {
     if (!(ratio_ > 0)) throw std::invalid_argument("hbm: DRAM cycles per core cycle must be positive");
+    if (port_ && ratio_ != 1.0) {
+      throw std::invalid_argument("hbm: the board top runs the core and the DRAM on one target clock, but this "
+                                  "preset and timing set have " + std::to_string(ratio_) + " DRAM cycles per core cycle");
+    }
     const std::uint64_t stack = mem.hbm->dram.capacity_bytes();
     if (capacity_ > stack) {
       throw std::invalid_argument("hbm: the core's " + std::to_string(capacity_) +
@@ -26,7 +33,7 @@ class HbmMemory final : public CoreMemory {
     }
   }
 
-  bool ready() const override { return !fault_ && bridge_.can_accept(); }
+  bool ready() const override { return !fault_ && (port_ ? port_->ready() : bridge_.can_accept()); }
 
   void accept(std::uint64_t cycle, bool write, std::uint64_t addr, std::span<const std::uint8_t> wdata) override {
     if (addr + wdata.size() > capacity_ || addr >= capacity_) {
@@ -37,15 +44,18 @@ class HbmMemory final : public CoreMemory {
       // a read past the end is instruction prefetch beyond END: its data are never used
       addr %= capacity_;
     }
-    bridge_.accept(write, addr, wdata);
+    if (port_) port_->drive(write, addr, wdata);
+    else bridge_.accept(write, addr, wdata);
   }
 
-  const std::uint8_t* read_response(std::uint64_t) override { return bridge_.pop_read_response(); }
-  bool write_ack(std::uint64_t) override { return bridge_.pop_write_ack(); }
+  const std::uint8_t* read_response(std::uint64_t) override {
+    return port_ ? port_->read_response() : bridge_.pop_read_response();
+  }
+  bool write_ack(std::uint64_t) override { return port_ ? port_->write_ack() : bridge_.pop_write_ack(); }
 
   void end_cycle(std::uint64_t next_cycle, bool wrote) override {
     core_cycle_ = next_cycle;
-    bridge_.end_core_cycle(wrote);
+    if (!port_) bridge_.end_core_cycle(wrote);
     credit_ += ratio_;
     while (credit_ >= 1.0) {
       credit_ -= 1.0;
@@ -106,7 +116,16 @@ class HbmMemory final : public CoreMemory {
     }
   }
 
+  static hbm::HbmSetup with_core_beats(hbm::HbmSetup setup, std::uint32_t beat_bytes) {
+    if (setup.board) setup.board->core_beat_bytes = beat_bytes;
+    return setup;
+  }
+
   void dram_tick() {
+    if (port_) {  // the beat driven this cycle (if any) enters the RTL bridge at this target edge
+      system_->tick();
+      return;
+    }
     // offer what the bridge has, on as many lanes as are free
     while (const hbm::BurstRequest* r = bridge_.next_request()) {
       hbm::Request q;
@@ -131,6 +150,7 @@ class HbmMemory final : public CoreMemory {
   double credit_ = 0;
   hbm::BeatBridge bridge_;
   std::unique_ptr<hbm::HbmSystem> system_;
+  hbm::CorePort* port_;  // the board's RTL bridge, or nullptr: bridge_ is the bridge
   std::optional<std::string> fault_;
 };
 

@@ -2,7 +2,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "Vhbm_board_8ch.h"
+#include "Vhbm_board_mem_8ch_b16.h"
 #include "Vhbm_ctrl_16ch.h"
 #include "Vhbm_ctrl_8ch.h"
 #include "hbm/hbm_system_impl.h"
@@ -30,6 +30,9 @@ Coordinate decode_address(const HbmSetup& s, std::uint64_t byte_address) {
   return coordinate_of(address_layout(s).decode(byte_address));
 }
 
+// The beat size of the Verilated board memory (hbm_board_mem, rtl/CMakeLists.txt).
+constexpr std::uint32_t kBoardBeatBytes = 16;
+
 std::unique_ptr<HbmSystem> make_hbm_system(const HbmSetup& setup) {
   setup.dram.validate();
   const dram::Config& c = setup.dram;
@@ -40,7 +43,16 @@ std::unique_ptr<HbmSystem> make_hbm_system(const HbmSetup& setup) {
     if (c.channels != 8) {
       throw std::invalid_argument("hbm: the board top is built for 8 channels, not " + std::to_string(c.channels));
     }
-    return std::make_unique<VerilatedHbmSystem<Vhbm_board_8ch, 8, 4>>(setup);
+    if (setup.board->core_beat_bytes == 0) {
+      throw std::invalid_argument("hbm: the board top takes the core's beats (BoardShim::core_beat_bytes); its burst port "
+                                  "is internal");
+    }
+    if (setup.board->core_beat_bytes != kBoardBeatBytes) {
+      throw std::invalid_argument("hbm: the board top's RTL beat bridge is built for " + std::to_string(kBoardBeatBytes) +
+                                  "-byte beats (DIM 16, the default preset), not " +
+                                  std::to_string(setup.board->core_beat_bytes));
+    }
+    return std::make_unique<VerilatedHbmSystem<Vhbm_board_mem_8ch_b16, 8, 4>>(setup);
   }
   switch (c.channels) {
     case 8: return std::make_unique<VerilatedHbmSystem<Vhbm_ctrl_8ch, 8, 4>>(setup);

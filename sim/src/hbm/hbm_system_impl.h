@@ -1,6 +1,7 @@
-// HbmSystem over one Verilated hbm_ctrl (one per channel count, see hbm_system.cpp), or over the
+// HbmSystem over one Verilated hbm_ctrl (one per channel count, see hbm_system.cpp), over the
 // board top's HBM side (hbm_board_top: the controller behind the RTL DRAM shim and a backing
-// store, HbmSetup::board).
+// store, HbmSetup::board), or over the board's whole memory system (hbm_board_mem: the RTL beat
+// bridge in front of that, driven through core_port()).
 #pragma once
 
 #include <algorithm>
@@ -26,10 +27,14 @@ std::uint64_t amap_word(const HbmSetup& setup);
 // The board top shows the shim's read data (rvalid_o) instead of taking the device model's.
 template <typename Top>
 concept BoardTop = requires(Top t) { t.target_en_o; t.rvalid_o; };
+// The board's memory system takes the core's beats; its lanes are taps.
+template <typename Top>
+concept BridgeTop = requires(Top t) { t.core_req_valid_i; t.lane_valid_o; };
 
 template <typename Top, unsigned Channels, unsigned Lanes>
-class VerilatedHbmSystem final : public HbmSystem {
+class VerilatedHbmSystem final : public HbmSystem, public CorePort {
   static constexpr bool kBoard = BoardTop<Top>;
+  static constexpr bool kBridge = BridgeTop<Top>;
 
  public:
   explicit VerilatedHbmSystem(const HbmSetup& setup)
@@ -46,7 +51,11 @@ class VerilatedHbmSystem final : public HbmSystem {
     top_->amap_i = amap_word(setup);
     top_->page_policy_i = setup.closed_page ? 1 : 0;
     top_->per_bank_refresh_i = 0;
-    top_->req_valid_i = 0;
+    if constexpr (kBridge) {
+      top_->core_req_valid_i = 0;
+    } else {
+      top_->req_valid_i = 0;
+    }
     if constexpr (kBoard) {
       if (!setup.board) throw std::invalid_argument("hbm: the board top needs HbmSetup::board");
       backing_.emplace(*setup.board);
@@ -79,24 +88,61 @@ class VerilatedHbmSystem final : public HbmSystem {
   unsigned lanes() const override { return Lanes; }
 
   bool offer(const Request& r) override {
-    for (unsigned p = 0; p < Lanes; ++p) {
-      if (lane_valid_ & (1u << p)) continue;
-      lane_valid_ |= 1u << p;
-      top_->req_addr_i[p] = r.addr;
-      set_bits(top_->req_write_i, p, 1, r.write);
-      top_->req_id_i[p] = r.id;
-      lane_id_[p] = r.id;
-      lane_write_[p] = r.write;
-      if (r.write) {
-        put_bytes(top_->req_wdata_i[p], r.wdata, 64);
-        top_->req_wmask_i[p] = r.wmask;
+    if constexpr (kBridge) {
+      throw std::logic_error("hbm: the board memory takes beats on its core port, not bursts");
+    } else {
+      for (unsigned p = 0; p < Lanes; ++p) {
+        if (lane_valid_ & (1u << p)) continue;
+        lane_valid_ |= 1u << p;
+        top_->req_addr_i[p] = r.addr;
+        set_bits(top_->req_write_i, p, 1, r.write);
+        top_->req_id_i[p] = r.id;
+        lane_id_[p] = r.id;
+        lane_write_[p] = r.write;
+        if (r.write) {
+          put_bytes(top_->req_wdata_i[p], r.wdata, 64);
+          top_->req_wmask_i[p] = r.wmask;
+        }
+        return true;
       }
-      return true;
+      return false;
     }
-    return false;
   }
 
-  bool lanes_busy() const override { return lane_valid_ != 0; }
+  bool lanes_busy() const override {
+    if constexpr (kBridge) return top_->lane_valid_o != 0;
+    return lane_valid_ != 0;
+  }
+
+  // ---- CorePort (the board memory only): the bridge's registered outputs of this target cycle
+  CorePort* core_port() override {
+    if constexpr (kBridge) return this;
+    return nullptr;
+  }
+  bool ready() const override {
+    if constexpr (kBridge) return top_->core_req_ready_o != 0;
+    return false;
+  }
+  const std::uint8_t* read_response() override {
+    if constexpr (kBridge) {
+      if (!top_->core_rsp_valid_o) return nullptr;
+      get_bytes(top_->core_rsp_rdata_o, beat_.data(), static_cast<unsigned>(beat_.size()));
+      return beat_.data();
+    }
+    return nullptr;
+  }
+  bool write_ack() const override {
+    if constexpr (kBridge) return top_->core_wack_valid_o != 0;
+    return false;
+  }
+  void drive(bool write, std::uint64_t addr, std::span<const std::uint8_t> wdata) override {
+    if constexpr (kBridge) {
+      top_->core_req_valid_i = 1;
+      top_->core_req_write_i = write;
+      top_->core_req_addr_i = static_cast<std::uint32_t>(addr);
+      if (write) put_bytes(top_->core_req_wdata_i, wdata.data(), static_cast<unsigned>(std::min(wdata.size(), beat_.size())));
+    }
+  }
 
   void tick() override {
     responses_.clear();
@@ -105,7 +151,7 @@ class VerilatedHbmSystem final : public HbmSystem {
     try {
       if constexpr (kBoard) {
         check_shim_read_data();
-        top_->req_valid_i = lane_valid_;
+        if constexpr (!kBridge) top_->req_valid_i = lane_valid_;
         host_cycles_until_target_edge();
       } else {
         top_->rvalid_i = 0;
@@ -121,12 +167,21 @@ class VerilatedHbmSystem final : public HbmSystem {
         top_->eval();
       }
 
-      const std::uint32_t ready = static_cast<std::uint32_t>(top_->req_ready_o) & lane_valid_;
-      for (unsigned p = 0; ready != 0 && p < Lanes; ++p) {
-        if (!((ready >> p) & 1)) continue;
-        if (!lane_write_[p]) accept_cycle_[lane_id_[p]] = cycle_;
-        lane_valid_ &= ~(1u << p);
-        ++accepted_;
+      if constexpr (kBridge) {  // the bridge's lanes, as taps
+        const std::uint32_t taken = static_cast<std::uint32_t>(top_->lane_valid_o & top_->lane_ready_o);
+        for (unsigned p = 0; taken != 0 && p < Lanes; ++p) {
+          if (!((taken >> p) & 1)) continue;
+          if (!get_bits(top_->lane_write_o, p, 1)) accept_cycle_[top_->lane_id_o[p]] = cycle_;
+          ++accepted_;
+        }
+      } else {
+        const std::uint32_t ready = static_cast<std::uint32_t>(top_->req_ready_o) & lane_valid_;
+        for (unsigned p = 0; ready != 0 && p < Lanes; ++p) {
+          if (!((ready >> p) & 1)) continue;
+          if (!lane_write_[p]) accept_cycle_[lane_id_[p]] = cycle_;
+          lane_valid_ &= ~(1u << p);
+          ++accepted_;
+        }
       }
       if (top_->cmd_valid_o != 0) {
         for (unsigned ch = 0; ch < Channels; ++ch) {
@@ -136,13 +191,33 @@ class VerilatedHbmSystem final : public HbmSystem {
       if (top_->rsp_valid_o != 0) {
         for (unsigned ch = 0; ch < Channels; ++ch) {
           if (!get_bits(top_->rsp_valid_o, ch, 1)) continue;
-          Response& r = responses_.emplace_back();
-          r.write = false;
-          r.id = static_cast<std::uint8_t>(top_->rsp_id_o[ch]);
-          get_bytes(top_->rsp_data_o[ch], r.data.data(), 64);
-          record_latency(cycle_ - accept_cycle_[r.id]);
+          const auto id = static_cast<std::uint8_t>(top_->rsp_id_o[ch]);
+          record_latency(cycle_ - accept_cycle_[id]);
+          if constexpr (!kBridge) {  // the bridge takes them itself
+            Response& r = responses_.emplace_back();
+            r.write = false;
+            r.id = id;
+            get_bytes(top_->rsp_data_o[ch], r.data.data(), 64);
+          }
         }
       }
+      if constexpr (!kBridge) collect_write_responses();
+      if constexpr (kBoard) backing_->host_cycle(*top_);
+      top_->clk_i = 1;
+      top_->eval();
+      top_->clk_i = 0;
+      if constexpr (kBridge) top_->core_req_valid_i = 0;  // a beat is driven for one target cycle
+      ++cycle_;
+      if constexpr (kBoard) ++host_cycles_;
+      // A failed controller assertion or $stop (collected by the Verilator hooks).
+      if (context_->gotError()) throw std::runtime_error(take_verilator_error());
+    } catch (const std::exception& e) {
+      fault_ = std::string("hbm: ") + e.what();
+    }
+  }
+
+  void collect_write_responses() {
+    if constexpr (!kBridge) {
       if (top_->bresp_valid_o != 0) {
         for (unsigned ch = 0; ch < Channels; ++ch) {
           if (!get_bits(top_->bresp_valid_o, ch, 1)) continue;
@@ -151,16 +226,6 @@ class VerilatedHbmSystem final : public HbmSystem {
           r.id = static_cast<std::uint8_t>(top_->bresp_id_o[ch]);
         }
       }
-      if constexpr (kBoard) backing_->host_cycle(*top_);
-      top_->clk_i = 1;
-      top_->eval();
-      top_->clk_i = 0;
-      ++cycle_;
-      if constexpr (kBoard) ++host_cycles_;
-      // A failed controller assertion or $stop (collected by the Verilator hooks).
-      if (context_->gotError()) throw std::runtime_error(take_verilator_error());
-    } catch (const std::exception& e) {
-      fault_ = std::string("hbm: ") + e.what();
     }
   }
 
@@ -425,6 +490,7 @@ class VerilatedHbmSystem final : public HbmSystem {
   std::array<bool, Lanes> lane_write_{};
   std::array<std::uint64_t, 256> accept_cycle_{};
   std::array<std::uint8_t, 64> wbuf_{};
+  std::vector<std::uint8_t> beat_ = std::vector<std::uint8_t>(setup_.board ? setup_.board->core_beat_bytes : 0);
   std::vector<Response> responses_;
   std::vector<std::uint64_t> latency_histogram_;
   unsigned accepted_ = 0;

@@ -60,8 +60,8 @@ std::unique_ptr<Transport> open_rtl_transport(const Preset& preset, const Device
   parts.hal = std::make_unique<fw::SimHal>(*parts.core);
   const std::string source =
       options.board_shim_max_latency
-          ? fmt::format("{}: RTL HBM controller + board top's DRAM shim (backing store 0..{} host cycles), "
-                        "checked against the DRAM device model",
+          ? fmt::format("{}: board top's memory system (RTL beat bridge, HBM controller, DRAM shim; backing store "
+                        "0..{} host cycles), checked against the DRAM device model",
                         preset.hbm.timing_set, *options.board_shim_max_latency)
           : memory_source_of(preset, "RTL HBM controller");
   return std::make_unique<SimCoreTransport>(std::move(parts), "rtl", source);

@@ -22,14 +22,17 @@ namespace tpuemu::sim::hbm {
 // orders spec::hbm::kAddressMaps), most significant field first in the names.
 using AddressOrder = spec::hbm::AddressOrder;
 
-// The board top's HBM side instead of the simulation top's (docs/fpga.md "The host-decoupled DRAM
-// model"): the controller on a gated target clock, the RTL DRAM shim in front of a backing store
-// whose every request takes a random 0..max_latency host cycles (in request order), and the C++
-// device model beside it as the timing checker and the reference of every read burst. Target
-// cycles, counters and data are those of the simulation top; only host cycles grow.
+// The board top's memory system instead of the simulation top's (docs/fpga.md "The host-decoupled
+// DRAM model"): the core's beats enter the RTL beat bridge (hbm_board_mem), the controller runs on
+// a gated target clock, and the RTL DRAM shim sits in front of a backing store whose every
+// request takes a random 0..max_latency host cycles (in request order); the C++ device model runs
+// beside it as the timing checker and the reference of every read burst. Target cycles, counters
+// and data are those of the simulation top; only host cycles grow. The system has no burst port:
+// it is driven through HbmSystem::core_port().
 struct BoardShim {
   std::uint32_t max_latency = 200;  // host cycles
   std::uint64_t seed = 1;
+  std::uint32_t core_beat_bytes = 0;  // the core's beat; 0 is refused (make_core_memory sets it)
 };
 
 struct HbmSetup {
@@ -101,6 +104,17 @@ struct ChannelActivity {
   std::uint64_t begin = 0, end = 0;
 };
 
+// The core's memory port of a system with the RTL beat bridge, one target cycle per tick(): the
+// responses and readiness of this cycle, then at most one beat driven before the tick.
+class CorePort {
+ public:
+  virtual ~CorePort() = default;
+  virtual bool ready() const = 0;
+  virtual const std::uint8_t* read_response() = 0;  // the next read beat, nullptr if none
+  virtual bool write_ack() const = 0;
+  virtual void drive(bool write, std::uint64_t addr, std::span<const std::uint8_t> wdata) = 0;
+};
+
 class HbmSystem {
  public:
   virtual ~HbmSystem() = default;
@@ -127,6 +141,8 @@ class HbmSystem {
   virtual std::vector<ChannelActivity> take_activity() = 0;
   virtual void backdoor_write(std::uint64_t addr, std::span<const std::uint8_t> data) = 0;
   virtual void backdoor_read(std::uint64_t addr, std::span<std::uint8_t> data) = 0;
+  // The beat port (BoardShim::core_beat_bytes), nullptr for a burst-port system.
+  virtual CorePort* core_port() { return nullptr; }
 };
 
 // Throws std::invalid_argument for a geometry no Verilated controller in this build supports
