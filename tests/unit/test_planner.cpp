@@ -247,6 +247,25 @@ TEST(PlanCsv, ColumnsInAnyOrderAndOffsetIgnored) {
   EXPECT_EQ(b[1].alignment, 1u);
 }
 
+// MiniMalloc's published benchmarks spell the columns buffer,start,end,size.
+TEST(PlanCsv, MiniMallocsNewerHeader) {
+  TempDir dir;
+  const auto b = read_plan_csv(dir.write("m.csv", "buffer,start,end,size\n0,0,10,64\n1,5,12,32\n"));
+  ASSERT_EQ(b.size(), 2u);
+  EXPECT_EQ(b[1].id, "1");
+  EXPECT_EQ(b[1].lower, 5);
+  EXPECT_EQ(b[1].upper, 12);
+  EXPECT_EQ(b[1].size, 32u);
+  try {
+    (void)read_plan_csv(dir.write("bad.csv", "buffer,start,end,size\n0,7,3,64\n"));
+    FAIL() << "end <= start was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.csv:2:"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("end 3 <= start 7"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW((void)read_plan_csv(dir.write("mixed.csv", "buffer,lower,end,size\n0,0,3,64\n")), Error);
+}
+
 TEST(PlanCsv, RoundTrip) {
   TempDir dir;
   const auto inst = testing::guillotine_instance(40, 7);

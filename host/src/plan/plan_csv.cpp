@@ -1,5 +1,6 @@
 // MiniMalloc CSV for the planner (docs/planner.md): header `id,lower,upper,size[,alignment]`
-// (any order; an `offset` column is ignored on input), one buffer per row.
+// (any order; an `offset` column is ignored on input), one buffer per row. MiniMalloc's newer
+// spelling `buffer,start,end,size` (its published benchmarks) is read too.
 #include <algorithm>
 #include <bit>
 #include <climits>
@@ -22,8 +23,17 @@ namespace tpuemu::alloc {
 namespace {
 
 std::vector<PlanBuffer> read_buffers(CsvReader csv) {
-  csv.require_columns({"id", "lower", "upper", "size"});
-  csv.allow_only_columns({"id", "lower", "upper", "size", "alignment", "offset"});
+  // The header's spelling: `id,lower,upper` or MiniMalloc's newer `buffer,start,end`.
+  const bool newer = csv.has_column("buffer") || csv.has_column("start") || csv.has_column("end");
+  const std::string_view id_col = newer ? "buffer" : "id", lower_col = newer ? "start" : "lower",
+                         upper_col = newer ? "end" : "upper";
+  if (newer) {
+    csv.require_columns({"buffer", "start", "end", "size"});
+    csv.allow_only_columns({"buffer", "start", "end", "size", "alignment", "offset"});
+  } else {
+    csv.require_columns({"id", "lower", "upper", "size"});
+    csv.allow_only_columns({"id", "lower", "upper", "size", "alignment", "offset"});
+  }
   std::vector<PlanBuffer> buffers;
   std::map<std::string, std::size_t, std::less<>> first_line_of_id;
   const auto time = [&](std::string_view column) {
@@ -33,19 +43,21 @@ std::vector<PlanBuffer> read_buffers(CsvReader csv) {
   };
   while (csv.next_row()) {
     PlanBuffer b;
-    b.id = csv.field("id");
-    if (b.id.empty()) throw csv.error_at("id", "empty id");
-    b.lower = time("lower");
-    b.upper = time("upper");
+    b.id = csv.field(id_col);
+    if (b.id.empty()) throw csv.error_at(id_col, "empty id");
+    b.lower = time(lower_col);
+    b.upper = time(upper_col);
     b.size = csv.unsigned_field("size");
     if (csv.has_value("alignment")) b.alignment = csv.unsigned_field("alignment");
-    if (b.upper <= b.lower) throw csv.error_at("upper", fmt::format("upper {} <= lower {}", b.upper, b.lower));
+    if (b.upper <= b.lower) {
+      throw csv.error_at(upper_col, fmt::format("{} {} <= {} {}", upper_col, b.upper, lower_col, b.lower));
+    }
     if (b.size == 0) throw csv.error_at("size", "size is zero");
     if (!std::has_single_bit(b.alignment)) {
       throw csv.error_at("alignment", fmt::format("alignment {} is not a power of two", b.alignment));
     }
     if (const auto [it, fresh] = first_line_of_id.emplace(b.id, csv.line()); !fresh) {
-      throw csv.error_at("id", fmt::format("duplicate id '{}' (first on line {})", b.id, it->second));
+      throw csv.error_at(id_col, fmt::format("duplicate id '{}' (first on line {})", b.id, it->second));
     }
     buffers.push_back(std::move(b));
   }

@@ -131,8 +131,8 @@ std::vector<std::uint64_t> greedy(std::span<const PlanBuffer> buffers) {
   return offsets;
 }
 
-// Online first fit with the lifetimes known: buffers by start time (ties: larger first, then
-// input order), each at the lowest aligned offset free among the already placed buffers that
+// Online first fit with the lifetimes known: buffers by start time (ties: larger first, then the
+// longer-lived first), each at the lowest aligned offset free among the already placed buffers that
 // overlap it in time. This is what a first-fit allocator would do on the trace (an allocation
 // never moves), so the planner never needs more than online first fit.
 std::vector<std::uint64_t> first_fit_by_lifetime(std::span<const PlanBuffer> buffers) {
@@ -142,6 +142,7 @@ std::vector<std::uint64_t> first_fit_by_lifetime(std::span<const PlanBuffer> buf
     const auto& b = buffers[y];
     if (a.lower != b.lower) return a.lower < b.lower;
     if (a.size != b.size) return a.size > b.size;
+    if (a.upper != b.upper) return a.upper > b.upper;
     return x < y;
   });
   // Placed in order of lower, so a placed buffer overlaps the current one iff its upper is later
@@ -245,9 +246,10 @@ std::optional<std::string> check_placement(std::span<const PlanBuffer> buffers,
   return std::nullopt;
 }
 
-PlanResult plan_buffers(std::span<const PlanBuffer> buffers, const PlanOptions& options) {
-  const auto start = std::chrono::steady_clock::now();
-  validate(buffers);
+namespace {
+
+PlanResult plan_in_canonical_order(std::span<const PlanBuffer> buffers, const PlanOptions& options,
+                                   std::chrono::steady_clock::time_point start) {
   PlanResult r;
   const Peak peak = peak_of(buffers);
   r.peak_live_bytes = peak.bytes;
@@ -311,7 +313,8 @@ PlanResult plan_buffers(std::span<const PlanBuffer> buffers, const PlanOptions& 
       const auto& b = buffers[i];
       group_buffers.push_back({b.lower, b.upper, b.size, b.alignment});
     }
-    const detail::SearchResult s = detail::search_placement(group_buffers, capacity, deadline);
+    const detail::SearchResult s = detail::search_placement(group_buffers, capacity, deadline,
+                                                                 {.supported_raise = options.supported_raise});
     r.search_nodes += s.nodes;
     if (s.outcome == detail::SearchOutcome::Exhausted) {
       r.status = PlanStatus::Infeasible;
@@ -336,6 +339,31 @@ PlanResult plan_buffers(std::span<const PlanBuffer> buffers, const PlanOptions& 
     return r;
   }
   return finish_solved();
+}
+
+}  // namespace
+
+// Order independence: the buffers are planned sorted by content (lifetime, size, alignment; the
+// id only orders buffers identical in all of those, which the search cannot tell apart), so the
+// result, the time and the node count do not depend on the input's row order.
+PlanResult plan_buffers(std::span<const PlanBuffer> buffers, const PlanOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  validate(buffers);
+  const auto canonical = sorted_indices(buffers.size(), [&](std::size_t x, std::size_t y) {
+    const PlanBuffer& a = buffers[x];
+    const PlanBuffer& b = buffers[y];
+    return std::tie(a.lower, a.upper, a.size, a.alignment, a.id) < std::tie(b.lower, b.upper, b.size, b.alignment, b.id);
+  });
+  std::vector<PlanBuffer> sorted;
+  sorted.reserve(buffers.size());
+  for (const std::size_t i : canonical) sorted.push_back(buffers[i]);
+  PlanResult r = plan_in_canonical_order(sorted, options, start);
+  if (!r.offsets.empty()) {
+    std::vector<std::uint64_t> offsets(buffers.size());
+    for (std::size_t k = 0; k < canonical.size(); ++k) offsets[canonical[k]] = r.offsets[k];
+    r.offsets = std::move(offsets);
+  }
+  return r;
 }
 
 }  // namespace tpuemu::alloc

@@ -68,6 +68,7 @@ struct DeadTable {
   std::uint64_t nodes = 0;       // of all the searches sharing it
   std::uint64_t node_limit = 0;  // of the current restart
   std::uint64_t restart = 0;     // 0: candidates in heuristic order; then randomised
+  SearchRules rules;
 };
 
 // The floors a sub-search starts from: the parent's sections and their floors.
@@ -260,6 +261,8 @@ class Search {
     remaining_.assign(sections, 0);
     unplaced_.assign(sections, 0);
     lowest_.assign(sections, kNone);
+    support_.assign(sections, kNone);
+    visited_.assign(n, 0);
     lowest_offset_.assign(n, 0);
     at_floor_.assign(sections, 0);
     bridge_.assign(sections, 0);
@@ -297,20 +300,33 @@ class Search {
     for (std::size_t i = 0; i < n; ++i) hash_ ^= key_of_buffer(i);  // the unplaced set
     // Candidate order: longest lifetime first, then largest; after a restart the lifetimes are
     // weighted by a random factor in [0.5, 1.5).
+    // A portfolio across restarts: restarts cycle through preorders (lifetime, area, size), the
+    // later ones with noise.
     std::vector<double> weight(n);
     std::uint64_t noise = mix(salt_ ^ mix(dead_.restart));
+    const std::uint64_t preorder = dead_.restart % 3;
     for (std::size_t i = 0; i < n; ++i) {
-      weight[i] = static_cast<double>(buffers_[i].upper - buffers_[i].lower);
-      if (dead_.restart != 0) {
+      const double life = static_cast<double>(buffers_[i].upper - buffers_[i].lower);
+      const double size = static_cast<double>(buffers_[i].size);
+      weight[i] = preorder == 0 ? life : preorder == 1 ? life * size : size;
+      if (dead_.restart >= 3) {
         noise = mix(noise);
         weight[i] *= 0.5 + static_cast<double>(noise >> 11) * 0x1.0p-53;
       }
     }
     std::vector<int> order(n);
     std::iota(order.begin(), order.end(), 0);
+    // Remaining ties by a hash of the buffer's content: a fixed pseudo-random order that no input
+    // order can change (buffers equal in content are interchangeable).
+    std::vector<std::uint64_t> tie(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto& b = buffers_[i];
+      tie[i] = mix(mix(mix(static_cast<std::uint64_t>(b.lower)) ^ static_cast<std::uint64_t>(b.upper)) ^ b.size) ^ b.alignment;
+    }
     std::sort(order.begin(), order.end(), [&](int x, int y) {
       if (weight[x] != weight[y]) return weight[x] > weight[y];
       if (buffers_[x].size != buffers_[y].size) return buffers_[x].size > buffers_[y].size;
+      if (tie[x] != tie[y]) return tie[x] < tie[y];
       return x < y;
     });
     for (const int i : order) {
@@ -583,18 +599,19 @@ class Search {
       return Expand::Dead;
     }
     {
+      supports_outside(s);
       for (const int b : crossing_[s]) {
         if (placed_[b]) continue;
         const std::uint64_t o = lowest_offset_[b];
         if (o == f && filtered_[b] == stamp_) {  // in no cover of the valley
           fr.why_node_extra.add(valley_lo_[b]);
           fr.why_node_extra.add(valley_hi_[b]);
-          fr.raise_to = std::min(fr.raise_to, align_up(f + gcd_, buffers_[b].alignment));
+          fr.raise_to = std::min(fr.raise_to, supported_height(b, f));
         } else if (o == f) {
           bool dup = false;
           for (std::size_t c = fr.cand_begin; c < cands_.size() && !dup; ++c) dup = identical(cands_[c], b);
           if (!dup) cands_.push_back(b);
-          fr.raise_to = std::min(fr.raise_to, align_up(f + gcd_, buffers_[b].alignment));
+          fr.raise_to = std::min(fr.raise_to, supported_height(b, f));
         } else {
           fr.raise_to = std::min(fr.raise_to, o);
         }
@@ -609,6 +626,7 @@ class Search {
     } else {
       fr.why_node = cover(s);
     }
+    fr.why_node.add(support_witnesses(s, f));
     fr.why_node.add(fr.why_node_extra);
     if (fr.cand_end - fr.cand_begin > 1) {
       // First the candidates that fill the whole run of sections at this floor around s: they
@@ -631,6 +649,63 @@ class Search {
     fr.hash = hash_;
     frames_.push_back(fr);
     return Expand::Open;
+  }
+
+  // The raise child ("nothing sits at f in s") needs the lowest height the lowest buffer of s can
+  // then take. Take any placement extending the state and push its unplaced buffers down as far
+  // as they go (each stays at or above its lowest offset): every one then sits at its lowest
+  // offset or, aligned, on the top of a buffer it overlaps in time. A placed buffer's top is at
+  // most the floor of each of its sections, so for a buffer b whose lowest offset is f the
+  // support is an unplaced c, which does not cross s (it would be lower in s than b) and whose
+  // top is at least lowest_offset(c) + size(c); b's offset is above f, a multiple of the gcd
+  // like every offset, hence at least f + gcd. docs/planner.md "Raising to a supported height".
+  // supports_outside(s): per section j, the lowest top an unplaced buffer crossing j and not s
+  // can have (kNone: none).
+  void supports_outside(int s) {
+    if (!dead_.rules.supported_raise) return;
+    std::fill(support_.begin(), support_.end(), kNone);
+    for (std::size_t i = 0; i < buffers_.size(); ++i) {
+      const int c = static_cast<int>(i);
+      if (placed_[i] || (first_[c] <= s && s <= last_[c])) continue;
+      const std::uint64_t top = lowest_offset_[i] + buffers_[i].size;
+      for (int j = first_[c]; j <= last_[c]; ++j) support_[j] = std::min(support_[j], top);
+    }
+  }
+  // The lowest offset b can take above f when it is the lowest buffer of s: on a support.
+  // kNone when nothing can hold it up there (then b is at f or not the lowest).
+  std::uint64_t supported_height(int b, std::uint64_t f) const {
+    if (!dead_.rules.supported_raise) return align_up(f + gcd_, buffers_[b].alignment);
+    std::uint64_t lowest_top = kNone;
+    for (int j = first_[b]; j <= last_[b]; ++j) lowest_top = std::min(lowest_top, support_[j]);
+    if (lowest_top == kNone) return kNone;
+    return align_up(std::max(f + gcd_, lowest_top), buffers_[b].alignment);
+  }
+
+  // What a supported height depends on, where it is above f + gcd (the height that needs no
+  // support): b's sections (which buffers cross them) and, for each unplaced c there that does
+  // not cross s, a section whose floor alone gives c its lowest offset. A state that agrees on
+  // these has every such c at least as high, so its raise is at least as high.
+  Span support_witnesses(int s, std::uint64_t f) {
+    Span why;
+    ++visit_stamp_;
+    for (const int b : crossing_[s]) {
+      if (placed_[b] || lowest_offset_[b] != f) continue;
+      if (supported_height(b, f) <= align_up(f + gcd_, buffers_[b].alignment)) continue;
+      why.add(first_[b]);
+      why.add(last_[b]);
+      for (int j = first_[b]; j <= last_[b]; ++j) {
+        for (const int c : crossing_[j]) {
+          if (placed_[c] || visited_[c] == visit_stamp_ || (first_[c] <= s && s <= last_[c])) continue;
+          visited_[c] = visit_stamp_;
+          int w = first_[c];
+          for (int k = first_[c]; k <= last_[c]; ++k) {
+            if (floor_[k] > floor_[w]) w = k;
+          }
+          why.add(w);
+        }
+      }
+    }
+    return why;
   }
 
   // Decomposition: when no unplaced buffer crosses some boundary between two sections that both
@@ -722,6 +797,9 @@ class Search {
   std::vector<std::uint64_t> offsets_;
   std::vector<std::vector<int>> crossing_;
   std::vector<std::uint64_t> floor_, remaining_, lowest_, lowest_offset_;
+  std::vector<std::uint64_t> support_;  // supports_outside()
+  std::vector<std::uint64_t> visited_;  // == visit_stamp_: seen by support_witnesses()
+  std::uint64_t visit_stamp_ = 0;
   std::vector<int> unplaced_, at_floor_, bridge_;
   std::vector<std::vector<int>> starts_;  // buffers by first section
   std::vector<char> reach_, back_, has_flat_;
@@ -742,12 +820,13 @@ class Search {
 }  // namespace
 
 SearchResult search_placement(std::span<const SearchBuffer> buffers, std::uint64_t capacity,
-                              std::chrono::steady_clock::time_point deadline) {
+                              std::chrono::steady_clock::time_point deadline, SearchRules rules) {
   // Restarts: heavy-tailed search times on feasible instances are cut short by restarting with
   // a randomised candidate order (and, every other restart, random fail-first ties) and a
   // doubled node budget (the dead states stay known, so no work is lost and a restart that
   // exhausts without hitting its budget is still a proof).
   DeadTable dead;
+  dead.rules = rules;
   SearchResult result;
   std::uint64_t budget = 2000;
   const std::vector<SearchBuffer> all(buffers.begin(), buffers.end());

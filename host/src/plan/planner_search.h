@@ -27,8 +27,12 @@ struct SearchResult {
   std::uint64_t nodes = 0;             // placements and raises tried
 };
 
+struct SearchRules {
+  bool supported_raise = true;  // PlanOptions::supported_raise
+};
+
 SearchResult search_placement(std::span<const SearchBuffer> buffers, std::uint64_t capacity,
-                              std::chrono::steady_clock::time_point deadline);
+                              std::chrono::steady_clock::time_point deadline, SearchRules rules = {});
 
 inline std::uint64_t align_up(std::uint64_t value, std::uint64_t alignment) {
   return (value + alignment - 1) & ~(alignment - 1);

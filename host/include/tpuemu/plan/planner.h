@@ -24,6 +24,9 @@ struct PlanBuffer {
 struct PlanOptions {
   std::uint64_t capacity = 0;
   double timeout_seconds = 10;  // of the exact search; the greedy pass always runs
+  // The search's raise child goes to the next height a buffer can rest at (docs/planner.md
+  // "Raising to a supported height"); off: one gcd of the sizes up, as before (for measurement).
+  bool supported_raise = true;
 };
 
 enum class PlanStatus {
