@@ -1,7 +1,6 @@
-// HbmSystem over one Verilated hbm_ctrl (one per channel count, see hbm_system.cpp), over the
-// board top's HBM side (hbm_board_top: the controller behind the RTL DRAM shim and a backing
-// store, HbmSetup::board), or over the board's whole memory system (hbm_board_mem: the RTL beat
-// bridge in front of that, driven through core_port()).
+// HbmSystem over one Verilated hbm_ctrl (one per channel count, see hbm_system.cpp), or over the
+// board's memory system (hbm_board_mem, HbmSetup::board: the RTL beat bridge in front of the
+// controller, the RTL DRAM shim and a backing store), driven through core_port().
 #pragma once
 
 #include <algorithm>
@@ -35,6 +34,7 @@ template <typename Top, unsigned Channels, unsigned Lanes>
 class VerilatedHbmSystem final : public HbmSystem, public CorePort {
   static constexpr bool kBoard = BoardTop<Top>;
   static constexpr bool kBridge = BridgeTop<Top>;
+  static_assert(kBoard == kBridge, "the board's memory system is the one board top Verilated");
 
  public:
   explicit VerilatedHbmSystem(const HbmSetup& setup)
@@ -151,7 +151,6 @@ class VerilatedHbmSystem final : public HbmSystem, public CorePort {
     try {
       if constexpr (kBoard) {
         check_shim_read_data();
-        if constexpr (!kBridge) top_->req_valid_i = lane_valid_;
         host_cycles_until_target_edge();
       } else {
         top_->rvalid_i = 0;
@@ -213,19 +212,6 @@ class VerilatedHbmSystem final : public HbmSystem, public CorePort {
       if (context_->gotError()) throw std::runtime_error(take_verilator_error());
     } catch (const std::exception& e) {
       fault_ = std::string("hbm: ") + e.what();
-    }
-  }
-
-  void collect_write_responses() {
-    if constexpr (!kBridge) {
-      if (top_->bresp_valid_o != 0) {
-        for (unsigned ch = 0; ch < Channels; ++ch) {
-          if (!get_bits(top_->bresp_valid_o, ch, 1)) continue;
-          Response& r = responses_.emplace_back();
-          r.write = true;
-          r.id = static_cast<std::uint8_t>(top_->bresp_id_o[ch]);
-        }
-      }
     }
   }
 
@@ -315,6 +301,19 @@ class VerilatedHbmSystem final : public HbmSystem, public CorePort {
 
  private:
   static constexpr std::size_t kHistogramBins = 1 << 14;
+
+  void collect_write_responses() {
+    if constexpr (!kBridge) {
+      if (top_->bresp_valid_o != 0) {
+        for (unsigned ch = 0; ch < Channels; ++ch) {
+          if (!get_bits(top_->bresp_valid_o, ch, 1)) continue;
+          Response& r = responses_.emplace_back();
+          r.write = true;
+          r.id = static_cast<std::uint8_t>(top_->bresp_id_o[ch]);
+        }
+      }
+    }
+  }
 
   // The report's figures of one channel's counters (or of their sums).
   ChannelStatistics channel_statistics(
