@@ -1,8 +1,7 @@
 // Offline planner (docs/planner.md) on tight guillotine instances (tests/unit/planner_instances.h:
 // peak live bytes == capacity at every time step, a placement within the capacity exists):
 //
-//   BM_Plan/<shape>[/gcd]/<buffers>/<seed>   one plan_buffers() call, 30 s search budget (gcd:
-//                                            PlanOptions::supported_raise off)
+//   BM_Plan/<shape>/<rules>/<buffers>/<seed>   one plan_buffers() call, 30 s search budget
 //
 // Shapes: "minimalloc" (the default of planner_instances.h: the shape of MiniMalloc's published
 // challenging benchmarks, 2^20 time steps x 1024 memory units) and "coarse" (a 2n x 2n grid,
@@ -13,14 +12,15 @@
 // the capacity before its budget). A placement that fails check_placement fails the binary; a
 // timeout is a figure, not a failure. A summary table follows the benchmark output.
 //
-//   BM_Corpus/<file>/<order>/<raise>   the planner corpus (tests/data/planner, corpus.json gives
+//   BM_Corpus/<file>/<order>/<rules>   the planner corpus (tests/data/planner, corpus.json gives
 //                                      each file's capacity and whether it is feasible)
-//   BM_External/<file>/<order>/<raise> with --external DIR: every *.csv of DIR (MiniMalloc format,
+//   BM_External/<file>/<order>/<rules> with --external DIR: every *.csv of DIR (MiniMalloc format,
 //                                      e.g. its benchmarks/challenging) at --external-capacity N
 //                                      (default 1048576, the challenging set's)
-// Orders: sorted (by lower), file (as stored), shuffled (seed 7). Raise: supported (the default
-// search) or gcd (PlanOptions::supported_raise = false), so each rule is measured alone. A
-// feasible instance that ends infeasible, or an infeasible one that ends solved, fails the binary.
+// Orders: sorted (by lower), file (as stored), shuffled (seed 7). Rules: all (the default search)
+// or one rule off: gcd (PlanOptions::supported_raise), no-dominance, no-staircase, no-portfolio,
+// so each rule is measured alone. A feasible instance that ends infeasible, or an infeasible one
+// that ends solved, fails the binary.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -58,14 +58,21 @@ std::map<Key, Figure>& figures() {
 int failures = 0;
 constexpr double kBudgetSeconds = 30;
 
-void BM_Plan(benchmark::State& state, const std::string& shape, bool supported_raise) {
+// The search's rules, all on or one of them off, so each is measured alone.
+const std::vector<std::string> kRuleSets = {"all", "gcd", "no-dominance", "no-staircase", "no-portfolio"};
+PlanOptions options_for(const std::string& rules, std::uint64_t capacity) {
+  return {.capacity = capacity, .timeout_seconds = kBudgetSeconds, .supported_raise = rules != "gcd",
+          .dominance = rules != "no-dominance", .staircase = rules != "no-staircase",
+          .portfolio = rules != "no-portfolio"};
+}
+
+void BM_Plan(benchmark::State& state, const std::string& shape, const std::string& rules) {
   const auto count = static_cast<std::size_t>(state.range(0));
   const auto seed = static_cast<std::uint64_t>(state.range(1));
   const auto inst = testing::guillotine_instance(count, seed, shape == "coarse" ? testing::coarse_grid() : testing::GuillotineShape{});
   PlanResult r;
   for (auto _ : state) {
-    r = plan_buffers(inst.buffers, {.capacity = inst.capacity, .timeout_seconds = kBudgetSeconds,
-                                    .supported_raise = supported_raise});
+    r = plan_buffers(inst.buffers, options_for(rules, inst.capacity));
   }
   if (r.status == PlanStatus::Solved) {
     if (const auto problem = check_placement(inst.buffers, r.offsets, inst.capacity)) {
@@ -74,7 +81,7 @@ void BM_Plan(benchmark::State& state, const std::string& shape, bool supported_r
       return;
     }
   }
-  const std::string label = shape + (supported_raise ? "" : "/gcd");
+  const std::string label = shape + (rules == "all" ? "" : "/" + rules);
   Figure& f = figures()[{label, count, seed}];
   f = {label, count, seed, r.seconds, 100.0 * (static_cast<double>(r.greedy_height) / static_cast<double>(inst.capacity) - 1),
        r.search_nodes, r.status};
@@ -108,14 +115,13 @@ std::vector<PlanBuffer> in_order(std::vector<PlanBuffer> rows, const std::string
 void register_file(const std::string& set, const std::filesystem::path& path, std::uint64_t capacity,
                    std::optional<bool> feasible) {
   for (const std::string order : {"sorted", "file", "shuffled"}) {
-    for (const std::string raise : {"supported", "gcd"}) {
+    for (const std::string& raise : kRuleSets) {
       const std::string name = fmt::format("BM_{}/{}/{}/{}", set, path.filename().string(), order, raise);
       benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
         const auto rows = in_order(read_plan_csv(path), order);
         PlanResult r;
         for (auto _ : state) {
-          r = plan_buffers(rows, {.capacity = capacity, .timeout_seconds = kBudgetSeconds,
-                                  .supported_raise = raise == "supported"});
+          r = plan_buffers(rows, options_for(raise, capacity));
         }
         if (r.status == PlanStatus::Solved) {
           if (const auto problem = check_placement(rows, r.offsets, capacity)) {
@@ -140,7 +146,7 @@ void register_file(const std::string& set, const std::filesystem::path& path, st
 void print_file_summary() {
   if (file_runs().empty()) return;
   fmt::print("\nPlanner corpus / external instances, budget {:g} s each\n", kBudgetSeconds);
-  fmt::print("{:<9} {:<26} {:>9} {:>10} {:>11} {:>10} {:>12}\n", "set", "file", "order", "raise", "result", "seconds", "nodes");
+  fmt::print("{:<9} {:<26} {:>9} {:>12} {:>11} {:>10} {:>12}\n", "set", "file", "order", "rules", "result", "seconds", "nodes");
   struct Total {
     int solved = 0, infeasible = 0, count = 0;
     double seconds = 0;
@@ -149,7 +155,7 @@ void print_file_summary() {
   std::map<std::tuple<std::string, std::string, std::string>, Total> totals;
   for (const FileRun& f : file_runs()) {
     const char* what = f.status == PlanStatus::Solved ? "solved" : f.status == PlanStatus::Timeout ? "timeout" : "infeasible";
-    fmt::print("{:<9} {:<26} {:>9} {:>10} {:>11} {:>10.3f} {:>12}\n", f.set, f.file, f.order, f.raise, what, f.seconds, f.nodes);
+    fmt::print("{:<9} {:<26} {:>9} {:>12} {:>11} {:>10.3f} {:>12}\n", f.set, f.file, f.order, f.raise, what, f.seconds, f.nodes);
     Total& t = totals[{f.set, f.raise, f.order}];
     t.solved += f.status == PlanStatus::Solved;
     t.infeasible += f.status == PlanStatus::Infeasible;
@@ -158,7 +164,7 @@ void print_file_summary() {
     t.nodes += f.nodes;
   }
   for (const auto& [key, t] : totals) {
-    fmt::print("{:<9} raise {:<9} order {:<8}: {}/{} solved, {} proved infeasible, {} timed out; {:.2f} s, {} nodes in all\n",
+    fmt::print("{:<9} rules {:<12} order {:<8}: {}/{} solved, {} proved infeasible, {} timed out; {:.2f} s, {} nodes in all\n",
                std::get<0>(key), std::get<1>(key), std::get<2>(key), t.solved, t.count, t.infeasible,
                t.count - t.solved - t.infeasible, t.seconds, t.nodes);
   }
@@ -238,9 +244,9 @@ int main(int argc, char** argv) {
     for (const int count : {150, 300, 450, 600}) {
       if (shape == "coarse" && count > 450) continue;
       for (int seed = 1; seed <= 6; ++seed) {
-        for (const bool supported : {true, false}) {
-          benchmark::RegisterBenchmark(fmt::format("BM_Plan/{}{}", shape, supported ? "" : "/gcd").c_str(),
-                                       [shape, supported](benchmark::State& st) { BM_Plan(st, shape, supported); })
+        for (const std::string& rules : kRuleSets) {
+          benchmark::RegisterBenchmark(fmt::format("BM_Plan/{}/{}", shape, rules).c_str(),
+                                       [shape, rules](benchmark::State& st) { BM_Plan(st, shape, rules); })
               ->Args({count, seed})
               ->Iterations(1)
               ->Unit(benchmark::kMillisecond);

@@ -314,7 +314,10 @@ PlanResult plan_in_canonical_order(std::span<const PlanBuffer> buffers, const Pl
       group_buffers.push_back({b.lower, b.upper, b.size, b.alignment});
     }
     const detail::SearchResult s = detail::search_placement(group_buffers, capacity, deadline,
-                                                                 {.supported_raise = options.supported_raise});
+                                                                 {.supported_raise = options.supported_raise,
+                                                               .dominance = options.dominance,
+                                                               .staircase = options.staircase,
+                                                               .portfolio = options.portfolio});
     r.search_nodes += s.nodes;
     if (s.outcome == detail::SearchOutcome::Exhausted) {
       r.status = PlanStatus::Infeasible;

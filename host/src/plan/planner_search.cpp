@@ -20,14 +20,16 @@
 // be completed (waste below the floor is charged this way). Placing at the floor never wastes, so
 // the check runs on raises, and a look-ahead strengthens it: in every section, the lowest offset
 // any of its unplaced buffers can still take (the max floor over that buffer's sections, aligned)
-// plus the section's unplaced bytes must fit. Sections that can't waste anything must have a
+// plus the section's unplaced bytes must fit, and for every such offset t the bytes of those that
+// can't go below t must fit above it (stairs_fit()). Sections that can't waste anything must have a
 // buffer at their floor: the valleys (runs at one floor between higher neighbours) must be
 // exactly covered at that level by disjoint lifetimes (valleys_coverable()), and a buffer that
 // would sit there over lower sections needs those filled exactly up to it (steps_fillable(),
-// subset sums). Buffers identical to one already tried at a node
-// (same lifetime, size and alignment) are skipped. Candidates are tried: filling the whole run at
-// the floor first, then those whose top meets a neighbouring floor, then longest lifetime, then
-// largest.
+// subset sums). Dominance: a raise that leaves room for an unplaced buffer wholly inside empty
+// space kills the state (dominated()). Buffers identical to one already tried at a node (same
+// lifetime, size and alignment) are skipped. Candidates are tried in a preorder that alternates
+// across restarts (largest area first; longest lifetime first, after those filling the whole run
+// at the floor and those whose top meets a neighbouring floor).
 //
 // Conflict-directed backjumping: every failure carries a range of sections that explains it
 // (Span, child_failed()); a child failing for a reason its own change doesn't touch makes its
@@ -35,6 +37,7 @@
 #include "planner_search.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <optional>
@@ -67,7 +70,7 @@ struct DeadTable {
   std::vector<DeadEntry> slots = std::vector<DeadEntry>(std::size_t{1} << 20);
   std::uint64_t nodes = 0;       // of all the searches sharing it
   std::uint64_t node_limit = 0;  // of the current restart
-  std::uint64_t restart = 0;     // 0: candidates in heuristic order; then randomised
+  std::uint64_t restart = 0;     // picks the portfolio configuration (restart % 3)
   SearchRules rules;
 };
 
@@ -79,15 +82,22 @@ struct Profile {
 
 enum class Expand { Open, Complete, Timeout, Dead };
 
+constexpr int kNoGap = std::numeric_limits<int>::max();
+
 // A range of sections [lo, hi] (empty when lo > hi): the part of a state a failure depends on.
+// `gaps_from`: the failure also depends on the empty space left by the raises of frames at this
+// depth or deeper (kNoGap: on none); a state remembered as dead keys on its gaps when they
+// include one of those (remember_dead()).
 struct Span {
   int lo = std::numeric_limits<int>::max(), hi = -1;
+  int gaps_from = kNoGap;
   bool empty() const { return lo > hi; }
   void add(int k) {
     lo = std::min(lo, k);
     hi = std::max(hi, k);
   }
   void add(const Span& o) {
+    gaps_from = std::min(gaps_from, o.gaps_from);
     if (o.empty()) return;
     lo = std::min(lo, o.lo);
     hi = std::max(hi, o.hi);
@@ -126,6 +136,7 @@ class Search {
         fr.raise_tried = true;
         if (fr.raise_to == kNone || fr.raise_to + remaining_[fr.section] > capacity_) continue;
         set_floor(static_cast<std::size_t>(fr.section), fr.raise_to);
+        push_gap(fr.section, fr.floor, fr.raise_to, static_cast<int>(frames_.size()) - 1);
         fr.applied = kRaised;
       } else {
         Span why = fr.conflict;
@@ -136,6 +147,10 @@ class Search {
       if (++dead_.nodes >= dead_.node_limit) return SearchOutcome::Timeout;  // restart
       if ((dead_.nodes & 1023) == 0 && std::chrono::steady_clock::now() > deadline_) {
         return SearchOutcome::Timeout;
+      }
+      if (fr.applied == kRaised && dominated(fr.section)) {
+        child_failed(fail_);
+        continue;
       }
       switch (expand()) {  // invalidates fr
         case Expand::Complete: return SearchOutcome::Found;
@@ -181,7 +196,7 @@ class Search {
         return;
       }
       undo(fr);
-      remember_dead(fr.hash, why);
+      remember_dead(fr.hash, why, static_cast<int>(frames_.size()) - 1);
       cands_.resize(fr.cand_begin);
       frames_.pop_back();
     }
@@ -190,7 +205,7 @@ class Search {
   void pop_failed(Span why) {
     Frame& fr = frames_.back();
     undo(fr);
-    remember_dead(fr.hash, why);
+    remember_dead(fr.hash, why, static_cast<int>(frames_.size()) - 1);
     cands_.resize(fr.cand_begin);
     frames_.pop_back();
     child_failed(why);
@@ -257,10 +272,14 @@ class Search {
     placed_.assign(n, false);
     offsets_.assign(n, 0);
     crossing_.assign(sections, {});
+    gaps_.assign(sections, {});
     floor_.assign(sections, 0);
     remaining_.assign(sections, 0);
     unplaced_.assign(sections, 0);
     lowest_.assign(sections, kNone);
+    highest_.assign(sections, 0);
+    at_lowest_bytes_.assign(sections, 0);
+    stairs_key_.assign(sections, 0);
     support_.assign(sections, kNone);
     visited_.assign(n, 0);
     lowest_offset_.assign(n, 0);
@@ -298,21 +317,14 @@ class Search {
     for (const std::uint64_t f : floor_) salt_ = mix(salt_ ^ f);
     for (std::size_t k = 0; k < sections; ++k) hash_ ^= key_of_floor(k, floor_[k]);
     for (std::size_t i = 0; i < n; ++i) hash_ ^= key_of_buffer(i);  // the unplaced set
-    // Candidate order: longest lifetime first, then largest; after a restart the lifetimes are
-    // weighted by a random factor in [0.5, 1.5).
-    // A portfolio across restarts: restarts cycle through preorders (lifetime, area, size), the
-    // later ones with noise.
+    // Candidate order, a portfolio across restarts: the even ones take the largest area (lifetime x
+    // size) first, the odd ones the longest lifetime first and fill runs first (expand()). Each
+    // solves instances the other takes millions of nodes on (docs/planner.md "Portfolio").
     std::vector<double> weight(n);
-    std::uint64_t noise = mix(salt_ ^ mix(dead_.restart));
-    const std::uint64_t preorder = dead_.restart % 3;
     for (std::size_t i = 0; i < n; ++i) {
       const double life = static_cast<double>(buffers_[i].upper - buffers_[i].lower);
       const double size = static_cast<double>(buffers_[i].size);
-      weight[i] = preorder == 0 ? life : preorder == 1 ? life * size : size;
-      if (dead_.restart >= 3) {
-        noise = mix(noise);
-        weight[i] *= 0.5 + static_cast<double>(noise >> 11) * 0x1.0p-53;
-      }
+      weight[i] = preorder() == Preorder::Lifetime ? life : preorder() == Preorder::Area ? life * size : size;
     }
     std::vector<int> order(n);
     std::iota(order.begin(), order.end(), 0);
@@ -347,6 +359,16 @@ class Search {
     sums_.assign(sections * words_, 0);
   }
 
+  // The restart's part of the portfolio (setup(), expand()): longest lifetime first with
+  // run-filling candidates first; largest area first, as given; largest size first with
+  // run-filling candidates first.
+  enum class Preorder { Lifetime, Area, Size };
+  Preorder preorder() const {
+    if (!dead_.rules.portfolio) return Preorder::Lifetime;
+    return static_cast<Preorder>(dead_.restart % 3);
+  }
+  bool fill_runs_first() const { return preorder() != Preorder::Area; }
+
   std::uint64_t lowest_offset(int b) const {
     std::uint64_t m = 0;
     for (int k = first_[b]; k <= last_[b]; ++k) m = std::max(m, floor_[k]);
@@ -380,6 +402,7 @@ class Search {
       hash_ ^= key_of_buffer(static_cast<std::size_t>(b));
     } else if (fr.applied == kRaised) {
       set_floor(static_cast<std::size_t>(fr.section), fr.floor);
+      pop_gap(fr.section);
     }
     fr.applied = kNothingApplied;
   }
@@ -396,6 +419,7 @@ class Search {
   bool feasible_bound() {
     const std::size_t sections = floor_.size();
     std::fill(lowest_.begin(), lowest_.end(), kNone);
+    std::fill(highest_.begin(), highest_.end(), 0);
     std::fill(at_floor_.begin(), at_floor_.end(), 0);
     std::fill(bridge_.begin(), bridge_.end(), 0);
     std::fill(has_flat_.begin(), has_flat_.end(), 0);
@@ -407,7 +431,13 @@ class Search {
       lowest_offset_[i] = o;
       int level = 0;
       for (int k = first_[b]; k <= last_[b]; ++k) {
-        lowest_[k] = std::min(lowest_[k], o);
+        if (o < lowest_[k]) {
+          lowest_[k] = o;
+          at_lowest_bytes_[k] = buffers_[i].size;
+        } else if (o == lowest_[k]) {
+          at_lowest_bytes_[k] += buffers_[i].size;
+        }
+        highest_[k] = std::max(highest_[k], o);
         if (o == floor_[k]) ++at_floor_[k], ++level;
       }
       if (level == last_[b] - first_[b] + 1) {  // flat: can go at the floor of all its sections now
@@ -423,9 +453,50 @@ class Search {
         ok = false;
       }
     }
+    if (ok && dead_.rules.staircase) ok = stairs_fit();
     if (ok) ok = valleys_coverable();
     if (ok) ok = steps_fillable();
     return ok;
+  }
+
+  // Staircase bound: in section k, the unplaced buffers whose lowest offset is at least t all
+  // lie in [t, capacity), so for every t their bytes must fit in capacity - t. The check above
+  // is t = the lowest of those offsets; here every one of them is a t. Only sections where the
+  // buffers at the lowest offset plus the slack can't fill up to the highest offset can fail it
+  // (a t above lowest_[k] fails only when t - lowest_[k] exceeds the bytes below t plus the slack).
+  bool stairs_fit() {
+    const int sections = static_cast<int>(floor_.size());
+    for (int k = 0; k < sections; ++k) {
+      // slack: what the section may still waste (>= 0, checked by feasible_bound()).
+      if (unplaced_[k] == 0) continue;
+      const std::uint64_t slack = capacity_ - remaining_[k] - lowest_[k];
+      if (highest_[k] - lowest_[k] <= at_lowest_bytes_[k] + slack) continue;
+      // Those at the lowest offset only count for t = lowest_[k], checked already.
+      // A section whose higher buffers and their offsets are the ones it last passed with
+      // passes again (stairs_key_), without the sort.
+      stairs_.clear();
+      std::uint64_t higher = 0, key = 0;
+      for (const int u : crossing_[k]) {
+        if (placed_[u] || lowest_offset_[u] == lowest_[k]) continue;
+        stairs_.emplace_back(lowest_offset_[u], buffers_[u].size);
+        higher += buffers_[u].size;
+        key += mix(lowest_offset_[u] ^ (static_cast<std::uint64_t>(u) << 40));
+      }
+      if (highest_[k] + higher <= capacity_ || key == stairs_key_[k]) continue;
+      std::sort(stairs_.begin(), stairs_.end(), std::greater<>());
+      std::uint64_t above = 0;
+      for (std::size_t i = 0; i < stairs_.size(); ++i) {
+        above += stairs_[i].second;
+        const std::uint64_t t = stairs_[i].first;
+        if (i + 1 < stairs_.size() && stairs_[i + 1].first == t) continue;  // all of level t first
+        if (t + above > capacity_) {
+          fail_ = explain(k, t - 1);
+          return false;
+        }
+      }
+      stairs_key_[k] = key;
+    }
+    return true;
   }
 
   // Forced levels. In a section k that can't waste anything (slack below gcd_), some unplaced
@@ -576,10 +647,9 @@ class Search {
     std::uint64_t f = kNone;
     int best_count = 0;
     std::uint64_t best_tie = 0;
-    const bool shuffle = dead_.restart % 2 == 1;
     for (std::size_t k = 0; k < floor_.size(); ++k) {
       if (unplaced_[k] == 0) continue;
-      const std::uint64_t tie = shuffle ? mix(k ^ mix(dead_.restart)) : k;
+      const std::uint64_t tie = k;
       const bool better = at_floor_[k] < best_count || (at_floor_[k] == best_count && tie < best_tie);
       if (floor_[k] < f || (floor_[k] == f && better)) {
         f = floor_[k];
@@ -595,7 +665,7 @@ class Search {
     if (const auto outcome = split()) {  // sets fail_ when Exhausted
       if (*outcome == SearchOutcome::Found) return Expand::Complete;
       if (*outcome == SearchOutcome::Timeout) return Expand::Timeout;
-      remember_dead(hash_, fail_);
+      remember_dead(hash_, fail_, static_cast<int>(frames_.size()));
       return Expand::Dead;
     }
     {
@@ -628,7 +698,7 @@ class Search {
     }
     fr.why_node.add(support_witnesses(s, f));
     fr.why_node.add(fr.why_node_extra);
-    if (fr.cand_end - fr.cand_begin > 1) {
+    if (fr.cand_end - fr.cand_begin > 1 && fill_runs_first()) {
       // First the candidates that fill the whole run of sections at this floor around s: they
       // leave no gap at this level in time for others to fill exactly. Then those whose top
       // meets the floor of a section just outside their lifetime: they flatten the skyline
@@ -775,14 +845,107 @@ class Search {
     floor_[k] = value;
     hash_ ^= key_of_floor(k, value);
   }
+  // A state is remembered by its floors and unplaced buffers, and also by its gaps when its
+  // failure depended on one it already had (a gap of a frame above `depth`, the state's own).
+  // A failure that only used gaps made below the state recurs from any state with the same
+  // floors and unplaced buffers: the same path makes the same gaps. A hit on an entry keyed by
+  // gaps depends on all of them.
   bool known_dead() {
-    const DeadEntry& e = dead_.slots[hash_.a & (dead_.slots.size() - 1)];
-    if (e.hash.a != hash_.a || e.hash.b != hash_.b) return false;
+    if (probe_dead(hash_)) return true;
+    Hash with_gaps = hash_;
+    with_gaps ^= gap_hash_;
+    if (gap_hash_.a == 0 || !probe_dead(with_gaps)) return false;
+    fail_.gaps_from = 0;
+    return true;
+  }
+  bool probe_dead(const Hash& h) {
+    const DeadEntry& e = dead_.slots[h.a & (dead_.slots.size() - 1)];
+    if (e.hash.a != h.a || e.hash.b != h.b) return false;
     fail_ = Span{e.lo, e.hi};
     return true;
   }
-  void remember_dead(const Hash& h, const Span& why) {
+  void remember_dead(Hash h, const Span& why, int depth) {
+    if (why.gaps_from < depth) h ^= gap_hash_;
     dead_.slots[h.a & (dead_.slots.size() - 1)] = {h, why.lo, why.hi};
+  }
+
+  // Gaps: the empty space below the floors. A buffer is only ever placed at the floor of all its
+  // sections, so below a floor there are placed buffers and the intervals [f, raised) that raises
+  // declared empty, kept per section in increasing order (a stack, as raises are undone in
+  // reverse) with the depth of the frame that made them.
+  struct Gap {
+    std::uint64_t lo = 0, hi = 0;
+    int depth = 0;
+  };
+  Hash key_of_gap(int section, const Gap& g) const {
+    const std::uint64_t x = mix(mix(static_cast<std::uint64_t>(section) ^ mix(g.lo) ^ (salt_ << 2)) ^ g.hi);
+    return {x, mix(x ^ 0x2545f4914f6cdd1dULL)};
+  }
+  void push_gap(int section, std::uint64_t lo, std::uint64_t hi, int depth) {
+    const Gap g{lo, hi, depth};
+    gaps_[section].push_back(g);
+    gap_hash_ ^= key_of_gap(section, g);
+  }
+  void pop_gap(int section) {
+    gap_hash_ ^= key_of_gap(section, gaps_[section].back());
+    gaps_[section].pop_back();
+  }
+
+  // Dominance (docs/planner.md "Dominance"): after section s was raised, a state where some
+  // unplaced buffer b crossing s fits wholly inside the gaps of all its sections is dead. Any
+  // placement extending the state has b above those gaps, so b could move down into them; the
+  // search only needs to find a placement where no buffer can (one of least total offset), and
+  // such placements don't extend this state. fail_: b's sections, depending on the gaps used.
+  bool dominated(int s) {
+    if (!dead_.rules.dominance) return false;
+    merged_gaps(s, own_);
+    std::uint64_t widest = 0;
+    for (const Gap& g : own_) widest = std::max(widest, g.hi - g.lo);
+    for (const int b : crossing_[s]) {
+      const std::uint64_t size = buffers_[b].size;
+      if (placed_[b] || size > widest) continue;
+      bool everywhere = true;  // every section of b has a gap
+      for (int j = first_[b]; j <= last_[b] && everywhere; ++j) everywhere = !gaps_[j].empty();
+      if (!everywhere) continue;
+      free_ = own_;
+      for (int j = first_[b]; j <= last_[b] && !free_.empty(); ++j) {
+        if (j == s) continue;
+        merged_gaps(j, other_);
+        intersect(free_, other_, size);
+      }
+      for (const Gap& g : free_) {
+        if (align_up(g.lo, buffers_[b].alignment) + size > g.hi) continue;
+        fail_ = Span{};
+        fail_.add(first_[b]);
+        fail_.add(last_[b]);
+        fail_.gaps_from = g.depth;
+        return true;
+      }
+    }
+    return false;
+  }
+  // The gaps of section j with touching ones joined (depth: the shallowest of them).
+  void merged_gaps(int j, std::vector<Gap>& out) const {
+    out.clear();
+    for (const Gap& g : gaps_[j]) {
+      if (!out.empty() && out.back().hi == g.lo) {
+        out.back().hi = g.hi;
+        out.back().depth = std::min(out.back().depth, g.depth);
+      } else {
+        out.push_back(g);
+      }
+    }
+  }
+  // a := the parts of a inside b at least `size` long; both sorted and disjoint.
+  void intersect(std::vector<Gap>& a, const std::vector<Gap>& b, std::uint64_t size) {
+    meet_.clear();
+    std::size_t i = 0, k = 0;
+    while (i < a.size() && k < b.size()) {
+      const std::uint64_t lo = std::max(a[i].lo, b[k].lo), hi = std::min(a[i].hi, b[k].hi);
+      if (hi >= lo + size) meet_.push_back({lo, hi, std::min(a[i].depth, b[k].depth)});
+      if (a[i].hi < b[k].hi) ++i; else ++k;
+    }
+    a.swap(meet_);
   }
 
   std::vector<SearchBuffer> buffers_;
@@ -796,7 +959,12 @@ class Search {
   std::vector<bool> placed_;
   std::vector<std::uint64_t> offsets_;
   std::vector<std::vector<int>> crossing_;
-  std::vector<std::uint64_t> floor_, remaining_, lowest_, lowest_offset_;
+  std::vector<std::vector<Gap>> gaps_;  // per section, push_gap()
+  std::vector<Gap> own_, free_, other_, meet_;  // dominated()'s scratch
+  Hash gap_hash_;
+  std::vector<std::uint64_t> floor_, remaining_, lowest_, highest_, at_lowest_bytes_, lowest_offset_;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> stairs_;  // stairs_fit(): (lowest offset, size)
+  std::vector<std::uint64_t> stairs_key_;  // per section: the higher buffers it last passed with
   std::vector<std::uint64_t> support_;  // supports_outside()
   std::vector<std::uint64_t> visited_;  // == visit_stamp_: seen by support_witnesses()
   std::uint64_t visit_stamp_ = 0;
@@ -822,9 +990,9 @@ class Search {
 SearchResult search_placement(std::span<const SearchBuffer> buffers, std::uint64_t capacity,
                               std::chrono::steady_clock::time_point deadline, SearchRules rules) {
   // Restarts: heavy-tailed search times on feasible instances are cut short by restarting with
-  // a randomised candidate order (and, every other restart, random fail-first ties) and a
-  // doubled node budget (the dead states stay known, so no work is lost and a restart that
-  // exhausts without hitting its budget is still a proof).
+  // the other candidate order of the portfolio and a doubled node budget (the dead states stay
+  // known, so little work is lost and a restart that exhausts without hitting its budget is
+  // still a proof).
   DeadTable dead;
   dead.rules = rules;
   SearchResult result;

@@ -29,6 +29,9 @@ struct SearchResult {
 
 struct SearchRules {
   bool supported_raise = true;  // PlanOptions::supported_raise
+  bool dominance = true;        // PlanOptions::dominance
+  bool staircase = true;        // PlanOptions::staircase
+  bool portfolio = true;        // PlanOptions::portfolio
 };
 
 SearchResult search_placement(std::span<const SearchBuffer> buffers, std::uint64_t capacity,

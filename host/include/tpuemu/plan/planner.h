@@ -27,6 +27,15 @@ struct PlanOptions {
   // The search's raise child goes to the next height a buffer can rest at (docs/planner.md
   // "Raising to a supported height"); off: one gcd of the sizes up, as before (for measurement).
   bool supported_raise = true;
+  // A state where an unplaced buffer fits wholly in space a raise left empty is dead (docs/
+  // planner.md "Dominance"); off only for measurement.
+  bool dominance = true;
+  // In every section, the buffers whose lowest offset is at least t must fit above t, for every t
+  // (docs/planner.md "Staircase bound"); off only for measurement.
+  bool staircase = true;
+  // Restarts alternate two candidate orders (docs/planner.md "Portfolio"); off: every restart
+  // uses the first, for measurement.
+  bool portfolio = true;
 };
 
 enum class PlanStatus {
