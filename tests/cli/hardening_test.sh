@@ -128,6 +128,11 @@ check replay_capacity_abc 2 "capacity" -- replay "$root/examples/traces/mlp-serv
 check plan_capacity_abc 2 "capacity" -- plan "$root/examples/plan/buffers.csv" --capacity abc
 check hbm_neither 2 "either --requests-file FILE or --pattern" -- hbm
 check hbm_both 2 "excludes" -- hbm --requests-file "$root/examples/hbm/small.trace" --pattern stream
+check hbm_map_short 2 "--map: .*fewer than five fields" -- hbm --pattern stream --requests 100 --map ro-ba-bg-ch
+check hbm_map_twice 2 "--map: .*twice" -- hbm --pattern stream --requests 100 --map ro-ro-bg-ch-co
+# Any order of the five fields runs (a custom order of the controller), and the report names it.
+"$tpuemu" hbm --pattern stream --requests 512 --map co-ro-ba-bg-ch --json >"$tmp/out" 2>"$tmp/err" &&
+  grep -q '"address_map": "co-ro-ba-bg-ch"' "$tmp/out" && pass "hbm_map_custom" || fail "hbm_map_custom: $(cat "$tmp/err")"
 
 # ---- 11. info lists every valid preset even when one is broken
 mkdir "$tmp/presets"; cp "$root/configs/presets/small.json" "$tmp/presets/"; echo '{' >"$tmp/presets/broken.json"

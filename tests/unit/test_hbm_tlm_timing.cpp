@@ -13,6 +13,7 @@
 #include <functional>
 #include <queue>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@
 #include "tpuemu/sim/hbm_system.h"
 #include "tpuemu/sim_setup/hbm_setup.h"
 #include "tpuemu/tlm/hbm_beat_timing.h"
+#include "tpuemu/tlm/hbm_target.h"
 #include "tpuemu/tlm/hbm_timing.h"
 
 namespace {
@@ -361,5 +363,44 @@ INSTANTIATE_TEST_SUITE_P(
       for (char& ch : n) ch = (ch == '-') ? '_' : ch;
       return n;
     });
+
+}  // namespace
+
+namespace {
+
+// The SystemC door (hbm_target.h) takes the address map by name: any order of the five fields
+// (a custom order of the controller), and refuses a string that is not one, naming it.
+tpuemu::tlm::HbmTargetConfig target_config(const std::string& address_map) {
+  const hbm::HbmSetup s = setup_of("hbm2-2000");
+  tpuemu::tlm::HbmTargetConfig c;
+  c.channels = s.dram.channels;
+  c.bank_groups = s.dram.bank_groups;
+  c.banks_per_group = s.dram.banks_per_group;
+  c.rows = s.dram.rows;
+  c.columns = s.dram.columns;
+  c.bus_bytes = s.dram.bus_bytes;
+  c.burst_length = s.dram.burst_length;
+#define TPUEMU_TARGET_TIMING(name, doc) c.timings.emplace_back(#name, s.dram.name);
+  TPUEMU_SPEC_HBM_TIMINGS(TPUEMU_TARGET_TIMING)
+#undef TPUEMU_TARGET_TIMING
+  c.address_map = address_map;
+  c.beat_bytes = 64;
+  c.capacity_bytes = std::uint64_t{1} << 24;
+  return c;
+}
+
+TEST(HbmTarget, AnyOrderOfTheFiveFieldsAndNothingElse) {
+  for (const char* order : {"ro-ba-bg-ch-co", "co-ro-ba-bg-ch", "ch-co-ba-ro-bg"}) {
+    EXPECT_NE(tpuemu::tlm::make_hbm_target_timing(target_config(order)), nullptr) << order;
+  }
+  for (const char* order : {"ro-ba-bg-ch", "ro-ro-bg-ch-co", "ro-ba-bg-ch-co-co", "ro-ba-bg-ch-xx", "ro-ba-bg-ch-co-"}) {
+    try {
+      (void)tpuemu::tlm::make_hbm_target_timing(target_config(order));
+      ADD_FAILURE() << order << " was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("address map '") + order + "'"), std::string::npos) << e.what();
+    }
+  }
+}
 
 }  // namespace

@@ -8,6 +8,8 @@
 
 #include "commands.h"
 #include "tpuemu/base/atomic_file.h"
+#include "tpuemu/base/error.h"
+#include "tpuemu/config/hbm_config.h"
 #include "tpuemu/hbm_replay/hbm_trace.h"
 
 namespace tpuemu::cli {
@@ -52,6 +54,19 @@ Subcommand add_hbm_command(CLI::App& app) {
   cmd->add_option("--seed", o.seed, "Pattern: random seed")->check(any_unsigned())->needs(pattern);
   cmd->add_option("--page-policy", o.page_policy, "Controller page policy: open or closed")
       ->check(CLI::IsMember({"open", "closed"}));
+  cmd->add_option("--map", o.address_map,
+                  "Address map: the five fields ro, ba, bg, ch, co in any order, most significant first "
+                  "(default: the timing set's)")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            try {
+              (void)HbmAddressMap::parse(text);
+            } catch (const Error& e) {
+              return e.what();
+            }
+            return {};
+          },
+          "ORDER"));
   cmd->add_option("--window", o.window, "Requests held between their cycle and their answer (>= 256)")
       ->check(unsigned_in(256, 1u << 20));
   add_common_options(cmd, a->common, "Print the statistics as JSON", "Also write the JSON statistics here (- for stdout)");

@@ -310,6 +310,7 @@ HbmReplayReport replay_hbm(const HbmTimingSet& set, HbmRequestSource& source,
 
   HbmReplayReport report;
   report.config = set.name;
+  report.address_map = set.address_map.to_string();
   report.source = options.source_name.empty() ? source.describe() : options.source_name;
   report.page_policy = options.closed_page ? "closed" : "open";
   report.tck_ns = set.tck_ns();
@@ -486,8 +487,8 @@ std::string format_hbm_report(const HbmReplayReport& r) {
   const HbmChannelFigures& t = r.total;
   const std::uint64_t served = t.row_hits + t.row_misses + t.row_conflicts;
   const auto ns = [&](double tck) { return tck * r.tck_ns; };
-  line(fmt::format("tpuemu hbm: {} on {} ({} channels, {} page, tCK {:.3f} ns)", r.source,
-                   r.config, r.channels.size(), r.page_policy, r.tck_ns));
+  line(fmt::format("tpuemu hbm: {} on {} ({} channels, {} page, map {}, tCK {:.3f} ns)", r.source,
+                   r.config, r.channels.size(), r.page_policy, r.address_map, r.tck_ns));
   line(fmt::format("requests    {} ({} reads, {} writes) answered in {} cycles = {:.2f} us",
                    r.requests, r.reads, r.writes, r.cycles, ns(static_cast<double>(r.cycles)) / 1e3));
   line(fmt::format("bandwidth   {:.1f} GB/s = {:.1f}% of the {:.1f} GB/s peak", r.gbps(t),
@@ -595,6 +596,7 @@ nlohmann::json hbm_report_to_json(const HbmReplayReport& r) {
   return {{"config", r.config},
           {"source", r.source},
           {"page_policy", r.page_policy},
+          {"address_map", r.address_map},
           {"tck_ns", r.tck_ns},
           {"peak_gbps", r.peak_gbps},
           {"peak_gbps_per_channel", r.peak_gbps_per_channel},
@@ -623,7 +625,14 @@ HbmReplayReport run_hbm_command(const HbmCommandOptions& o) {
   if (o.page_policy != "open" && o.page_policy != "closed") {
     throw Error(fmt::format("hbm: --page-policy must be open or closed, got '{}'", o.page_policy));
   }
-  const HbmTimingSet set = load_hbm_timing_set(o.config);
+  HbmTimingSet set = load_hbm_timing_set(o.config);
+  if (!o.address_map.empty()) {
+    try {
+      set.address_map = HbmAddressMap::parse(o.address_map);
+    } catch (const Error& e) {
+      throw Error(fmt::format("hbm: --map: {}", e.what()));
+    }
+  }
   HbmReplayOptions options;
   options.closed_page = o.page_policy == "closed";
   options.window = o.window;

@@ -24,13 +24,17 @@ sim::hbm::HbmSetup hbm_setup_from(const HbmTimingSet& set, bool closed_page) {
 #define TPUEMU_HBM_TIMING_COPY(name, doc) h.dram.name = t.name;
   TPUEMU_SPEC_HBM_TIMINGS(TPUEMU_HBM_TIMING_COPY)
 #undef TPUEMU_HBM_TIMING_COPY
+  // A named order by its code; any other permutation as the controller's custom order.
   const std::string order = set.address_map.to_string();
   const auto named = std::find_if(spec::hbm::kAddressMaps.begin(), spec::hbm::kAddressMaps.end(),
                                   [&](const auto& m) { return m.order == order; });
-  if (named == spec::hbm::kAddressMaps.end()) {
-    throw Error(fmt::format("timing set {}: address map \"{}\" is not one the controller implements", set.name, order));
+  if (named != spec::hbm::kAddressMaps.end()) {
+    h.order = static_cast<sim::hbm::AddressOrder>(named->code);
+  } else {
+    h.order = sim::hbm::AddressOrder::Custom;
+    const auto& msb = set.address_map.msb_first;  // HbmAddressMap::Field values are the field codes
+    for (std::size_t k = 0; k < msb.size(); ++k) h.custom_order[k] = static_cast<std::uint8_t>(msb[msb.size() - 1 - k]);
   }
-  h.order = static_cast<sim::hbm::AddressOrder>(named->code);
   h.closed_page = closed_page;
   return h;
 }

@@ -14,17 +14,22 @@ unsigned log2_exact(std::uint32_t v) {
   return static_cast<unsigned>(std::countr_zero(v));
 }
 
-// hbm_spec_pkg::amap_t: byte 0 order, then the widths of column, channel, bank group, bank, row.
+// hbm_spec_pkg::amap_t: byte 0 order, then the widths of column, channel, bank group, bank, row;
+// bits [62:48] the custom order's field codes, 3 bits each, least significant field first.
 std::uint64_t amap_word(const HbmSetup& s) {
   const dram::Config& c = s.dram;
+  std::uint64_t custom = 0;
+  if (s.order == AddressOrder::Custom) {
+    const auto codes = address_order_codes(s);
+    for (std::size_t k = 0; k < codes.size(); ++k) custom |= std::uint64_t{codes[k]} << (3 * k);
+  }
   return std::uint64_t{static_cast<std::uint8_t>(s.order)} | std::uint64_t{log2_exact(c.columns)} << 8 |
          std::uint64_t{log2_exact(c.channels)} << 16 | std::uint64_t{log2_exact(c.bank_groups)} << 24 |
-         std::uint64_t{log2_exact(c.banks_per_group)} << 32 | std::uint64_t{log2_exact(c.rows)} << 40;
+         std::uint64_t{log2_exact(c.banks_per_group)} << 32 | std::uint64_t{log2_exact(c.rows)} << 40 |
+         custom << 48;
 }
 
-AddressLayout address_layout(const HbmSetup& s) {
-  return address_layout(AddressLayout::named_order(static_cast<std::uint32_t>(s.order)), s.dram);
-}
+AddressLayout address_layout(const HbmSetup& s) { return address_layout(address_order_codes(s), s.dram); }
 
 Coordinate decode_address(const HbmSetup& s, std::uint64_t byte_address) {
   return coordinate_of(address_layout(s).decode(byte_address));

@@ -1,13 +1,40 @@
 #include "tpuemu/tlm/hbm_target.h"
 
 #include <algorithm>
+#include <array>
+#include <string_view>
 #include <set>
 #include <stdexcept>
 
 #include "tpuemu/spec/contract.h"
+#include "tpuemu/spec/hbm_address.h"
 #include "tpuemu/tlm/hbm_beat_timing.h"
 
 namespace tpuemu::tlm {
+
+namespace {
+
+// "ro-ba-bg-ch-co" (most significant field first) -> field codes, least significant first.
+std::array<std::uint8_t, spec::hbm::kNumAddressFields> custom_order(const std::string& text) {
+  std::array<std::uint8_t, spec::hbm::kNumAddressFields> lsb_first{};
+  std::size_t count = 0, begin = 0;
+  unsigned seen = 0;
+  while (begin <= text.size()) {
+    const std::size_t end = std::min(text.find('-', begin), text.size());
+    const int code = spec::hbm::address_field_code(std::string_view(text).substr(begin, end - begin));
+    if (code < 0 || count == lsb_first.size() || (seen >> code & 1u) != 0) break;
+    seen |= 1u << code;
+    lsb_first[lsb_first.size() - 1 - count++] = static_cast<std::uint8_t>(code);
+    begin = end + 1;
+  }
+  if (count != lsb_first.size() || seen != (1u << spec::hbm::kNumAddressFields) - 1 || begin != text.size() + 1) {
+    throw std::invalid_argument("hbm target: address map '" + text +
+                                "' is not an order of the five fields ro, ba, bg, ch, co");
+  }
+  return lsb_first;
+}
+
+}  // namespace
 
 std::unique_ptr<BeatTimingModel> make_hbm_target_timing(const HbmTargetConfig& c) {
   sim::hbm::HbmSetup s;
@@ -36,10 +63,12 @@ std::unique_ptr<BeatTimingModel> make_hbm_target_timing(const HbmTargetConfig& c
   }
   const auto map = std::find_if(spec::hbm::kAddressMaps.begin(), spec::hbm::kAddressMaps.end(),
                                 [&](const auto& m) { return m.order == c.address_map; });
-  if (map == spec::hbm::kAddressMaps.end()) {
-    throw std::invalid_argument("hbm target: address map '" + c.address_map + "' is not one the controller implements");
+  if (map != spec::hbm::kAddressMaps.end()) {
+    s.order = static_cast<sim::hbm::AddressOrder>(map->code);
+  } else {
+    s.order = sim::hbm::AddressOrder::Custom;
+    s.custom_order = custom_order(c.address_map);
   }
-  s.order = static_cast<sim::hbm::AddressOrder>(map->code);
   s.closed_page = c.closed_page;
   s.dram.validate();
   return make_hbm_beat_timing(s, c.dram_cycles_per_core_cycle, c.beat_bytes, c.capacity_bytes);

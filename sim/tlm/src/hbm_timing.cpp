@@ -26,8 +26,7 @@ std::uint64_t percentile(const std::vector<std::uint64_t>& histogram, std::uint6
 
 HbmBurstTiming::HbmBurstTiming(const sim::hbm::HbmSetup& setup)
     : setup_(setup),
-      layout_(sim::hbm::address_layout(
-          sim::hbm::AddressLayout::named_order(static_cast<std::uint32_t>(setup.order)), setup.dram)) {
+      layout_(sim::hbm::address_layout(sim::hbm::address_order_codes(setup), setup.dram)) {
   const sim::dram::Config& c = setup.dram;
   c.validate();
   if (c.burst_bytes() != 64) {

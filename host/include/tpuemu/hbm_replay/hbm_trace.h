@@ -115,6 +115,7 @@ struct HbmReplayReport {
   std::string config;       // timing set name
   std::string source;       // trace file or pattern description
   std::string page_policy;  // "open" | "closed"
+  std::string address_map;  // the order of the fields, most significant first ("ro-ba-bg-ch-co")
   double tck_ns = 0;
   std::uint32_t burst_bytes = 64;
   double peak_gbps = 0, peak_gbps_per_channel = 0;
@@ -174,6 +175,7 @@ struct HbmCommandOptions {
   double read_ratio = 1.0;
   std::uint64_t seed = 1;
   std::string page_policy = "open";  // "open" | "closed"
+  std::string address_map;           // any order of ro, ba, bg, ch, co; empty: the timing set's
   unsigned window = HbmReplayOptions{}.window;
 };
 HbmReplayReport run_hbm_command(const HbmCommandOptions& options);

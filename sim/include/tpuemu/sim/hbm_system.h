@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -37,10 +38,25 @@ struct BoardShim {
 
 struct HbmSetup {
   dram::Config dram;
+  // A named order, or AddressOrder::Custom with the field codes of custom_order (least
+  // significant first, a permutation of spec::hbm::kAddressFields): the controller's amap_t.
   AddressOrder order = AddressOrder::RoBaBgChCo;
+  std::array<std::uint8_t, spec::hbm::kNumAddressFields> custom_order{};
   bool closed_page = false;
   std::optional<BoardShim> board;  // unset: the simulation top (the DRAM device is the C++ model)
 };
+
+// The field codes of the setup's order, least significant first. Throws std::invalid_argument
+// for a custom order that is not a permutation of the fields (the controller's amap_order_ok()).
+inline std::array<std::uint8_t, spec::hbm::kNumAddressFields> address_order_codes(const HbmSetup& s) {
+  if (s.order != AddressOrder::Custom) return AddressLayout::named_order(static_cast<std::uint32_t>(s.order));
+  unsigned seen = 0;
+  for (const std::uint8_t f : s.custom_order) seen |= f < spec::hbm::kNumAddressFields ? 1u << f : 0u;
+  if (seen != (1u << spec::hbm::kNumAddressFields) - 1) {
+    throw std::invalid_argument("hbm: a custom address map must name each of the five fields once");
+  }
+  return s.custom_order;
+}
 
 struct Coordinate {
   std::uint32_t channel = 0, bank_group = 0, bank = 0, row = 0, column = 0;

@@ -20,7 +20,7 @@ struct HbmTargetConfig {
   std::uint32_t bus_bytes = 0, burst_length = 0;
   // Every timing of the contract, once, in tCK: {"CL", 14}, {"tRCD", 14}, ... (spec/tpuemu.json)
   std::vector<std::pair<std::string, std::uint32_t>> timings;
-  std::string address_map = "ro-ba-bg-ch-co";  // one of the controller's named orders
+  std::string address_map = "ro-ba-bg-ch-co";  // any order of the five fields, most significant first
   bool closed_page = false;
   double dram_cycles_per_core_cycle = 1.0;  // core period / tCK
   std::uint32_t beat_bytes = 0;             // the core's DIM
@@ -28,7 +28,7 @@ struct HbmTargetConfig {
 };
 
 // Throws std::invalid_argument naming the first bad field: an unknown or missing timing, an
-// address map the controller does not implement, a geometry the DRAM model refuses.
+// address map that is not an order of the five fields, a geometry the DRAM model refuses.
 std::unique_ptr<BeatTimingModel> make_hbm_target_timing(const HbmTargetConfig& config);
 
 }  // namespace tpuemu::tlm
