@@ -282,6 +282,10 @@ TEST(HbmReplay, SmallTraceExactCountsAndData) {
   EXPECT_EQ(r.total.row_hits + r.total.row_misses + r.total.row_conflicts, 16u);
   EXPECT_EQ(r.read_latency.count, 11u);
   EXPECT_EQ(r.read_latency_offer.count, 11u);
+  // From arrival (the trace cycle) counts every wait before the offer: never less.
+  EXPECT_EQ(r.read_latency_arrival.count, 11u);
+  EXPECT_GE(r.read_latency_arrival.mean, r.read_latency_offer.mean);
+  EXPECT_GE(r.read_latency_arrival.p99, r.read_latency_offer.p99);
   // Per channel: channel = address bits 11..13 (2 KiB pages, ro-ba-bg-ch-co).
   std::vector<std::uint64_t> expected(8);
   for (const auto& q : load_hbm_trace(kTraces / "small.trace", hbm2())) {
@@ -358,6 +362,12 @@ TEST(HbmReplay, StreamReadsNearThePeakRandomFarBelow) {
   EXPECT_EQ(r.total.reads, kRequests);
   EXPECT_EQ(s.reads_checked, kRequests);
   EXPECT_GE(s.peak_fraction(s.total, true), 0.85);
+  // All 8000 are due at cycle 0: from arrival, a read waits for the ones before it, so its mean
+  // is about half the run, far above what the controller sees of it.
+  EXPECT_GT(s.read_latency_arrival.mean, 0.3 * static_cast<double>(s.cycles));
+  EXPECT_LT(s.read_latency_arrival.mean, 0.7 * static_cast<double>(s.cycles));
+  EXPECT_GT(s.read_latency_arrival.mean, 10 * s.read_latency.mean);
+  EXPECT_GT(static_cast<double>(s.read_latency_arrival.p99), 0.9 * static_cast<double>(s.cycles));
   EXPECT_GE(s.total.row_hit_rate(), 0.9);
   EXPECT_LT(r.peak_fraction(r.total, true), 0.5 * s.peak_fraction(s.total, true));
   EXPECT_LT(r.total.row_hit_rate(), 0.2);

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <deque>
 #include <fstream>
+#include <map>
 #include <random>
 #include <sstream>
 #include <unordered_map>
@@ -89,10 +90,17 @@ std::uint64_t splitmix64(std::uint64_t& state) {
 }
 
 // Latencies in tCK: exact below the cap, the cap bucket above (p50/p99 then read as >= cap).
+// Exact below kBins tCK; above (latencies from arrival of a long batch), values are kept to 12
+// significant bits (within 1/4096, rounded down) in an ordered map, so percentiles never clamp.
 class LatencyHistogram {
  public:
   void add(std::uint64_t v) {
-    ++bins_[std::min<std::uint64_t>(v, kBins - 1)];
+    if (v < kBins) {
+      ++bins_[v];
+    } else {
+      const int drop = std::bit_width(v) - 12;
+      ++large_[v >> drop << drop];
+    }
     ++count_;
     sum_ += v;
   }
@@ -117,9 +125,14 @@ class LatencyHistogram {
       seen += bins_[i];
       if (seen >= target) return i;
     }
-    return kBins - 1;
+    for (const auto& [v, n] : large_) {
+      seen += n;
+      if (seen >= target) return v;
+    }
+    return large_.empty() ? kBins - 1 : large_.rbegin()->first;
   }
   std::vector<std::uint64_t> bins_ = std::vector<std::uint64_t>(kBins, 0);
+  std::map<std::uint64_t, std::uint64_t> large_;
   std::uint64_t count_ = 0, sum_ = 0;
 };
 
@@ -284,6 +297,7 @@ HbmReplayReport replay_hbm(const HbmTimingSet& set, HbmRequestSource& source,
   struct Slot {
     std::uint64_t address = 0;       // burst aligned
     std::uint64_t expected_seq = 0;  // reads: the write whose data they must return (0: zeros)
+    std::uint64_t arrived_at = 0;  // the request's cycle in the source: when it was due
     std::uint64_t offered_at = 0;
     bool write = false;
   };
@@ -306,7 +320,7 @@ HbmReplayReport replay_hbm(const HbmTimingSet& set, HbmRequestSource& source,
   std::uint64_t write_seq = 0;
   std::uint8_t wdata[64];
   std::uint8_t expected[64];
-  LatencyHistogram offer_latency;
+  LatencyHistogram offer_latency, arrival_latency;
 
   HbmReplayReport report;
   report.config = set.name;
@@ -375,6 +389,7 @@ HbmReplayReport replay_hbm(const HbmTimingSet& set, HbmRequestSource& source,
       Slot& s = slots[i];
       s.address = next->address & ~(kBurstBytes - 1);
       s.write = next->write;
+      s.arrived_at = next->cycle;
       if (s.write) {
         s.expected_seq = ++write_seq;
         last_write[s.address] = write_seq;
@@ -422,6 +437,7 @@ HbmReplayReport replay_hbm(const HbmTimingSet& set, HbmRequestSource& source,
       const Slot& s = slots[i];
       if (!s.write) {
         offer_latency.add(now - s.offered_at);
+        arrival_latency.add(now - s.arrived_at);
         if (s.expected_seq == 0) {
           std::memset(expected, 0, sizeof expected);
         } else {
@@ -468,6 +484,7 @@ HbmReplayReport replay_hbm(const HbmTimingSet& set, HbmRequestSource& source,
   report.read_latency.p50 = st.read_latency_p50;
   report.read_latency.p99 = st.read_latency_p99;
   report.read_latency_offer = offer_latency.figures();
+  report.read_latency_arrival = arrival_latency.figures();
   if (report.total.requests() != entered) {
     throw Error(fmt::format("hbm: the controller counted {} requests, {} were answered",
                             report.total.requests(), entered));
@@ -493,17 +510,18 @@ std::string format_hbm_report(const HbmReplayReport& r) {
                    r.requests, r.reads, r.writes, r.cycles, ns(static_cast<double>(r.cycles)) / 1e3));
   line(fmt::format("bandwidth   {:.1f} GB/s = {:.1f}% of the {:.1f} GB/s peak", r.gbps(t),
                    100 * r.peak_fraction(t, true), r.peak_gbps));
+  const HbmLatencyFigures& a = r.read_latency_arrival;
   const HbmLatencyFigures& c = r.read_latency;
   const HbmLatencyFigures& o = r.read_latency_offer;
   if (c.count != 0) {
-    line(fmt::format("read lat.   mean {:.1f} tCK ({:.1f} ns), p50 {} tCK ({:.1f} ns), p99 {} tCK "
-                     "({:.1f} ns): accepted by the controller -> data out",
-                     c.mean, ns(c.mean), c.p50, ns(static_cast<double>(c.p50)), c.p99,
-                     ns(static_cast<double>(c.p99))));
-    line(fmt::format("            mean {:.1f} tCK ({:.1f} ns), p50 {} tCK ({:.1f} ns), p99 {} tCK "
-                     "({:.1f} ns): offered on a lane -> data back (with waits for a full queue)",
-                     o.mean, ns(o.mean), o.p50, ns(static_cast<double>(o.p50)), o.p99,
-                     ns(static_cast<double>(o.p99))));
+    const auto latency = [&](std::string_view head, const HbmLatencyFigures& l, std::string_view what) {
+      line(fmt::format("{:<12}mean {:.1f} tCK ({:.1f} ns), p50 {} tCK ({:.1f} ns), p99 {} tCK ({:.1f} ns): {}", head,
+                       l.mean, ns(l.mean), l.p50, ns(static_cast<double>(l.p50)), l.p99,
+                       ns(static_cast<double>(l.p99)), what));
+    };
+    latency("read lat.", a, "due (the request's cycle) -> data back, every wait upstream counted");
+    latency("", o, "offered on a lane -> data back (with waits for a full queue)");
+    latency("", c, "accepted by the controller -> data out");
   } else {
     line("read lat.   no reads");
   }
@@ -610,6 +628,7 @@ nlohmann::json hbm_report_to_json(const HbmReplayReport& r) {
           {"channels", channels},
           {"read_latency", latency_json(r, r.read_latency)},
           {"read_latency_from_offer", latency_json(r, r.read_latency_offer)},
+          {"read_latency_from_arrival", latency_json(r, r.read_latency_arrival)},
           {"reads_checked", r.reads_checked},
           {"simulation",
            {{"wall_seconds", r.wall_seconds},

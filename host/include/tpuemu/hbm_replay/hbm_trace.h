@@ -134,6 +134,9 @@ struct HbmReplayReport {
   HbmChannelFigures total;
   HbmLatencyFigures read_latency;        // controller: request accepted -> data out (RTL counters)
   HbmLatencyFigures read_latency_offer;  // harness: request offered -> data back (incl. lane wait)
+  // source: the request's cycle (when it was due) -> data back, all waiting upstream counted
+  // (the window, the per-channel queues of the replay, the lanes): the figure a client sees.
+  HbmLatencyFigures read_latency_arrival;
   std::uint64_t reads_checked = 0;       // read data compared with what was written (or zeros)
 
   // Simulation speed.
