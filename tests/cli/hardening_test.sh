@@ -128,6 +128,9 @@ check replay_capacity_abc 2 "capacity" -- replay "$root/examples/traces/mlp-serv
 check plan_capacity_abc 2 "capacity" -- plan "$root/examples/plan/buffers.csv" --capacity abc
 check hbm_neither 2 "either --requests-file FILE or --pattern" -- hbm
 check hbm_both 2 "excludes" -- hbm --requests-file "$root/examples/hbm/small.trace" --pattern stream
+check hbm_probe_window 2 "--probe excludes --window" -- hbm --probe --window 300
+check hbm_probe_pattern 2 "excludes" -- hbm --probe --pattern stream
+"$tpuemu" hbm --probe >"$tmp/out" 2>"$tmp/err" && grep -qE "^conflict +48 +48 +44 +4$" "$tmp/out" && pass "hbm_probe" || fail "hbm_probe: $(cat "$tmp/out" "$tmp/err")"
 check hbm_map_short 2 "--map: .*fewer than five fields" -- hbm --pattern stream --requests 100 --map ro-ba-bg-ch
 check hbm_map_twice 2 "--map: .*twice" -- hbm --pattern stream --requests 100 --map ro-ro-bg-ch-co
 # Any order of the five fields runs (a custom order of the controller), and the report names it.

@@ -347,6 +347,31 @@ TEST(HbmReplay, EveryAddressMapOrderReplaysAtItsRowHitRate) {
   EXPECT_EQ(row_lowest, 24);
 }
 
+// tpuemu hbm --probe: one read alone per case. The floors are the protocol's (CL + tBURST, + tRCD,
+// + tRP); the controller adds exactly its four pipeline cycles to each (docs/hbm.md "Pipeline
+// latency": input register, queue insert, registered command bus, registered response), on every
+// shipped timing set, and nothing waits upstream of it.
+TEST(HbmProbe, HitMissConflictAreTheFloorPlusThePipeline) {
+  for (const char* name : {"hbm2-2000", "hbm2e-3200", "hbm3-6400"}) {
+    const HbmTimingSet set = load_hbm_timing_set_file(kRoot / "configs/hbm" / (std::string(name) + ".json"));
+    const HbmProbeReport r = probe_hbm(set);
+    ASSERT_EQ(r.cases.size(), 3u);
+    const auto& t = set.timings;
+    const std::uint64_t read = t.CL + set.tBURST();
+    const std::uint64_t floors[] = {t.tRCD + read, read, t.tRP + t.tRCD + read};
+    const char* names[] = {"miss", "hit", "conflict"};
+    for (std::size_t k = 0; k < 3; ++k) {
+      EXPECT_EQ(r.cases[k].name, names[k]);
+      EXPECT_EQ(r.cases[k].floor, floors[k]) << name << " " << names[k];
+      EXPECT_EQ(r.cases[k].latency, floors[k] + 4) << name << " " << names[k];
+      EXPECT_EQ(r.cases[k].controller, r.cases[k].latency) << name << " " << names[k];
+    }
+  }
+  const nlohmann::json j = hbm_probe_to_json(probe_hbm(hbm2()));
+  EXPECT_EQ(j["probe"]["hit"]["jedec_floor_tck"], 16);
+  EXPECT_EQ(j["probe"]["conflict"]["latency_tck"], 48);
+}
+
 TEST(HbmReplay, StreamReadsNearThePeakRandomFarBelow) {
   constexpr std::uint64_t kRequests = 8000;
   auto stream = hbm_pattern_source(hbm2(), {.pattern = HbmPattern::Stream, .requests = kRequests});

@@ -19,11 +19,23 @@ namespace {
 struct HbmArgs {
   CommonOptions common;
   HbmCommandOptions hbm;
+  bool probe = false;
 };
 
+int run_probe(const HbmArgs& a) {
+  HbmTimingSet set = load_hbm_timing_set(a.hbm.config);
+  if (!a.hbm.address_map.empty()) set.address_map = HbmAddressMap::parse(a.hbm.address_map);
+  const HbmProbeReport r = probe_hbm(set);
+  const nlohmann::json j = hbm_probe_to_json(r);
+  if (!a.common.out.empty()) write_file_atomically(a.common.out, json_text(j));
+  print(a.common, a.common.json ? json_text(j) : format_hbm_probe(r));
+  return 0;
+}
+
 int run_hbm(const HbmArgs& a) {
+  if (a.probe) return run_probe(a);
   if (a.hbm.trace_file.empty() == a.hbm.pattern.empty()) {
-    throw UsageError("hbm: give either --requests-file FILE or --pattern stream|random");
+    throw UsageError("hbm: give either --requests-file FILE or --pattern stream|random (or --probe)");
   }
   if (!a.common.json && !a.common.quiet && isatty(STDERR_FILENO))
     std::fprintf(stderr, "tpuemu: replaying through the HBM controller on %s...\n", a.hbm.config.c_str());
@@ -52,8 +64,13 @@ Subcommand add_hbm_command(CLI::App& app) {
   cmd->add_option("--timing-set", o.config, "HBM timing set (hbm2-2000, hbm2e-3200, hbm3-6400) or a JSON file");
   cmd->add_option("--read-ratio", o.read_ratio, "Pattern: fraction of reads")->check(finite_in(0.0, 1.0))->needs(pattern);
   cmd->add_option("--seed", o.seed, "Pattern: random seed")->check(any_unsigned())->needs(pattern);
+  auto* probe = cmd->add_flag("--probe", a->probe,
+                               "Single reads alone: hit, miss and conflict latency next to the JEDEC floor")
+                     ->excludes(file)
+                     ->excludes(pattern);
   cmd->add_option("--page-policy", o.page_policy, "Controller page policy: open or closed")
-      ->check(CLI::IsMember({"open", "closed"}));
+      ->check(CLI::IsMember({"open", "closed"}))
+      ->excludes(probe);
   cmd->add_option("--map", o.address_map,
                   "Address map: the five fields ro, ba, bg, ch, co in any order, most significant first "
                   "(default: the timing set's)")
@@ -68,7 +85,8 @@ Subcommand add_hbm_command(CLI::App& app) {
           },
           "ORDER"));
   cmd->add_option("--window", o.window, "Requests held between their cycle and their answer (>= 256)")
-      ->check(unsigned_in(256, 1u << 20));
+      ->check(unsigned_in(256, 1u << 20))
+      ->excludes(probe);
   add_common_options(cmd, a->common, "Print the statistics as JSON", "Also write the JSON statistics here (- for stdout)");
   return {cmd, [a] { return run_hbm(*a); }, &a->common};
 }

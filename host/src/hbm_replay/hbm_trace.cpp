@@ -637,6 +637,79 @@ nlohmann::json hbm_report_to_json(const HbmReplayReport& r) {
             {"cycles_per_cpu_second", r.cycles_per_cpu_second()}}}};
 }
 
+HbmProbeReport probe_hbm(const HbmTimingSet& set) {
+  const HbmTimings& t = set.timings;
+  const std::uint64_t read = t.CL + set.tBURST();
+  // Far enough apart that each request is alone in the system (no refresh due that early).
+  constexpr std::uint64_t kApart = 500;
+  const HbmAddress bank{};  // channel 0, bank group 0, bank 0, row 0
+  HbmAddress same_row = bank, other_row = bank;
+  same_row.column = 1;
+  other_row.row = 1;
+  struct Case {
+    const char* name;
+    std::vector<HbmAddress> before;  // reads that leave the bank in the case's state
+    HbmAddress probe;
+    std::uint64_t floor;
+  };
+  // The miss first: hit and conflict each follow one such read (alone in a fresh system, so a
+  // miss of the same latency), and their probe's latency is their total minus it.
+  const Case cases[] = {
+      {"miss", {}, bank, t.tRCD + read},
+      {"hit", {bank}, same_row, read},
+      {"conflict", {bank}, other_row, t.tRP + t.tRCD + read},
+  };
+  HbmProbeReport report;
+  report.config = set.name;
+  report.address_map = set.address_map.to_string();
+  const auto total = [](const HbmLatencyFigures& f) {
+    return static_cast<std::uint64_t>(f.mean * static_cast<double>(f.count) + 0.5);
+  };
+  for (const Case& c : cases) {
+    std::vector<HbmTraceRequest> requests;
+    std::uint64_t cycle = 0;
+    for (const HbmAddress& a : c.before) requests.push_back({set.encode(a), false, cycle += kApart});
+    requests.push_back({set.encode(c.probe), false, cycle += kApart});
+    auto source = hbm_trace_source(requests, std::string("probe ") + c.name);
+    HbmReplayOptions options;
+    options.fast_forward_idle = false;
+    const HbmReplayReport r = replay_hbm(set, *source, options);
+    if (r.read_latency_arrival.count != requests.size() || r.read_latency.count != requests.size()) {
+      throw Error(fmt::format("hbm: probe {}: {} of {} reads answered", c.name, r.read_latency.count, requests.size()));
+    }
+    HbmProbeCase out;
+    out.name = c.name;
+    out.floor = c.floor;
+    out.latency = total(r.read_latency_arrival);
+    out.controller = total(r.read_latency);
+    if (!c.before.empty()) {
+      out.latency -= report.cases.front().latency;
+      out.controller -= report.cases.front().controller;
+    }
+    report.cases.push_back(out);
+  }
+  return report;
+}
+
+std::string format_hbm_probe(const HbmProbeReport& r) {
+  std::string out = fmt::format("tpuemu hbm --probe: one read alone, on {} (map {})\n", r.config, r.address_map);
+  out += fmt::format("{:<10} {:>12} {:>12} {:>12} {:>7}\n", "case", "latency tCK", "controller", "JEDEC floor", "extra");
+  for (const HbmProbeCase& c : r.cases) {
+    out += fmt::format("{:<10} {:>12} {:>12} {:>12} {:>7}\n", c.name, c.latency, c.controller, c.floor,
+                       static_cast<std::int64_t>(c.latency) - static_cast<std::int64_t>(c.floor));
+  }
+  out += "latency: arrival -> data back; controller: accepted -> data out; floor: CL + tBURST, + tRCD for a miss, + tRP for a conflict\n";
+  return out;
+}
+
+nlohmann::json hbm_probe_to_json(const HbmProbeReport& r) {
+  nlohmann::json cases = nlohmann::json::object();
+  for (const HbmProbeCase& c : r.cases) {
+    cases[c.name] = {{"latency_tck", c.latency}, {"controller_tck", c.controller}, {"jedec_floor_tck", c.floor}};
+  }
+  return {{"config", r.config}, {"address_map", r.address_map}, {"probe", cases}};
+}
+
 HbmReplayReport run_hbm_command(const HbmCommandOptions& o) {
   if (o.trace_file.empty() == o.pattern.empty()) {
     throw Error("hbm: give either --requests-file FILE or --pattern stream|random");

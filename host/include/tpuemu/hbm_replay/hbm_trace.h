@@ -165,6 +165,25 @@ HbmReplayReport replay_hbm(const HbmTimingSet& set, HbmRequestSource& source,
 std::string format_hbm_report(const HbmReplayReport& report);
 nlohmann::json hbm_report_to_json(const HbmReplayReport& report);
 
+// Single-request probes (`tpuemu hbm --probe`): one read alone in the system, to a bank whose row
+// is open on it (hit), to a closed bank (miss), to a bank open on another row (conflict), each
+// measured from its arrival to its data back, next to the timing set's JEDEC floor of that case:
+// CL + tBURST, tRCD + CL + tBURST, tRP + tRCD + CL + tBURST (docs/hbm.md "Pipeline latency").
+struct HbmProbeCase {
+  std::string name;  // "hit" | "miss" | "conflict"
+  std::uint64_t latency = 0;     // tCK, arrival -> data back
+  std::uint64_t controller = 0;  // tCK, accepted by the controller -> data out
+  std::uint64_t floor = 0;       // tCK, the protocol's minimum
+};
+struct HbmProbeReport {
+  std::string config;
+  std::string address_map;
+  std::vector<HbmProbeCase> cases;
+};
+HbmProbeReport probe_hbm(const HbmTimingSet& set);
+std::string format_hbm_probe(const HbmProbeReport& report);
+nlohmann::json hbm_probe_to_json(const HbmProbeReport& report);
+
 // `tpuemu hbm`: exactly one of trace_file and pattern. Loads the timing set (the loader's error
 // for an unknown name), reads the trace or makes the pattern, replays it.
 // The most requests a synthetic pattern generates (a larger count is refused, not wrapped).
