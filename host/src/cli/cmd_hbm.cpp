@@ -23,9 +23,7 @@ struct HbmArgs {
 };
 
 int run_probe(const HbmArgs& a) {
-  HbmTimingSet set = load_hbm_timing_set(a.hbm.config);
-  if (!a.hbm.address_map.empty()) set.address_map = HbmAddressMap::parse(a.hbm.address_map);
-  const HbmProbeReport r = probe_hbm(set);
+  const HbmProbeReport r = probe_hbm(hbm_command_timing_set(a.hbm));
   const nlohmann::json j = hbm_probe_to_json(r);
   if (!a.common.out.empty()) write_file_atomically(a.common.out, json_text(j));
   print(a.common, a.common.json ? json_text(j) : format_hbm_probe(r));

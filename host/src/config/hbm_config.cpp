@@ -118,9 +118,8 @@ FieldInfo field_info(const HbmTimingSet& s, HbmAddressMap::Field f) {
 // The set's address map for the contract's decoder (spec/include/tpuemu/spec/hbm_address.h).
 spec::hbm::AddressLayout address_layout(const HbmTimingSet& s) {
   spec::hbm::AddressLayout l;
-  for (std::size_t k = 0; k < l.lsb_first.size(); ++k) {
-    const HbmAddressMap::Field f = s.address_map.msb_first[l.lsb_first.size() - 1 - k];
-    l.lsb_first[k] = field_code(f);
+  l.lsb_first = s.address_map.lsb_first_codes();
+  for (const HbmAddressMap::Field f : s.address_map.msb_first) {
     l.bits[field_code(f)] = log2u(field_info(s, f).count);
   }
   l.offset_bits = log2u(s.burst_bytes());

@@ -89,7 +89,6 @@ std::uint64_t splitmix64(std::uint64_t& state) {
   return z ^ (z >> 31);
 }
 
-// Latencies in tCK: exact below the cap, the cap bucket above (p50/p99 then read as >= cap).
 // Exact below kBins tCK; above (latencies from arrival of a long batch), values are kept to 12
 // significant bits (within 1/4096, rounded down) in an ordered map, so percentiles never clamp.
 class LatencyHistogram {
@@ -710,13 +709,7 @@ nlohmann::json hbm_probe_to_json(const HbmProbeReport& r) {
   return {{"config", r.config}, {"address_map", r.address_map}, {"probe", cases}};
 }
 
-HbmReplayReport run_hbm_command(const HbmCommandOptions& o) {
-  if (o.trace_file.empty() == o.pattern.empty()) {
-    throw Error("hbm: give either --requests-file FILE or --pattern stream|random");
-  }
-  if (o.page_policy != "open" && o.page_policy != "closed") {
-    throw Error(fmt::format("hbm: --page-policy must be open or closed, got '{}'", o.page_policy));
-  }
+HbmTimingSet hbm_command_timing_set(const HbmCommandOptions& o) {
   HbmTimingSet set = load_hbm_timing_set(o.config);
   if (!o.address_map.empty()) {
     try {
@@ -725,6 +718,17 @@ HbmReplayReport run_hbm_command(const HbmCommandOptions& o) {
       throw Error(fmt::format("hbm: --map: {}", e.what()));
     }
   }
+  return set;
+}
+
+HbmReplayReport run_hbm_command(const HbmCommandOptions& o) {
+  if (o.trace_file.empty() == o.pattern.empty()) {
+    throw Error("hbm: give either --requests-file FILE or --pattern stream|random");
+  }
+  if (o.page_policy != "open" && o.page_policy != "closed") {
+    throw Error(fmt::format("hbm: --page-policy must be open or closed, got '{}'", o.page_policy));
+  }
+  const HbmTimingSet set = hbm_command_timing_set(o);
   HbmReplayOptions options;
   options.closed_page = o.page_policy == "closed";
   options.window = o.window;

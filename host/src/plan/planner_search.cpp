@@ -27,9 +27,9 @@
 // would sit there over lower sections needs those filled exactly up to it (steps_fillable(),
 // subset sums). Dominance: a raise that leaves room for an unplaced buffer wholly inside empty
 // space kills the state (dominated()). Buffers identical to one already tried at a node (same
-// lifetime, size and alignment) are skipped. Candidates are tried in a preorder that alternates
-// across restarts (largest area first; longest lifetime first, after those filling the whole run
-// at the floor and those whose top meets a neighbouring floor).
+// lifetime, size and alignment) are skipped. Candidates are tried in a preorder that changes
+// across restarts (longest lifetime, largest area or largest size first; except in the area one,
+// those filling the whole run at the floor and those whose top meets a neighbouring floor first).
 //
 // Conflict-directed backjumping: every failure carries a range of sections that explains it
 // (Span, child_failed()); a child failing for a reason its own change doesn't touch makes its
@@ -317,9 +317,9 @@ class Search {
     for (const std::uint64_t f : floor_) salt_ = mix(salt_ ^ f);
     for (std::size_t k = 0; k < sections; ++k) hash_ ^= key_of_floor(k, floor_[k]);
     for (std::size_t i = 0; i < n; ++i) hash_ ^= key_of_buffer(i);  // the unplaced set
-    // Candidate order, a portfolio across restarts: the even ones take the largest area (lifetime x
-    // size) first, the odd ones the longest lifetime first and fill runs first (expand()). Each
-    // solves instances the other takes millions of nodes on (docs/planner.md "Portfolio").
+    // Candidate order, a portfolio across restarts (preorder()): longest lifetime, largest area
+    // (lifetime x size) or largest size first. Each solves instances the others take millions of
+    // nodes on (docs/planner.md "A portfolio of preorders across restarts").
     std::vector<double> weight(n);
     for (std::size_t i = 0; i < n; ++i) {
       const double life = static_cast<double>(buffers_[i].upper - buffers_[i].lower);
@@ -642,20 +642,16 @@ class Search {
     fr.cand_end = fr.cand_begin;
     bool alive = !known_dead() && feasible_bound();  // else fail_ is set
     // The section: lowest floor; among those, the fewest buffers that can go at the floor
-    // (fail first), then leftmost, or, in every other restart, a random one.
+    // (fail first), then leftmost.
     int s = -1;
     std::uint64_t f = kNone;
     int best_count = 0;
-    std::uint64_t best_tie = 0;
     for (std::size_t k = 0; k < floor_.size(); ++k) {
       if (unplaced_[k] == 0) continue;
-      const std::uint64_t tie = k;
-      const bool better = at_floor_[k] < best_count || (at_floor_[k] == best_count && tie < best_tie);
-      if (floor_[k] < f || (floor_[k] == f && better)) {
+      if (floor_[k] < f || (floor_[k] == f && at_floor_[k] < best_count)) {
         f = floor_[k];
         s = static_cast<int>(k);
         best_count = at_floor_[k];
-        best_tie = tie;
       }
     }
     if (s < 0) return Expand::Complete;

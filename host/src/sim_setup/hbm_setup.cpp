@@ -32,8 +32,7 @@ sim::hbm::HbmSetup hbm_setup_from(const HbmTimingSet& set, bool closed_page) {
     h.order = static_cast<sim::hbm::AddressOrder>(named->code);
   } else {
     h.order = sim::hbm::AddressOrder::Custom;
-    const auto& msb = set.address_map.msb_first;  // HbmAddressMap::Field values are the field codes
-    for (std::size_t k = 0; k < msb.size(); ++k) h.custom_order[k] = static_cast<std::uint8_t>(msb[msb.size() - 1 - k]);
+    h.custom_order = set.address_map.lsb_first_codes();
   }
   h.closed_page = closed_page;
   return h;

@@ -79,6 +79,13 @@ struct HbmAddressMap {
     return m;
   }
 
+  // The field codes, least significant first (spec::hbm::AddressLayout::lsb_first, amap_t.custom).
+  constexpr std::array<std::uint8_t, 5> lsb_first_codes() const {
+    std::array<std::uint8_t, 5> lsb{};
+    for (std::size_t k = 0; k < 5; ++k) lsb[k] = static_cast<std::uint8_t>(msb_first[4 - k]);
+    return lsb;
+  }
+
   // Throws Error (no place) on a malformed string; callers add the place.
   static HbmAddressMap parse(std::string_view text);
   std::string to_string() const;

@@ -201,5 +201,7 @@ struct HbmCommandOptions {
   unsigned window = HbmReplayOptions{}.window;
 };
 HbmReplayReport run_hbm_command(const HbmCommandOptions& options);
+// The command's timing set: options.config with options.address_map (if given) as its map.
+HbmTimingSet hbm_command_timing_set(const HbmCommandOptions& options);
 
 }  // namespace tpuemu
