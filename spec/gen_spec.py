@@ -129,10 +129,19 @@ class Spec:
         for lst, ptr in ((self.counters, "/counters"), (self.errors, "/errors"),
                          (self.queues, "/queues"), (self.dma_paths, "/dma_paths"),
                          (self.csrs, "/csrs"), (self.hbm["timings"], "/hbm/timings"),
-                         (self.hbm["stats"], "/hbm/stats")):
+                         (self.hbm["stats"], "/hbm/stats"), (self.hbm["queue_params"], "/hbm/queue_params")):
             for i, it in enumerate(lst):
                 ident(it["name"], self.where(f"{ptr}/{i}/name"))
             self.check_unique(lst, "name", ptr)
+        q = {it["name"]: num(it["default"], self.where("/hbm/queue_params")) for it in self.hbm["queue_params"]}
+        if list(q) != ["read_queue", "write_queue", "write_high", "write_low"]:
+            fail(self.where("/hbm/queue_params"), "must be read_queue, write_queue, write_high, write_low")
+        slots = self.hbm_values["queue_slots"]
+        if slots < 2 or slots & (slots - 1) or q["read_queue"] < 1 or q["write_queue"] < 1 or \
+                q["read_queue"] + q["write_queue"] > slots or \
+                not q["write_low"] < q["write_high"] <= q["write_queue"]:
+            fail(self.where("/hbm/queue_params"), "defaults need 1 <= read_queue, 1 <= write_queue, "
+                 "read_queue + write_queue <= queue_slots (a power of two), write_low < write_high <= write_queue")
         for lst, ptr in ((self.errors, "/errors"), (self.queues, "/queues"),
                          (self.dma_paths, "/dma_paths")):
             self.check_unique(lst, "code", ptr)
@@ -381,11 +390,14 @@ def gen_sv_hbm(s):
     out.append(f"  localparam int unsigned ColW       = {v['col_width']};")
     out.append(f"  localparam int unsigned TimW       = {v['timing_width']};")
     out.append(f"  localparam int unsigned NumTimings = {len(h['timings']) + 1};")
+    out.append(f"  localparam int unsigned QueueSlots = {v['queue_slots']};  // request slots per channel queue")
+    out.append(f"  localparam int unsigned StarveCycles = {v['starve_cycles']};  // the starvation guard")
     out.append(f"  localparam int unsigned NumStats   = {len(h['stats'])};")
     out.append("  localparam int unsigned StatW      = 64;")
     out.append("")
-    names = [t["name"] for t in h["timings"]] + ["BL"]
-    out.append("  // Timing set, all in tCK. Field k of " + ", ".join(names))
+    names = [t["name"] for t in h["timings"]] + ["BL"] + [q["name"] for q in h["queue_params"]]
+    out.append("  // Timing set: the timings in tCK, then the controller's queue sizes (entries). Field k of")
+    out.append("  // " + ", ".join(names))
     out.append("  // sits in bits [TimW*k +: TimW] (the first in the least significant bits).")
     out.append("  typedef struct packed {")
     for k in reversed(range(len(names))):
@@ -432,6 +444,10 @@ def gen_sv_hbm(s):
     out.append('  `include "hbm_ctrl_items.svh"')
     out += ["", "endpackage", "/* verilator lint_on UNUSEDPARAM */", ""]
     return "\n".join(out)
+
+
+def hv_doc(h, key):
+    return h[key]["doc"]
 
 
 def sv_timing_name(name):
@@ -623,13 +639,19 @@ def gen_cpp(s):
     if hv["max_timing"] >= 1 << hv["timing_width"]:
         fail(s.path, f"hbm.max_timing {hv['max_timing']} does not fit in timing_width {hv['timing_width']} bits")
     for key in ("burst_bytes", "id_width", "row_width", "col_width", "bank_group_width",
-                "bank_width", "timing_width", "max_timing", "address_map_custom_code"):
+                "bank_width", "timing_width", "max_timing", "address_map_custom_code", "starve_cycles"):
         o.append(f"inline constexpr std::uint32_t k{camel(key)} = {hv[key]}u;")
     o.append("// X(name, doc) for every timing field, in the order of the RTL's timing_t (BL follows).")
     o.append("#define TPUEMU_SPEC_HBM_TIMINGS(X) \\")
     for i, t in enumerate(h["timings"]):
         o.append(f"  X({t['name']}, {cstr(t['doc'])}){' ' + chr(92) if i + 1 < len(h['timings']) else ''}")
     o.append(f"inline constexpr std::uint32_t kNumTimings = {len(h['timings'])}u;")
+    o.append(f"inline constexpr std::uint32_t kQueueSlots = {hv['queue_slots']}u;  // {hv_doc(h, 'queue_slots')}")
+    o.append("// X(name, default, doc) for every queue size of the controller, in the order of timing_t (after BL).")
+    o.append("#define TPUEMU_SPEC_HBM_QUEUE_PARAMS(X) \\")
+    for i, q in enumerate(h["queue_params"]):
+        o.append(f"  X({q['name']}, {q['default']}u, {cstr(q['doc'])}){' ' + chr(92) if i + 1 < len(h['queue_params']) else ''}")
+    o.append(f"inline constexpr std::uint32_t kNumQueueParams = {len(h['queue_params'])}u;")
     o.append("inline constexpr std::array<std::string_view, kNumTimings> kTimingNames{{"
              + ", ".join(cstr(t["name"]) for t in h["timings"]) + "}};")
     names = [t["name"] for t in h["timings"]]

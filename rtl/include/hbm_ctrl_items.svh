@@ -104,6 +104,10 @@
     logic [TimW-1:0] wr2rd_l;   // WR -> RD, same bank group (tWTR_L)
     logic [TimW-1:0] rd2pre;    // RD -> PRE, same bank (tRTP)
     logic [TimW-1:0] wr2pre;    // WR -> PRE, same bank (write recovery)
+    logic [TimW-1:0] rd_cap;    // reads queued at most (read_queue)
+    logic [TimW-1:0] wr_cap;    // writes queued at most (write_queue)
+    logic [TimW-1:0] wr_hi;     // queued writes that start a drain while reads wait (write_high)
+    logic [TimW-1:0] wr_lo;     // queued writes at which a drain ends while reads wait (write_low)
   } tderiv_t;
 
   function automatic logic [TimW-1:0] tmax(logic [TimW-1:0] a, logic [TimW-1:0] b);

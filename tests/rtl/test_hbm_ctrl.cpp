@@ -48,7 +48,7 @@ namespace {
 namespace dram = tpuemu::sim::dram;
 
 constexpr unsigned kBurst = 64;
-constexpr unsigned kStarveCycles = 1024;  // hbm_ctrl's default StarveCycles
+constexpr unsigned kStarveCycles = tpuemu::spec::hbm::kStarveCycles;  // hbm_ctrl's default StarveCycles
 
 // ---------------------------------------------------------------------------------------------
 // Timing sets and the address map (as hbm_spec_pkg lays them out)
@@ -117,6 +117,7 @@ std::uint64_t channel_linear(const AddressLayout& m, std::uint32_t ch, std::uint
 struct TimingSet {
   dram::Config dram;
   AddressLayout m;
+  tpuemu::spec::hbm::QueueSizes queues;
   unsigned channels() const { return dram.channels; }
   unsigned rows() const { return dram.rows; }
 };
@@ -129,6 +130,7 @@ TimingSet load_timing_set(const std::string& name_or_path) {
   const auto set = tpuemu::load_hbm_timing_set_file(file);
   TimingSet s;
   s.dram = tpuemu::hbm_setup_from(set).dram;
+  s.queues = set.queues;
   s.m = tpuemu::sim::hbm::address_layout(parse_order(set.address_map.to_string()), s.dram);
   EXPECT_EQ(s.dram.burst_bytes(), kBurst);
   return s;
@@ -190,11 +192,12 @@ class Harness {
   explicit Harness(const TimingSet& s, bool closed_page = false)
       : set_(s), dev_(s.dram), ctx_(std::make_unique<VerilatedContext>()) {
     top_ = std::make_unique<Model>(ctx_.get());
-    // hbm_spec_pkg::timing_t: the contract's timings in order, then the burst length; two 16-bit
-    // fields per 32-bit word of the Verilated vector.
+    // hbm_spec_pkg::timing_t: the contract's timings in order, the burst length, the queue
+    // sizes; two 16-bit fields per 32-bit word of the Verilated vector.
     std::vector<std::uint32_t> f;
     for (const std::uint32_t v : s.dram.timings()) f.push_back(v);
     f.push_back(s.dram.burst_length);
+    for (const std::uint32_t v : s.queues.values()) f.push_back(v);
     static_assert(spec::kTimingWidth == 16);
     for (unsigned k = 0; k < f.size(); ++k) {
       top_->timing_i[k / 2] = (top_->timing_i[k / 2] & ~(0xffffu << (16 * (k % 2)))) |
@@ -307,7 +310,10 @@ class Harness {
     for (unsigned p = 0; p < kPorts; ++p) {
       if (lanes_[p].req || (gens_[p] && !exhausted_[p])) return true;
     }
-    return free_ids_.size() != 256;
+    if (free_ids_.size() != 256) return true;
+    // Writes are posted: answered once queued, a write may still wait for its WR (counted when
+    // the device has it, a cycle after the controller chose it).
+    return total_stats().writes_queued != dev_.total_stats().wr;
   }
 
   std::uint64_t reads_done() const { return reads_done_; }
@@ -536,8 +542,9 @@ std::uint64_t device_columns(H& h) {
 }
 
 // The controller's counters agree with the device's and with what the harness saw.
+// act_slack_percent: ACTs beyond one per miss or conflict allowed (see below).
 template <class H>
-void check_stats(H& h) {
+void check_stats(H& h, unsigned act_slack_percent = 5) {
   const Stats s = h.total_stats();
   const auto d = h.device().total_stats();
   EXPECT_EQ(s.reads, d.rd);
@@ -548,11 +555,13 @@ void check_stats(H& h) {
   EXPECT_EQ(s.refs, d.ref);
   EXPECT_EQ(s.reads, h.reads_done());
   EXPECT_EQ(s.writes, h.writes_done());
+  EXPECT_EQ(s.writes_queued, h.writes_done());
   EXPECT_EQ(s.row_hits + s.row_misses + s.row_conflicts, s.requests());
-  // Every miss or conflict took an ACT; a few requests take two (their row was closed by a
-  // refresh before their column command).
+  // Every miss or conflict took an ACT; a few requests take two: their row was closed by a
+  // refresh before their column command, or it was opened ahead for the class not served (write
+  // batching) and a PRE for the class served closed it again before use.
   EXPECT_GE(s.acts, s.row_misses + s.row_conflicts);
-  EXPECT_LE(s.acts, (s.row_misses + s.row_conflicts) * 101 / 100 + 8);
+  EXPECT_LE(s.acts, (s.row_misses + s.row_conflicts) * (100 + act_slack_percent) / 100 + 8);
   EXPECT_EQ(s.rd_lat_sum, h.latency_sum());
   h.device().finish(h.cycle());
 }
@@ -673,9 +682,14 @@ TEST(HbmCtrl, SameAddressHazards) {
       return true;
     });
   }
-  h.drain();
+  // Same-burst read/write chains alternate the classes the write batching serves, so this takes
+  // about three times as long as with one mixed queue (docs/hbm.md "Queues and write batching").
+  h.drain(1'000'000);
   EXPECT_EQ(h.reads_done() + h.writes_done(), Hbm8::channels * 3000u);
-  check_stats(h);
+  // Here a PRE for one class often closes a row the other class's next request hits, which then
+  // opens it again: 3.1x as many ACTs as misses and conflicts (measured; docs/hbm.md "Cost"),
+  // 3.5x allowed.
+  check_stats(h, 250);
 }
 
 // Sequential reads, one stream per channel: >= 85% of the peak data-bus bandwidth (one burst per
@@ -737,9 +751,11 @@ TEST(HbmCtrl, StreamWritesThenReadBack) {
   const std::uint64_t c0 = h.cycle();
   h.drain();
   const double wutil = bus_utilisation(Hbm8::ports * kPerLane, h.cycle() - c0, h.timing(), 8);
-  // bresp is high in the cycle after the WR was chosen: one cycle per write less than its
-  // response latency.
-  EXPECT_EQ(h.total_stats().occ_sum, h.write_latency_sum() - Hbm8::ports * kPerLane);
+  // Writes are posted: bresp comes two cycles after acceptance at the earliest (input register,
+  // queue), so every write is answered before it leaves the channel (occ_sum counts a request
+  // until its column command).
+  EXPECT_GE(h.write_latency_sum(), 2 * Hbm8::ports * kPerLane);
+  EXPECT_LT(h.write_latency_sum(), h.total_stats().occ_sum);
   for (unsigned p = 0; p < Hbm8::ports; ++p) {
     auto k = std::make_shared<std::uint64_t>(0);
     h.set_gen(p, [k, p, &h](std::uint64_t, Req& r) {

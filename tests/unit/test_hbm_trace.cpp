@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <random>
 #include <tuple>
 #include <vector>
 #include <filesystem>
@@ -172,7 +173,7 @@ TEST(HbmPatterns, BadOptions) {
     parse_hbm_pattern("zigzag");
     FAIL();
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "unknown pattern 'zigzag' (expected stream or random)");
+    EXPECT_STREQ(e.what(), "unknown pattern 'zigzag' (expected stream, random or stream-add)");
   }
 }
 
@@ -403,6 +404,123 @@ TEST(HbmReplay, StreamReadsNearThePeakRandomFarBelow) {
   EXPECT_NE(format_hbm_report(r).find("\nwhy "), std::string::npos);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Write batching and queue depths (docs/hbm.md "Queues and write batching"): the acceptance
+// figures of the controller's default queue sizes, measured by replay.
+// ---------------------------------------------------------------------------------------------
+HbmTimingSet with_queues(HbmTimingSet set, spec::hbm::QueueSizes q) {
+  set.queues = q;
+  return set;
+}
+
+HbmReplayReport replay_pattern(const HbmTimingSet& set, HbmPatternOptions p, HbmReplayOptions o = {}) {
+  auto source = hbm_pattern_source(set, p);
+  return replay_hbm(set, *source, o);
+}
+
+// Sequential bursts, one due per cycle, reads with probability read_ratio (fixed seed).
+std::vector<HbmTraceRequest> sequential_trace(std::size_t n, double read_ratio) {
+  std::mt19937_64 rng(5);
+  std::vector<HbmTraceRequest> out;
+  for (std::size_t i = 0; i < n; ++i) {
+    const bool write = read_ratio < 1 && static_cast<double>(rng() >> 11) * 0x1.0p-53 >= read_ratio;
+    out.push_back({.address = i * 64, .write = write, .cycle = i});
+  }
+  return out;
+}
+
+TEST(HbmQueues, StreamAddReachesEightyPercentWithTheWriteQueue) {
+  const HbmReplayReport r = replay_pattern(hbm2(), {.pattern = HbmPattern::StreamAdd, .requests = 60000});
+  std::printf("[ stream-add ] %.1f%% of peak, %llu turnarounds\n", 100 * r.peak_fraction(r.total, true),
+              static_cast<unsigned long long>(r.total.turnarounds));
+  EXPECT_EQ(r.reads, 40000u);
+  EXPECT_EQ(r.writes, 20000u);
+  EXPECT_EQ(r.total.writes, 20000u);  // every posted write issued before the run ended
+  EXPECT_GE(r.peak_fraction(r.total, true), 0.80);
+  // Without batching (a write drain at every other write) the same pattern turns the bus around
+  // several times as often and loses a fifth of the bandwidth.
+  const HbmTimingSet small = with_queues(hbm2(), {.read_queue = 28, .write_queue = 4, .write_high = 2, .write_low = 1});
+  const HbmReplayReport u = replay_pattern(small, {.pattern = HbmPattern::StreamAdd, .requests = 60000});
+  EXPECT_GT(u.total.turnarounds, 3 * r.total.turnarounds);
+  EXPECT_LT(u.peak_fraction(u.total, true), 0.8 * r.peak_fraction(r.total, true));
+  EXPECT_EQ(u.reads_checked, u.reads);
+}
+
+TEST(HbmQueues, PureStreamStaysNearThePeakRandomWithinTheActivationBound) {
+  const HbmReplayReport s = replay_pattern(hbm2(), {.pattern = HbmPattern::Stream, .requests = 40000});
+  EXPECT_GE(s.peak_fraction(s.total, true), 0.90);
+  const HbmReplayReport r = replay_pattern(hbm2(), {.pattern = HbmPattern::Random, .requests = 20000});
+  EXPECT_LE(r.peak_fraction(r.total, true), r.act_rate_bound() * static_cast<double>(r.tBURST));
+  EXPECT_GE(r.peak_fraction(r.total, true), 0.85 * r.act_rate_bound() * static_cast<double>(r.tBURST));
+}
+
+TEST(HbmQueues, MixedTrafficCostsReadsLittleLatencyFromArrival) {
+  // One request per cycle, sequential: the reads of a 50/50 mix wait no more than 10 tCK longer
+  // (mean, from arrival) than the same trace with every request a read.
+  auto mixed = hbm_trace_source(sequential_trace(30000, 0.5), "seq 50/50");
+  auto reads = hbm_trace_source(sequential_trace(30000, 1.0), "seq reads");
+  const HbmReplayReport m = replay_hbm(hbm2(), *mixed);
+  const HbmReplayReport r = replay_hbm(hbm2(), *reads);
+  std::printf("[ sequential 1/cycle ] read latency from arrival: 50/50 %.1f tCK, reads only %.1f tCK\n",
+              m.read_latency_arrival.mean, r.read_latency_arrival.mean);
+  EXPECT_EQ(m.reads_checked, m.reads);
+  EXPECT_GT(m.writes, 14000u);
+  EXPECT_LE(m.read_latency_arrival.mean, r.read_latency_arrival.mean + 10);
+}
+
+TEST(HbmQueues, InOrderSequentialReadsDrainNearTheIdeal) {
+  // A blocking requester (strict order) over a channel-interleaved map: the queues must absorb a
+  // refresh and still keep every channel busy. Ideal: requests x tBURST / channels stretched by
+  // the refresh share tRFC / tREFI (no DRAM serves reads while it refreshes), plus one read's
+  // latency.
+  HbmTimingSet set = hbm2();
+  set.address_map = HbmAddressMap::parse("ro-ba-bg-co-ch");
+  constexpr std::uint64_t kRequests = 60000;
+  HbmReplayOptions o;
+  o.in_order = true;
+  const HbmReplayReport r = replay_pattern(set, {.pattern = HbmPattern::Stream, .requests = kRequests}, o);
+  const double refresh = 1.0 - static_cast<double>(set.timings.tRFC) / set.timings.tREFI;
+  const double ideal = kRequests * set.tBURST() / static_cast<double>(set.geometry.channels) / refresh + 20;
+  std::printf("[ in order ] %llu cycles, ideal %.0f\n", static_cast<unsigned long long>(r.cycles), ideal);
+  EXPECT_EQ(r.reads_checked, kRequests);
+  EXPECT_LE(static_cast<double>(r.cycles), 1.05 * ideal);
+  // The default map sends 32 bursts in a row to one channel: strictly in order, the port's one
+  // request per channel per cycle is the bound (about a quarter of the peak here).
+  const HbmReplayReport d = replay_pattern(hbm2(), {.pattern = HbmPattern::Stream, .requests = 20000}, o);
+  EXPECT_GE(static_cast<double>(d.cycles), 0.95 * 20000);
+  // In order never beats a FIFO per channel.
+  const HbmReplayReport f = replay_pattern(hbm2(), {.pattern = HbmPattern::Stream, .requests = 20000});
+  EXPECT_LT(f.cycles, d.cycles);
+}
+
+TEST(HbmQueues, QueueSizesComeFromTheTimingSetAndAreChecked) {
+  EXPECT_EQ(hbm2().queues.read_queue, 28u);
+  EXPECT_EQ(hbm2().queues.write_high, 32u);
+  const auto error_of = [](const std::string& controller) {
+    const std::string text = R"({"name": "q", "source": "test", "tck_ps": 1000,
+  "geometry": { "channels": 8, "bank_groups": 4, "banks_per_group": 4, "rows": 16384,
+                "columns": 32, "bus_bytes": 16, "burst_length": 4 },
+  "timing": { "CL": 14, "CWL": 4, "tRCD": 14, "tRP": 14, "tRAS": 34, "tRC": 48, "tRRD_S": 4,
+              "tRRD_L": 6, "tFAW": 30, "tCCD_S": 1, "tCCD_L": 2, "tWTR_S": 6, "tWTR_L": 8,
+              "tWR": 16, "tRTP": 6, "tRFC": 260, "tREFI": 3900 },
+  "controller": )" + controller + "}";
+    try {
+      hbm_timing_set_from_json(JsonDocument::parse(text, "q.json"));
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_NE(error_of(R"({"read_queue": 40, "write_queue": 32})").find("q.json:7:"), std::string::npos);
+  EXPECT_NE(error_of(R"({"read_queue": 40, "write_queue": 32})").find("exceeds the 64 slots"), std::string::npos)
+      << error_of(R"({"read_queue": 40, "write_queue": 32})");
+  EXPECT_NE(error_of(R"({"write_low": 32})").find("/controller/write_low"), std::string::npos);
+  EXPECT_NE(error_of(R"({"write_high": 40})").find("write_high: 40 > write_queue = 36"), std::string::npos);
+  EXPECT_NE(error_of(R"({"read_queue": 0})").find("/controller/read_queue"), std::string::npos);
+  EXPECT_NE(error_of(R"({"read_qeue": 8})").find("read_qeue"), std::string::npos);
+  EXPECT_EQ(error_of(R"({"read_queue": 16, "write_queue": 16, "write_high": 12, "write_low": 4})"), "(no error)");
+}
+
 TEST(HbmReplay, MixedWritesAndReadsClosedPage) {
   auto source = hbm_pattern_source(
       hbm2(), {.pattern = HbmPattern::Random, .requests = 3000, .read_ratio = 0.5, .seed = 7});
@@ -425,9 +543,9 @@ TEST(HbmReplay, CommandErrors) {
     }
     return std::string("(no error)");
   };
-  EXPECT_EQ(error_of({}), "hbm: give either --requests-file FILE or --pattern stream|random");
+  EXPECT_EQ(error_of({}), "hbm: give either --requests-file FILE or --pattern stream|random|stream-add");
   EXPECT_EQ(error_of({.trace_file = "x", .pattern = "stream"}),
-            "hbm: give either --requests-file FILE or --pattern stream|random");
+            "hbm: give either --requests-file FILE or --pattern stream|random|stream-add");
   EXPECT_EQ(error_of({.pattern = "stream", .page_policy = "ajar"}),
             "hbm: --page-policy must be open or closed, got 'ajar'");
   EXPECT_NE(error_of({.pattern = "stream", .config = "hbm9-1"}).find("hbm9-1"), std::string::npos);

@@ -20,6 +20,7 @@ struct HbmArgs {
   CommonOptions common;
   HbmCommandOptions hbm;
   bool probe = false;
+  const CLI::Option* read_ratio = nullptr;
 };
 
 int run_probe(const HbmArgs& a) {
@@ -33,7 +34,10 @@ int run_probe(const HbmArgs& a) {
 int run_hbm(const HbmArgs& a) {
   if (a.probe) return run_probe(a);
   if (a.hbm.trace_file.empty() == a.hbm.pattern.empty()) {
-    throw UsageError("hbm: give either --requests-file FILE or --pattern stream|random (or --probe)");
+    throw UsageError("hbm: give either --requests-file FILE or --pattern stream|random|stream-add (or --probe)");
+  }
+  if (a.hbm.pattern == "stream-add" && a.read_ratio->count() > 0) {
+    throw UsageError("hbm: --read-ratio: stream-add has its own mix (two reads, then a write)");
   }
   if (!a.common.json && !a.common.quiet && isatty(STDERR_FILENO))
     std::fprintf(stderr, "tpuemu: replaying through the HBM controller on %s...\n", a.hbm.config.c_str());
@@ -53,14 +57,17 @@ Subcommand add_hbm_command(CLI::App& app) {
   auto* file = cmd->add_option("--requests-file", o.trace_file,
                                "Requests, one '<hex address> <READ|WRITE> <cycle>' per line (docs/hbm-trace.md)")
                    ->check(input_file());
-  auto* pattern = cmd->add_option("--pattern", o.pattern, "Synthetic requests instead: stream or random")
-                      ->check(CLI::IsMember({"stream", "random"}))
+  auto* pattern = cmd->add_option("--pattern", o.pattern,
+                                  "Synthetic requests instead: stream, random or stream-add (read a[i], read b[i], write c[i])")
+                      ->check(CLI::IsMember({"stream", "random", "stream-add"}))
                       ->excludes(file);
   cmd->add_option("--requests", o.requests, "Pattern: number of requests")
       ->check(unsigned_in(1, kMaxHbmPatternRequests))
       ->needs(pattern);
   cmd->add_option("--timing-set", o.config, "HBM timing set (hbm2-2000, hbm2e-3200, hbm3-6400) or a JSON file");
-  cmd->add_option("--read-ratio", o.read_ratio, "Pattern: fraction of reads")->check(finite_in(0.0, 1.0))->needs(pattern);
+  a->read_ratio = cmd->add_option("--read-ratio", o.read_ratio, "Pattern: fraction of reads (stream, random)")
+                      ->check(finite_in(0.0, 1.0))
+                      ->needs(pattern);
   cmd->add_option("--seed", o.seed, "Pattern: random seed")->check(any_unsigned())->needs(pattern);
   auto* probe = cmd->add_flag("--probe", a->probe,
                                "Single reads alone: hit, miss and conflict latency next to the JEDEC floor")
@@ -84,6 +91,9 @@ Subcommand add_hbm_command(CLI::App& app) {
           "ORDER"));
   cmd->add_option("--window", o.window, "Requests held between their cycle and their answer (>= 256)")
       ->check(unsigned_in(256, 1u << 20))
+      ->excludes(probe);
+  cmd->add_flag("--in-order", o.in_order,
+                "A blocking requester: offer requests strictly in their order (default: a FIFO per channel)")
       ->excludes(probe);
   add_common_options(cmd, a->common, "Print the statistics as JSON", "Also write the JSON statistics here (- for stdout)");
   return {cmd, [a] { return run_hbm(*a); }, &a->common};

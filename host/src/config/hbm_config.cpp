@@ -222,6 +222,22 @@ std::uint64_t HbmTimingSet::encode(const HbmAddress& a) const {
 // Loading
 // ---------------------------------------------------------------------------------------------
 
+// "controller": the queue sizes (spec::hbm::QueueSizes); a missing field keeps the contract's
+// default, a present one is checked against the RTL's slots.
+spec::hbm::QueueSizes queues_from_json(JsonObjectReader r) {
+  spec::hbm::QueueSizes q;
+#define TPUEMU_HBM_QUEUE_FIELD(name, def, doc) \
+  if (r.find(#name) != nullptr) q.name = to_u32(r.get_uint(#name, 0, spec::hbm::kQueueSlots));
+  TPUEMU_SPEC_HBM_QUEUE_PARAMS(TPUEMU_HBM_QUEUE_FIELD)
+#undef TPUEMU_HBM_QUEUE_FIELD
+  if (const std::string why = q.problem(); !why.empty()) {
+    const auto colon = why.find(':');
+    throw r.error(why.substr(0, colon), why.substr(colon + 2));
+  }
+  r.finish();
+  return q;
+}
+
 HbmTimingSet hbm_timing_set_from_json(const JsonDocument& doc) {
   JsonObjectReader r(doc, "");
   HbmTimingSet s;
@@ -240,6 +256,7 @@ HbmTimingSet hbm_timing_set_from_json(const JsonDocument& doc) {
       throw r.error("address_map", e.cause());
     }
   }
+  if (r.find("controller") != nullptr) s.queues = queues_from_json(r.get_object("controller"));
   r.finish();
   return s;
 }
@@ -302,6 +319,16 @@ HbmTimingSet load_hbm_timing_set(std::string_view name_or_path) {
 // Printing
 // ---------------------------------------------------------------------------------------------
 
+namespace {
+nlohmann::json queues_to_json(const spec::hbm::QueueSizes& q) {
+  nlohmann::json j = nlohmann::json::object();
+#define TPUEMU_HBM_QUEUE_JSON(name, def, doc) j[#name] = q.name;
+  TPUEMU_SPEC_HBM_QUEUE_PARAMS(TPUEMU_HBM_QUEUE_JSON)
+#undef TPUEMU_HBM_QUEUE_JSON
+  return j;
+}
+}  // namespace
+
 nlohmann::json to_json(const HbmTimingSet& s) {
   const auto& g = s.geometry;
   const auto& t = s.timings;
@@ -323,6 +350,7 @@ nlohmann::json to_json(const HbmTimingSet& s) {
         {"burst_length", g.burst_length}}},
       {"timing", timing},
       {"address_map", s.address_map.to_string()},
+      {"controller", queues_to_json(s.queues)},
   };
 }
 
@@ -336,12 +364,14 @@ std::string describe(const HbmTimingSet& s) {
       "  geometry   {} channels x {} bank groups x {} banks, {} rows x {} columns ({} B page)\n"
       "  capacity   {:.2f} GiB per channel, {:.2f} GiB total, {:.2f} GiB addressable (32-bit)\n"
       "  peak       {} B/tCK per channel = {:.1f} GB/s; {} B/tCK total = {:.1f} GB/s\n"
-      "  address    map {}\n",
+      "  address    map {}\n"
+      "  queues     {} reads + {} writes per channel; a write drain starts at {} writes, ends at {}\n",
       s.name, s.source, s.tck_ps, s.clock_ghz(), s.burst_bytes(), s.tBURST(), g.burst_length,
       g.bus_bytes, g.channels, g.bank_groups, g.banks_per_group, g.rows, g.columns,
       s.page_bytes(), gib(s.channel_capacity_bytes()), gib(s.capacity_bytes()),
       gib(s.addressable_bytes()), s.peak_bytes_per_tck_per_channel(), s.peak_gbps_per_channel(),
-      s.peak_bytes_per_tck(), s.peak_gbps(), s.address_map.to_string());
+      s.peak_bytes_per_tck(), s.peak_gbps(), s.address_map.to_string(), s.queues.read_queue,
+      s.queues.write_queue, s.queues.write_high, s.queues.write_low);
   // Every timing of the contract's list, in its order, in tCK and ns, six to a line.
   std::size_t column = 0;
   auto add = [&](std::string_view name, std::uint32_t tck) {

@@ -55,19 +55,43 @@ double unit(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x
 class PatternSource final : public HbmRequestSource {
  public:
   PatternSource(const HbmTimingSet& set, const HbmPatternOptions& o)
-      : o_(o), bursts_(set.capacity_bytes() / kBurstBytes), rng_(o.seed) {}
+      : o_(o), bursts_(set.capacity_bytes() / kBurstBytes), rng_(o.seed) {
+    if (o.pattern == HbmPattern::StreamAdd) {
+      // Array k at k arrays (each rounded up to whole stripes of every bank of every channel)
+      // plus k * banks / 3 stripes, a stripe being one row in every channel: a[i], b[i] and
+      // c[i] are a third of the banks apart, so a stream moving on to its next bank finds a row
+      // there that no other stream still reads (STREAM's OFFSET against bank aliasing).
+      const std::uint64_t stripe = set.page_bytes() * set.geometry.channels / kBurstBytes;
+      const std::uint64_t bank_stripes = stripe * set.banks_per_channel();
+      const std::uint64_t n = (o.requests + 2) / 3;
+      array_stride_ = (n + bank_stripes - 1) / bank_stripes * bank_stripes +
+                      std::max<std::uint64_t>(1, set.banks_per_channel() / 3) * stripe;
+      if (3 * array_stride_ > bursts_) {
+        throw Error(fmt::format("--requests {}: the stream-add arrays need {} bursts, more than the {} of {}",
+                                o.requests, 3 * array_stride_, bursts_, set.name));
+      }
+    }
+  }
   std::optional<HbmTraceRequest> next() override {
     if (index_ == o_.requests) return std::nullopt;
     HbmTraceRequest r;
-    const std::uint64_t burst =
-        o_.pattern == HbmPattern::Stream ? index_ % bursts_ : rng_() & (bursts_ - 1);
+    std::uint64_t burst = 0;
+    switch (o_.pattern) {
+      case HbmPattern::Stream: burst = index_ % bursts_; break;
+      case HbmPattern::Random: burst = rng_() & (bursts_ - 1); break;
+      case HbmPattern::StreamAdd: burst = index_ % 3 * array_stride_ + index_ / 3; break;
+    }
     r.address = burst * kBurstBytes;
-    r.write = o_.read_ratio < 1.0 && unit(rng_) >= o_.read_ratio;
+    r.write = o_.pattern == HbmPattern::StreamAdd ? index_ % 3 == 2
+                                                   : o_.read_ratio < 1.0 && unit(rng_) >= o_.read_ratio;
     ++index_;
     return r;
   }
   std::uint64_t size() const override { return o_.requests; }
   std::string describe() const override {
+    if (o_.pattern == HbmPattern::StreamAdd) {
+      return fmt::format("stream-add ({} requests: read a[i], read b[i], write c[i])", o_.requests);
+    }
     return fmt::format("{} ({} requests, read ratio {:.2f}, seed {})", to_string(o_.pattern),
                        o_.requests, o_.read_ratio, o_.seed);
   }
@@ -77,6 +101,7 @@ class PatternSource final : public HbmRequestSource {
   std::uint64_t bursts_;  // a power of two (every geometry field is)
   std::mt19937_64 rng_;
   std::uint64_t index_ = 0;
+  std::uint64_t array_stride_ = 0;  // StreamAdd: bursts from one array's start to the next
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -189,13 +214,19 @@ std::unique_ptr<HbmRequestSource> hbm_trace_source(std::vector<HbmTraceRequest> 
 // Patterns
 // ---------------------------------------------------------------------------------------------
 std::string_view to_string(HbmPattern pattern) {
-  return pattern == HbmPattern::Stream ? "stream" : "random";
+  switch (pattern) {
+    case HbmPattern::Stream: return "stream";
+    case HbmPattern::Random: return "random";
+    case HbmPattern::StreamAdd: return "stream-add";
+  }
+  return "?";
 }
 
 HbmPattern parse_hbm_pattern(std::string_view name) {
   if (name == "stream") return HbmPattern::Stream;
   if (name == "random") return HbmPattern::Random;
-  throw Error(fmt::format("unknown pattern '{}' (expected stream or random)", name));
+  if (name == "stream-add") return HbmPattern::StreamAdd;
+  throw Error(fmt::format("unknown pattern '{}' (expected stream, random or stream-add)", name));
 }
 
 std::unique_ptr<HbmRequestSource> hbm_pattern_source(const HbmTimingSet& set,
@@ -203,6 +234,9 @@ std::unique_ptr<HbmRequestSource> hbm_pattern_source(const HbmTimingSet& set,
   if (options.requests == 0) throw Error("--requests must be at least 1");
   if (!(options.read_ratio >= 0.0 && options.read_ratio <= 1.0)) {
     throw Error(fmt::format("--read-ratio must be in [0, 1], got {}", options.read_ratio));
+  }
+  if (options.pattern == HbmPattern::StreamAdd && options.read_ratio != 1.0) {
+    throw Error("--read-ratio: stream-add has its own mix (two reads, then a write)");
   }
   return std::make_unique<PatternSource>(set, options);
 }
@@ -298,6 +332,7 @@ HbmReplayReport replay_hbm(const HbmTimingSet& set, HbmRequestSource& source,
     std::uint64_t expected_seq = 0;  // reads: the write whose data they must return (0: zeros)
     std::uint64_t arrived_at = 0;  // the request's cycle in the source: when it was due
     std::uint64_t offered_at = 0;
+    std::uint32_t channel = 0;
     bool write = false;
   };
   std::vector<Slot> slots(window);
@@ -306,13 +341,13 @@ HbmReplayReport replay_hbm(const HbmTimingSet& set, HbmRequestSource& source,
   std::vector<std::uint8_t> free_ids;
   for (unsigned id = options.max_in_flight; id-- > 0;) free_ids.push_back(static_cast<std::uint8_t>(id));
   std::array<std::uint32_t, 256> slot_of_id{};
-  std::vector<std::deque<std::uint32_t>> waiting(channels);  // per channel, in source order
-  // Channels that may still have a request on a lane. The system says how many requests the
-  // lanes gave to the channels in a tick, not which; so a channel gets a new request only once
-  // every request on the lanes was taken since it got its last one. This keeps at most one
-  // request per channel on the lanes (a channel takes one per cycle anyway), so each channel
-  // receives its requests in source order.
+  // Per channel, in source order; in order (options.in_order): all of them in waiting[0].
+  std::vector<std::deque<std::uint32_t>> waiting(channels);
+  // Channels with a request on a lane (offered, not accepted): a channel gets its next request
+  // only once the last one was taken, so each channel receives its requests in source order.
+  // busy_lanes() says which lanes hold one; lane_channel which channel each lane's is for.
   std::vector<char> on_lane(channels, 0);
+  std::vector<std::uint32_t> lane_channel(lanes, 0);
   unsigned pending_on_lanes = 0;
   unsigned next_channel = 0;  // round robin start of the offers
   std::unordered_map<std::uint64_t, std::uint64_t> last_write;  // burst address -> write seq
@@ -396,16 +431,22 @@ HbmReplayReport replay_hbm(const HbmTimingSet& set, HbmRequestSource& source,
         const auto it = last_write.find(s.address);
         s.expected_seq = it == last_write.end() ? 0 : it->second;
       }
-      waiting[set.decode(s.address).channel].push_back(i);
+      s.channel = set.decode(s.address).channel;
+      waiting[options.in_order ? 0 : s.channel].push_back(i);
       ++entered;
       if (s.write) ++report.writes;
       else ++report.reads;
       next = source.next();
     }
-    // Offers: the oldest waiting request of each channel with none on a lane, round robin.
+    // Offers: the oldest waiting request of each channel with none on a lane, round robin; in
+    // order, the oldest waiting requests until one's channel has a request on a lane.
     for (unsigned k = 0; k < channels && pending_on_lanes < lanes && !free_ids.empty(); ++k) {
-      const unsigned ch = (next_channel + k) % channels;
-      if (on_lane[ch] || waiting[ch].empty()) continue;
+      const unsigned ch = options.in_order ? 0 : (next_channel + k) % channels;
+      if (waiting[ch].empty()) continue;
+      if (on_lane[slots[waiting[ch].front()].channel]) {
+        if (options.in_order) break;
+        continue;
+      }
       const std::uint32_t i = waiting[ch].front();
       Slot& s = slots[i];
       hbm::Request r;
@@ -416,20 +457,26 @@ HbmReplayReport replay_hbm(const HbmTimingSet& set, HbmRequestSource& source,
         hbm_write_data(s.address, s.expected_seq, wdata);
         r.wdata = wdata;
       }
+      const std::uint32_t lanes_before = sys.busy_lanes();
       if (!sys.offer(r)) break;
+      lane_channel[std::countr_zero(sys.busy_lanes() & ~lanes_before)] = s.channel;
       free_ids.pop_back();
       slot_of_id[r.id] = i;
       waiting[ch].pop_front();
       s.offered_at = now;
-      on_lane[ch] = 1;
+      on_lane[s.channel] = 1;
       ++pending_on_lanes;
       next_channel = (ch + 1) % channels;
     }
 
     sys.tick();
     if (sys.fault()) throw Error(*sys.fault());
-    pending_on_lanes -= std::min(pending_on_lanes, sys.accepted_last_tick());
-    if (pending_on_lanes == 0) std::fill(on_lane.begin(), on_lane.end(), 0);
+    const std::uint32_t busy = sys.busy_lanes();
+    std::fill(on_lane.begin(), on_lane.end(), 0);
+    for (unsigned p = 0; p < lanes; ++p) {
+      if (busy >> p & 1u) on_lane[lane_channel[p]] = 1;
+    }
+    pending_on_lanes = static_cast<unsigned>(std::popcount(busy));
 
     for (const hbm::Response& r : sys.responses()) {
       const std::uint32_t i = slot_of_id[r.id];
@@ -462,6 +509,14 @@ HbmReplayReport replay_hbm(const HbmTimingSet& set, HbmRequestSource& source,
                               options.stall_limit, entered - answered, sys.cycle()));
     }
     if (answered == entered) last_progress = sys.cycle();
+  }
+  // Posted writes still queued: the run ends with their WR commands.
+  for (std::uint64_t n = 0; sys.posted_writes() > 0; ++n) {
+    if (n > options.stall_limit) {
+      throw Error(fmt::format("hbm: {} queued writes did not issue in {} cycles", sys.posted_writes(), n));
+    }
+    sys.tick();
+    if (sys.fault()) throw Error(*sys.fault());
   }
   sys.finish();
   if (sys.fault()) throw Error(*sys.fault());
@@ -723,7 +778,7 @@ HbmTimingSet hbm_command_timing_set(const HbmCommandOptions& o) {
 
 HbmReplayReport run_hbm_command(const HbmCommandOptions& o) {
   if (o.trace_file.empty() == o.pattern.empty()) {
-    throw Error("hbm: give either --requests-file FILE or --pattern stream|random");
+    throw Error("hbm: give either --requests-file FILE or --pattern stream|random|stream-add");
   }
   if (o.page_policy != "open" && o.page_policy != "closed") {
     throw Error(fmt::format("hbm: --page-policy must be open or closed, got '{}'", o.page_policy));
@@ -732,6 +787,7 @@ HbmReplayReport run_hbm_command(const HbmCommandOptions& o) {
   HbmReplayOptions options;
   options.closed_page = o.page_policy == "closed";
   options.window = o.window;
+  options.in_order = o.in_order;
   std::unique_ptr<HbmRequestSource> source;
   if (!o.trace_file.empty()) {
     source = hbm_trace_source(load_hbm_trace(o.trace_file, set), o.trace_file);

@@ -35,6 +35,7 @@ sim::hbm::HbmSetup hbm_setup_from(const HbmTimingSet& set, bool closed_page) {
     h.custom_order = set.address_map.lsb_first_codes();
   }
   h.closed_page = closed_page;
+  h.queues = set.queues;
   return h;
 }
 

@@ -134,8 +134,8 @@ module hbm_bank_state #(
   assign look_hit_o      = open_q[look_bank_i] && (open_row_q[look_bank_i] == look_row_i);
 
   // The refresh interval is the refresh timer's business.
-  logic unused_refi;
-  assign unused_refi = ^tim_i.t_refi;
+  logic unused_tim;  // the refresh interval and the queue sizes are the channel's business
+  assign unused_tim = ^{tim_i.t_refi, tim_i.rd_cap, tim_i.wr_cap, tim_i.wr_hi, tim_i.wr_lo};
 
   // ---------------------------------------------------------------------------------------------
   // Updates on the issued command

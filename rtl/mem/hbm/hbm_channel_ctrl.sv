@@ -1,40 +1,59 @@
-// One HBM channel (or pseudo channel) of hbm_ctrl: input register, request queue, FR-FCFS
-// scheduler, bank state, refresh, command bus, read-id FIFO, responses and statistics.
+// One HBM channel (or pseudo channel) of hbm_ctrl: input register, request queue (a read queue
+// and a write queue sharing its slots), FR-FCFS scheduler with write batching, bank state,
+// refresh, command bus, read-id FIFO, responses and statistics.
 //
-// Queue: QueueDepth slots that never move. An age matrix (older_q[i] = slots that were already
+// Queue: QueueDepth slots that never move, shared by reads and writes; at most tim_i.rd_cap reads
+// and tim_i.wr_cap writes are queued (the read and write queues: runtime sizes from the timing
+// set, validated on load to fit QueueDepth). A request whose queue is full waits in the input
+// register (and holds the port of its channel). An age matrix (older_q[i] = slots that were already
 // queued when slot i was filled) orders them, so "the oldest of a set S" is the slot i in S with
 // no bit of S in older_q[i]. Per slot: hit_q (its bank is open on its row; updated when an ACT,
 // PRE or PREA issues) and dep_q (older queued requests to the same burst: the slot's column
 // command waits for them, so reordering never changes what a read returns). Per bank, bmask_q
 // is the set of slots queued for it; the scheduler works bank by bank on these masks.
 //
+// Write batching: the scheduler serves one class at a time, reads or writes (a bus turnaround
+// costs RD->WR or WR->RD spacing, so the classes are not interleaved). It serves writes (a
+// drain) from the cycle the write queue holds wr_hi writes, or holds writes while no queued read
+// can go, until it is down to wr_lo writes while a read can go, or no queued write can go. "Can
+// go": not held by a dependency (below); so a read behind a queued write to its burst ends the
+// read phase once nothing else can go, and the write is served in the drain that follows (no
+// forwarding: ordering).
+//
 // Each cycle at most one command, in this order of priority:
 //   1. refresh (a REF due): PREA as soon as it is legal, then REF; while it is due no ACT and no
 //      PRE issue, and a RD/WR issues only if it does not push the PREA later (rd/wr_keeps_prea);
-//   2. the oldest ready row hit (RD/WR). Among ready hits those in the direction of the last
-//      column command go first (read/write grouping: a direction change costs a bus turnaround,
-//      and the other direction only becomes ready once it is paid);
-//   3. the oldest request whose row command is legal: ACT if its bank is closed, PRE if another
-//      row is open and no queued request hits that row;
-//   4. closed-page policy only: PRE of an open bank that no queued request hits (lowest bank).
+//   2. the oldest ready row hit (RD/WR) of the class served;
+//   3. the oldest request of the class served whose row command is legal: ACT if its bank is
+//      closed, PRE if another row is open and no request of the class that can go hits it;
+//   4. when no request of the class served that can go is a row hit and none has a legal row
+//      command: the oldest queued request, if it is a ready row hit of the other class (where
+//      reads and writes to the same bursts alternate, a class runs dry after a request or two,
+//      and the oldest would otherwise wait for the next switch);
+//   5. when every request of the class served that can go is a row hit: the ACT of the oldest
+//      request of the other class whose bank is closed (its row is then open when its class is
+//      served: a switch does not expose tRCD);
+//   6. closed-page policy only: PRE of an open bank that no queued request hits (lowest bank).
 // Starvation guard: when the oldest request has waited StarveCycles, only its own commands may
-// issue (its PRE even if other requests hit the open row) until it is served.
+// issue, whatever its class (its PRE even if other requests hit the open row), until it is
+// served.
 //
 // Timing of the ports (one cycle = one tCK): a request taken in cycle t is in the input register
 // in t+1 and queued at the end of that cycle at the earliest. A command chosen in cycle t is on
 // the command bus in cycle t+1 (registered); cmd_row_o carries the row of an ACT and also the
 // (open) row a RD/WR is for, so that the device model can check the controller's view of the
 // open rows. Read data (rvalid_i) is registered and returned with the id of the oldest
-// outstanding RD on rsp_* one cycle later. bresp_* is high in the cycle the WR is on the bus.
+// outstanding RD on rsp_* one cycle later. Writes are posted: bresp_* is high in the cycle after
+// the write was queued (a later read of its burst waits for it, so it returns the written data).
 `include "tpu_assert.svh"
 
 module hbm_channel_ctrl #(
   parameter int unsigned NumChannels   = 8,
   parameter int unsigned BankGroups    = 4,
   parameter int unsigned BanksPerGroup = 4,
-  parameter int unsigned QueueDepth    = 16,   // power of two
+  parameter int unsigned QueueDepth    = hbm_spec_pkg::QueueSlots,  // slots, power of two
   parameter int unsigned RdFifoDepth   = 32,   // power of two, > RDs in flight (CL+tBURST+2)
-  parameter int unsigned StarveCycles  = 1024,
+  parameter int unsigned StarveCycles  = hbm_spec_pkg::StarveCycles,
   parameter int unsigned BaddrW        = 34,   // burst address bits
   localparam int unsigned NumBanks     = BankGroups * BanksPerGroup,
   localparam int unsigned BankW        = $clog2(NumBanks),
@@ -82,6 +101,7 @@ module hbm_channel_ctrl #(
   localparam int unsigned N     = QueueDepth;
   localparam int unsigned SlotW = $clog2(N);
   localparam int unsigned OccW  = $clog2(N + 2);
+  localparam int unsigned CntW  = $clog2(N + 1);
   localparam int unsigned OutW  = 16;
 
   if (N < 2 || (1 << SlotW) != N) begin : g_depth_check
@@ -101,6 +121,7 @@ module hbm_channel_ctrl #(
   logic [NumBanks-1:0] bocc_q, bocc_d;       // banks with queued slots
   logic [SlotW-1:0]    oldest_q, oldest_d;   // the oldest queued slot, if oldv_q
   logic                oldv_q, oldv_d;
+  logic [CntW-1:0]     rcnt_q, wcnt_q;       // reads and writes queued
   // payload, written when a request is queued
   logic [N-1:0]        wr_q;
   logic [BankW-1:0]    bank_q  [N];
@@ -127,8 +148,12 @@ module hbm_channel_ctrl #(
   logic [hbm_spec_pkg::ColW-1:0]   in_col;
   logic [ChW-1:0]    unused_in_ch;
 
-  // A request is taken when the input register is free or is queued this cycle.
-  assign ins         = in_vld_q && (vld_q != '1);
+  // A request is taken when the input register is free or is queued this cycle; it is queued
+  // when its queue (read or write) has room.
+  logic in_room;
+  assign in_room     = in_write_q ? (hbm_spec_pkg::TimW'(wcnt_q) < tim_i.wr_cap)
+                                  : (hbm_spec_pkg::TimW'(rcnt_q) < tim_i.rd_cap);
+  assign ins         = in_vld_q && in_room && (vld_q != '1);
   assign req_ready_o = en_i && (!in_vld_q || ins);
   assign take        = req_valid_i && req_ready_o;
   assign in_bank     = {in_bg, in_ba};
@@ -263,11 +288,16 @@ module hbm_channel_ctrl #(
   // Scheduler
   // ---------------------------------------------------------------------------------------------
   logic                dir_q;       // direction of the last column command (1: write)
+  logic                drain_q, drain;  // serving writes (a drain) in the last cycle, this cycle
+  logic                rd_go, wr_go;    // some queued read / write not held by a dependency
+  logic [N-1:0]        cls_m;       // the slots of the class served (all when starving)
   logic [NumBanks-1:0] has_hit;     // some queued request hits the open row of the bank
+  logic [NumBanks-1:0] cls_hit;     // some request of the class served that can go hits it
+  logic [N-1:0]        col_o;       // ready row hits of the other class (item 4: the oldest only)
   logic                starve;
   logic [N-1:0]        oldest_oh;
   logic [N-1:0]        rd_m, wr_m, act_m, pre_m;
-  logic [N-1:0]        col_c, act_c, pre_c, col_pool, row_pool;
+  logic [N-1:0]        col_c, act_c, pre_c, act_o, row_pool;
   logic [SlotW-1:0]    col_idx, row_idx;
   logic [NumBanks-1:0] auto_c;
   logic [BankW-1:0]    auto_idx;
@@ -277,10 +307,23 @@ module hbm_channel_ctrl #(
   assign oldest_oh = N'(1) << oldest_q;
   assign rd_allow  = !rdf_full && (!ref_due || rd_keeps_prea);
   assign wr_allow  = !ref_due || wr_keeps_prea;
+  assign rd_go     = (vld_q & ~wr_q & ~blk_q) != '0;
+  assign wr_go     = (vld_q & wr_q & ~blk_q) != '0;
+
+  // The class served (write batching, see the header).
+  always_comb begin
+    if (!drain_q) begin
+      drain = wr_go && ((hbm_spec_pkg::TimW'(wcnt_q) >= tim_i.wr_hi) || !rd_go);
+    end else begin
+      drain = wr_go && !(rd_go && (hbm_spec_pkg::TimW'(wcnt_q) <= tim_i.wr_lo));
+    end
+    cls_m = starve ? '1 : (drain ? wr_q : ~wr_q);
+  end
 
   // Candidates, bank by bank (banks without queued requests are skipped).
   always_comb begin
     has_hit = '0;
+    cls_hit = '0;
     rd_m    = '0;
     wr_m    = '0;
     act_m   = '0;
@@ -289,6 +332,9 @@ module hbm_channel_ctrl #(
       if (bocc_q[b]) begin
         if ((bmask_q[b] & hit_q) != '0) begin
           has_hit[b] = 1'b1;
+        end
+        if ((bmask_q[b] & hit_q & cls_m & ~blk_q) != '0) begin
+          cls_hit[b] = 1'b1;
         end
         if (col_ok[b]) begin
           if (rd_ok[b / BanksPerGroup]) begin
@@ -301,7 +347,10 @@ module hbm_channel_ctrl #(
         if (act_ok[b]) begin
           act_m |= bmask_q[b];
         end
-        if (pre_ok[b] && (!has_hit[b] || starve)) begin
+        // A PRE for the class served may close a row that only the other class, or requests held
+        // by a dependency, hit (they open it again later): otherwise a drain could wait on a read
+        // that waits on the drain.
+        if (pre_ok[b] && (!cls_hit[b] || starve)) begin
           pre_m |= bmask_q[b] & ~hit_q;
         end
       end
@@ -309,19 +358,25 @@ module hbm_channel_ctrl #(
   end
 
   always_comb begin
-    col_c = ~blk_q & ((rd_allow ? (rd_m & ~wr_q) : '0) | (wr_allow ? (wr_m & wr_q) : '0));
-    act_c = ref_due ? '0 : act_m;
-    pre_c = ref_due ? '0 : pre_m;
+    col_c = cls_m & ~blk_q & ((rd_allow ? (rd_m & ~wr_q) : '0) | (wr_allow ? (wr_m & wr_q) : '0));
+    col_o = ~cls_m & ~blk_q & ((rd_allow ? (rd_m & ~wr_q) : '0) | (wr_allow ? (wr_m & wr_q) : '0));
+    act_c = ref_due ? '0 : (act_m & cls_m);
+    pre_c = ref_due ? '0 : (pre_m & cls_m);
+    // Only while every request of the class served that can go is a row hit: an ACT taken
+    // from a class that still opens rows would spend its tFAW budget (and be closed again).
+    act_o = (ref_due || starve || ((vld_q & cls_m & ~blk_q & ~hit_q) != '0)) ? '0 : (act_m & ~cls_m);
     if (starve) begin
       col_c &= oldest_oh;
       act_c &= oldest_oh;
       pre_c &= oldest_oh;
     end
-    col_pool = col_c & (dir_q ? wr_q : ~wr_q);
-    if (col_pool == '0) begin
-      col_pool = col_c;
-    end
     row_pool = act_c | pre_c;
+    if (col_c == '0 && row_pool == '0 && cls_hit == '0) begin
+      col_c = col_o & oldest_oh;
+    end
+    if (col_c == '0 && row_pool == '0) begin
+      row_pool = act_o;
+    end
     auto_c   = (page_policy_i && !ref_due) ? (pre_ok & ~has_hit) : '0;
   end
 
@@ -330,9 +385,9 @@ module hbm_channel_ctrl #(
     col_idx  = '0;
     row_idx  = '0;
     auto_idx = '0;
-    if (col_pool != '0) begin
+    if (col_c != '0) begin
       for (int unsigned i = 0; i < N; i++) begin
-        if (col_pool[i] && ((older_q[i] & col_pool) == '0)) begin
+        if (col_c[i] && ((older_q[i] & col_c) == '0)) begin
           col_idx = SlotW'(i);
         end
       end
@@ -368,7 +423,7 @@ module hbm_channel_ctrl #(
     end else if (ref_due && ref_ok) begin
       iss_valid = 1'b1;
       iss_cmd   = hbm_spec_pkg::CmdRef;
-    end else if (col_pool != '0) begin
+    end else if (col_c != '0) begin
       iss_valid = 1'b1;
       iss_cmd   = wr_q[col_idx] ? hbm_spec_pkg::CmdWr : hbm_spec_pkg::CmdRd;
       iss_slot  = col_idx;
@@ -377,7 +432,7 @@ module hbm_channel_ctrl #(
       iss_cola  = col_q[col_idx];
     end else if (row_pool != '0) begin
       iss_valid   = 1'b1;
-      iss_cmd     = act_c[row_idx] ? hbm_spec_pkg::CmdAct : hbm_spec_pkg::CmdPre;
+      iss_cmd     = (act_c[row_idx] || act_o[row_idx]) ? hbm_spec_pkg::CmdAct : hbm_spec_pkg::CmdPre;
       iss_slot    = row_idx;
       iss_bank    = bank_q[row_idx];
       iss_row     = row_q[row_idx];
@@ -541,9 +596,17 @@ module hbm_channel_ctrl #(
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      dir_q <= 1'b0;
-    end else if (iss_col) begin
-      dir_q <= iss_wr;
+      dir_q   <= 1'b0;
+      drain_q <= 1'b0;
+      rcnt_q  <= '0;
+      wcnt_q  <= '0;
+    end else begin
+      if (iss_col) begin
+        dir_q <= iss_wr;
+      end
+      drain_q <= drain;
+      rcnt_q  <= rcnt_q + CntW'(ins && !in_write_q) - CntW'(iss_rd);
+      wcnt_q  <= wcnt_q + CntW'(ins && in_write_q) - CntW'(iss_wr);
     end
   end
 
@@ -569,7 +632,7 @@ module hbm_channel_ctrl #(
       cmd_valid_q   <= iss_valid;
       cmd_q         <= iss_cmd;
       rsp_valid_q   <= rvalid_i;
-      bresp_valid_q <= iss_wr;
+      bresp_valid_q <= ins && in_write_q;
     end
   end
 
@@ -582,7 +645,9 @@ module hbm_channel_ctrl #(
     if (iss_wr) begin
       cmd_wdata_q <= wdata_q[iss_slot];
       cmd_wmask_q <= wmask_q[iss_slot];
-      bresp_id_q  <= id_q[iss_slot];
+    end
+    if (ins && in_write_q) begin
+      bresp_id_q <= in_id_q;
     end
     if (rvalid_i) begin
       rsp_id_q   <= rdf_head;
@@ -636,6 +701,9 @@ module hbm_channel_ctrl #(
           cnt_q[hbm_spec_pkg::StatTurnarounds] <= cnt_q[hbm_spec_pkg::StatTurnarounds] + hbm_spec_pkg::StatW'(1);
         end
       end
+      if (ins && in_write_q) begin
+        cnt_q[hbm_spec_pkg::StatWritesQueued] <= cnt_q[hbm_spec_pkg::StatWritesQueued] + hbm_spec_pkg::StatW'(1);
+      end
       if (iss_act) begin
         cnt_q[hbm_spec_pkg::StatActs] <= cnt_q[hbm_spec_pkg::StatActs] + hbm_spec_pkg::StatW'(1);
       end
@@ -670,7 +738,7 @@ module hbm_channel_ctrl #(
       if (iss_col) begin
         assert (vld_q[iss_slot] && hit_q[iss_slot] && (dep_q[iss_slot] == '0))
           else $error("hbm_channel_ctrl: column command of slot %0d that is not ready", iss_slot);
-        assert ((older_q[iss_slot] & col_pool) == '0)
+        assert ((older_q[iss_slot] & col_c) == '0)
           else $error("hbm_channel_ctrl: column command not the oldest ready one");
       end
       if (iss_for_req) begin
@@ -680,6 +748,10 @@ module hbm_channel_ctrl #(
       assert (!oldv_q || (vld_q[oldest_q] && ((older_q[oldest_q] & vld_q) == '0)))
         else $error("hbm_channel_ctrl: oldest slot tracking broken");
       assert (oldv_q == (vld_q != '0)) else $error("hbm_channel_ctrl: oldest valid broken");
+      assert (32'(rcnt_q) + 32'(wcnt_q) == 32'($countones(vld_q)))
+        else $error("hbm_channel_ctrl: read/write queue counts broken");
+      assert ((32'(rcnt_q) <= 32'(tim_i.rd_cap)) && (32'(wcnt_q) <= 32'(tim_i.wr_cap)))
+        else $error("hbm_channel_ctrl: a queue holds more than its size");
       assert (!(rvalid_i && rd_out_q == '0)) else $error("hbm_channel_ctrl: read data nobody asked for");
     end
   end

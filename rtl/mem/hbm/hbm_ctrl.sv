@@ -51,8 +51,8 @@
 //    cycle after the scheduler chose it; cmd_row_o carries the row of RD/WR too (the device model
 //    checks it, docs/hbm-timing.md 4.7). Read data from the device (rvalid_i/rdata_i) reaches
 //    rsp_*_o one cycle later; the controller does not predict it but pairs each rvalid_i with the
-//    oldest outstanding RD of the channel (RdFifoDepth RDs in flight at most). bresp_valid_o is
-//    high in the cycle the WR is on the command bus.
+//    oldest outstanding RD of the channel (RdFifoDepth RDs in flight at most). Writes are posted:
+//    bresp_valid_o is high the cycle after the write entered the channel's write queue.
 // 8. Timestamps are CycW = 48-bit cycle counts (never wrap in a simulation) compared with a
 //    free-running counter: an idle channel costs no per-cycle work.
 // =================================================================================================
@@ -63,9 +63,9 @@ module hbm_ctrl #(
   parameter int unsigned NumPorts      = 1,     // request lanes of the burst port
   parameter int unsigned BankGroups    = 4,
   parameter int unsigned BanksPerGroup = 4,
-  parameter int unsigned QueueDepth    = 16,    // per channel, power of two
+  parameter int unsigned QueueDepth    = hbm_spec_pkg::QueueSlots,  // slots per channel, power of two
   parameter int unsigned RdFifoDepth   = 32,    // RDs in flight per channel, power of two
-  parameter int unsigned StarveCycles  = 1024,
+  parameter int unsigned StarveCycles  = hbm_spec_pkg::StarveCycles,
   parameter int unsigned RefStagger    = 0,     // 0: all channels refresh together
   parameter int unsigned AddrW         = 40,    // byte address bits
   localparam int unsigned ChW          = (NumChannels > 1) ? $clog2(NumChannels) : 1,
@@ -149,6 +149,10 @@ module hbm_ctrl #(
     tim_d.wr2rd_l = hbm_spec_pkg::tmax(timing_i.cwl + tburst + timing_i.t_wtr_l, tim_d.ccd_l);
     tim_d.rd2pre  = timing_i.t_rtp;
     tim_d.wr2pre  = timing_i.cwl + tburst + timing_i.t_wr;
+    tim_d.rd_cap  = timing_i.read_queue;
+    tim_d.wr_cap  = timing_i.write_queue;
+    tim_d.wr_hi   = timing_i.write_high;
+    tim_d.wr_lo   = timing_i.write_low;
   end
 
   // Configuration registers follow the (stable) inputs; they need no reset because en_q holds

@@ -40,6 +40,7 @@ constexpr std::uint32_t kBoardBeatBytes = 16;
 
 std::unique_ptr<HbmSystem> make_hbm_system(const HbmSetup& setup) {
   setup.dram.validate();
+  if (const std::string why = setup.queues.problem(); !why.empty()) throw std::invalid_argument("hbm: " + why);
   const dram::Config& c = setup.dram;
   if (c.bank_groups != 4 || c.banks_per_group != 4 || c.burst_bytes() != 64) {
     throw std::invalid_argument("hbm: the controller is built for 4 bank groups x 4 banks and 64-byte bursts");

@@ -43,11 +43,13 @@ class VerilatedHbmSystem final : public HbmSystem, public CorePort {
         device_(setup.dram),
         context_(std::make_unique<VerilatedContext>()) {
     top_ = std::make_unique<Top>(context_.get(), "hbm");
-    // hbm_spec_pkg::timing_t: the contract's timings in order, then the burst length.
+    // hbm_spec_pkg::timing_t: the contract's timings in order, the burst length, the queue sizes.
     const auto timings = setup.dram.timings();
     constexpr unsigned w = spec::hbm::kTimingWidth;
     for (unsigned k = 0; k < timings.size(); ++k) set_bits(top_->timing_i, w * k, w, timings[k]);
     set_bits(top_->timing_i, w * spec::hbm::kNumTimings, w, setup.dram.burst_length);
+    const auto queues = setup.queues.values();
+    for (unsigned k = 0; k < queues.size(); ++k) set_bits(top_->timing_i, w * (spec::hbm::kNumTimings + 1 + k), w, queues[k]);
     top_->amap_i = amap_word(setup);
     top_->page_policy_i = setup.closed_page ? 1 : 0;
     top_->per_bank_refresh_i = 0;
@@ -75,7 +77,6 @@ class VerilatedHbmSystem final : public HbmSystem, public CorePort {
     top_->rst_ni = 1;
     top_->clk_i = 0;
     top_->eval();
-    latency_histogram_.assign(kHistogramBins, 0);
   }
 
   ~VerilatedHbmSystem() override {
@@ -98,6 +99,7 @@ class VerilatedHbmSystem final : public HbmSystem, public CorePort {
         set_bits(top_->req_write_i, p, 1, r.write);
         top_->req_id_i[p] = r.id;
         lane_id_[p] = r.id;
+        offer_cycle_[r.id] = cycle_;
         lane_write_[p] = r.write;
         if (r.write) {
           put_bytes(top_->req_wdata_i[p], r.wdata, 64);
@@ -109,9 +111,10 @@ class VerilatedHbmSystem final : public HbmSystem, public CorePort {
     }
   }
 
-  bool lanes_busy() const override {
-    if constexpr (kBridge) return top_->lane_valid_o != 0;
-    return lane_valid_ != 0;
+  bool lanes_busy() const override { return busy_lanes() != 0; }
+  std::uint32_t busy_lanes() const override {
+    if constexpr (kBridge) return static_cast<std::uint32_t>(top_->lane_valid_o);
+    return lane_valid_;
   }
 
   // ---- CorePort (the board memory only): the bridge's registered outputs of this target cycle
@@ -146,6 +149,13 @@ class VerilatedHbmSystem final : public HbmSystem, public CorePort {
 
   void tick() override {
     responses_.clear();
+    // Responses that came while posted writes were settled (settle_posted_writes) come now.
+    responses_.swap(carried_);
+    step();
+  }
+
+  // One DRAM clock, its responses appended to responses_.
+  void step() {
     accepted_ = 0;
     if (fault_) return;
     try {
@@ -167,7 +177,13 @@ class VerilatedHbmSystem final : public HbmSystem, public CorePort {
       }
 
       if constexpr (kBridge) {  // the bridge's lanes, as taps
+        const auto valid = static_cast<std::uint32_t>(top_->lane_valid_o);
+        for (unsigned p = 0; p < Lanes; ++p) {
+          if ((valid >> p & 1u) && !(lanes_seen_ >> p & 1u)) offer_cycle_[top_->lane_id_o[p]] = cycle_;
+        }
+        lanes_seen_ = valid;
         const std::uint32_t taken = static_cast<std::uint32_t>(top_->lane_valid_o & top_->lane_ready_o);
+        lanes_seen_ &= ~taken;
         for (unsigned p = 0; taken != 0 && p < Lanes; ++p) {
           if (!((taken >> p) & 1)) continue;
           if (!get_bits(top_->lane_write_o, p, 1)) accept_cycle_[top_->lane_id_o[p]] = cycle_;
@@ -191,7 +207,8 @@ class VerilatedHbmSystem final : public HbmSystem, public CorePort {
         for (unsigned ch = 0; ch < Channels; ++ch) {
           if (!get_bits(top_->rsp_valid_o, ch, 1)) continue;
           const auto id = static_cast<std::uint8_t>(top_->rsp_id_o[ch]);
-          record_latency(cycle_ - accept_cycle_[id]);
+          latency_.add(cycle_ - accept_cycle_[id]);
+          offer_latency_.add(cycle_ - offer_cycle_[id]);
           if constexpr (!kBridge) {  // the bridge takes them itself
             Response& r = responses_.emplace_back();
             r.write = false;
@@ -267,20 +284,43 @@ class VerilatedHbmSystem final : public HbmSystem, public CorePort {
     s.peak_fraction = s.bytes_per_cycle / s.peak_bytes_per_cycle;
     const std::uint64_t requests = s.total.row_hits + s.total.row_misses + s.total.row_conflicts;
     s.row_hit_rate = requests ? static_cast<double>(s.total.row_hits) / static_cast<double>(requests) : 0;
-    std::uint64_t n = 0, sum = 0;
-    for (std::size_t i = 0; i < latency_histogram_.size(); ++i) {
-      n += latency_histogram_[i];
-      sum += latency_histogram_[i] * i;
-    }
-    s.read_latency_mean = n ? static_cast<double>(sum) / static_cast<double>(n) : 0;
-    s.read_latency_p50 = percentile(n, 0.50);
-    s.read_latency_p99 = percentile(n, 0.99);
+    s.read_latency_mean = latency_.mean();
+    s.read_latency_p50 = latency_.percentile(0.50);
+    s.read_latency_p99 = latency_.percentile(0.99);
+    s.read_latency_from_offer_mean = offer_latency_.mean();
+    s.read_latency_from_offer_p50 = offer_latency_.percentile(0.50);
+    s.read_latency_from_offer_p99 = offer_latency_.percentile(0.99);
     s.host_cycles = host_cycles_;
     s.held_host_cycles = held_host_cycles_;
     return s;
   }
 
+  // Writes are posted (answered once queued): before the back door touches the DRAM, the
+  // controller's queued writes reach it, so the back door sees every write answered so far and a
+  // back-door write is not overwritten by an older queued one. The clocks this takes are the
+  // system's (cycle() moves on); responses they produce come with the next tick().
+  void settle_posted_writes() {
+    for (std::uint64_t n = 0; posted_writes() > 0 && !fault_; ++n) {
+      if (n > kMaxSettleCycles) throw std::runtime_error("hbm: queued writes do not drain");
+      std::swap(responses_, carried_);
+      step();
+      std::swap(responses_, carried_);
+    }
+    if (fault_) throw std::runtime_error(*fault_);
+  }
+
+  // Queued writes the device has not had a WR for (the controller counts a WR when it chooses
+  // it, a cycle before the device gets it).
+  std::uint64_t posted_writes() const override {
+    std::uint64_t queued = 0;
+    for (unsigned ch = 0; ch < Channels; ++ch) {
+      queued += get_bits(top_->stats_o[ch], 64 * spec::hbm::stat::writes_queued, 64);
+    }
+    return queued - device_.total_stats().wr;
+  }
+
   void backdoor_write(std::uint64_t addr, std::span<const std::uint8_t> data) override {
+    settle_posted_writes();
     if constexpr (kBoard) drain_shim();
     for_each_burst(addr, data.size(), [&](const Coordinate& c, std::uint32_t boff, std::size_t done, std::uint32_t len) {
       std::array<std::uint8_t, 64> burst{};
@@ -292,6 +332,7 @@ class VerilatedHbmSystem final : public HbmSystem, public CorePort {
   }
 
   void backdoor_read(std::uint64_t addr, std::span<std::uint8_t> data) override {
+    settle_posted_writes();
     for_each_burst(addr, data.size(), [&](const Coordinate& c, std::uint32_t boff, std::size_t done, std::uint32_t len) {
       std::array<std::uint8_t, 64> burst{};
       device_.backdoor_read(c.channel, c.bank_group, c.bank, c.row, c.column, burst);
@@ -301,6 +342,7 @@ class VerilatedHbmSystem final : public HbmSystem, public CorePort {
 
  private:
   static constexpr std::size_t kHistogramBins = 1 << 14;
+  static constexpr std::uint64_t kMaxSettleCycles = 1'000'000;
 
   void collect_write_responses() {
     if constexpr (!kBridge) {
@@ -387,9 +429,6 @@ class VerilatedHbmSystem final : public HbmSystem, public CorePort {
     }
   }
 
-  void record_latency(std::uint64_t latency) {
-    ++latency_histogram_[std::min<std::uint64_t>(latency, kHistogramBins - 1)];
-  }
 
   // ---- board top
   // The backing store's address of a burst, as the shim forms it: {ch, bg, bank, row, column}.
@@ -468,16 +507,6 @@ class VerilatedHbmSystem final : public HbmSystem, public CorePort {
     }
   }
 
-  std::uint64_t percentile(std::uint64_t n, double q) const {
-    if (n == 0) return 0;
-    const std::uint64_t target = static_cast<std::uint64_t>(q * static_cast<double>(n - 1)) + 1;
-    std::uint64_t seen = 0;
-    for (std::size_t i = 0; i < latency_histogram_.size(); ++i) {
-      seen += latency_histogram_[i];
-      if (seen >= target) return i;
-    }
-    return latency_histogram_.size() - 1;
-  }
 
   HbmSetup setup_;
   AddressLayout layout_;
@@ -491,7 +520,31 @@ class VerilatedHbmSystem final : public HbmSystem, public CorePort {
   std::array<std::uint8_t, 64> wbuf_{};
   std::vector<std::uint8_t> beat_ = std::vector<std::uint8_t>(setup_.board ? setup_.board->core_beat_bytes : 0);
   std::vector<Response> responses_;
-  std::vector<std::uint64_t> latency_histogram_;
+  std::vector<Response> carried_;  // produced while settling posted writes, for the next tick
+  // Read latencies, tCK: from acceptance, and from the offer on a lane (waits for a full queue).
+  struct Histogram {
+    std::vector<std::uint64_t> bins = std::vector<std::uint64_t>(kHistogramBins, 0);
+    std::uint64_t n = 0, sum = 0;
+    void add(std::uint64_t v) {
+      ++bins[std::min<std::uint64_t>(v, kHistogramBins - 1)];
+      ++n;
+      sum += v;
+    }
+    double mean() const { return n ? static_cast<double>(sum) / static_cast<double>(n) : 0; }
+    std::uint64_t percentile(double q) const {
+      if (n == 0) return 0;
+      const std::uint64_t target = static_cast<std::uint64_t>(q * static_cast<double>(n - 1)) + 1;
+      std::uint64_t seen = 0;
+      for (std::size_t i = 0; i < bins.size(); ++i) {
+        seen += bins[i];
+        if (seen >= target) return i;
+      }
+      return bins.size() - 1;
+    }
+  };
+  Histogram latency_, offer_latency_;
+  std::array<std::uint64_t, 256> offer_cycle_{};  // per id: the tick its request was first on a lane
+  std::uint32_t lanes_seen_ = 0;                   // bridge: lanes whose request has its offer cycle
   unsigned accepted_ = 0;
   std::uint64_t cycle_ = 0;
   bool recording_ = false;

@@ -72,15 +72,16 @@ void ChannelTiming::CommandBus::advance_floor(std::uint64_t floor) {
 // Channel
 // ---------------------------------------------------------------------------------------------
 ChannelTiming::ChannelTiming(const DerivedTimings& t, std::uint32_t bank_groups,
-                             std::uint32_t banks_per_group, std::uint32_t queue_depth, bool closed_page)
+                             std::uint32_t banks_per_group, std::uint32_t read_queue, std::uint32_t write_queue,
+                             bool closed_page)
     : t_(t),
       banks_per_group_(banks_per_group),
-      queue_depth_(queue_depth),
+      queue_depth_{read_queue, write_queue},
       closed_page_(closed_page),
       banks_(std::size_t{bank_groups} * banks_per_group),
       // hbm_refresh_timer: armed in cycle 1, the first REF is due (pend_q != 0) tREFI + 1 later.
       next_due_(std::uint64_t{t.refi} + 2) {
-  if (queue_depth == 0) throw std::invalid_argument("hbm timing: queue_depth must be positive");
+  if (read_queue == 0 || write_queue == 0) throw std::invalid_argument("hbm timing: queue sizes must be positive");
   for (int same = 0; same < 2; ++same) {
     for (int first_write = 0; first_write < 2; ++first_write) {
       for (int write = 0; write < 2; ++write) {
@@ -329,12 +330,14 @@ ChannelOutcome ChannelTiming::request(std::uint64_t offered, bool write, std::ui
   // its request's column command), then visible to the scheduler one cycle later.
   out.accept = std::max(offered, next_take_);
   std::uint64_t queued = out.accept + 1;
-  while (!slot_free_.empty() && slot_free_.top() <= queued) slot_free_.pop();
-  while (slot_free_.size() >= queue_depth_) {
-    queued = std::max(queued, slot_free_.top());
-    slot_free_.pop();
+  auto& slots = slot_free_[write ? 1 : 0];  // the request's queue (read or write)
+  while (!slots.empty() && slots.top() <= queued) slots.pop();
+  while (slots.size() >= queue_depth_[write ? 1 : 0]) {
+    queued = std::max(queued, slots.top());
+    slots.pop();
   }
   next_take_ = queued;  // the register empties into the queue in that cycle and takes again
+  out.queued = queued;
   const std::uint64_t earliest = queued + 1;
   prune(earliest);
 
@@ -396,7 +399,7 @@ ChannelOutcome ChannelTiming::request(std::uint64_t offered, bool write, std::ui
   }
   b.pre_at = std::max(b.pre_at, column + (write ? t_.wr2pre : t_.rd2pre));
   b.last_column = column;
-  slot_free_.push(column + 1);
+  slot_free_[write ? 1 : 0].push(column + 1);
   out.column = column;
 
   ++(write ? counters_.writes : counters_.reads);

@@ -30,6 +30,7 @@ struct DerivedTimings {
 // What the scheduler decided for one request.
 struct ChannelOutcome {
   std::uint64_t accept = 0;  // cycle the channel took it from a lane
+  std::uint64_t queued = 0;  // cycle it entered its queue (a write is answered one cycle later)
   std::uint64_t column = 0;  // cycle its RD/WR was chosen (on the command bus one cycle later)
   enum class Row : std::uint8_t { Hit, Miss, Conflict } row = Row::Hit;
 };
@@ -42,7 +43,7 @@ struct ChannelCounters {
 class ChannelTiming {
  public:
   ChannelTiming(const DerivedTimings& t, std::uint32_t bank_groups, std::uint32_t banks_per_group,
-                std::uint32_t queue_depth, bool closed_page);
+                std::uint32_t read_queue, std::uint32_t write_queue, bool closed_page);
 
   // The earliest cycle the channel can take a request (one per cycle, input register free).
   std::uint64_t next_take() const { return next_take_; }
@@ -148,7 +149,7 @@ class ChannelTiming {
   static constexpr std::uint64_t kNoRun = ~std::uint64_t{0};
   std::uint64_t tail_run_start_ = kNoRun;
   std::uint32_t banks_per_group_;
-  std::uint32_t queue_depth_;
+  std::uint32_t queue_depth_[2];  // the read queue, the write queue (spec::hbm::QueueSizes)
   bool closed_page_;
   std::vector<Bank> banks_;
   TimeWindow<RowCommand> acts_;        // by time, the recent ones
@@ -158,7 +159,7 @@ class ChannelTiming {
   std::uint64_t next_due_;
   std::uint64_t prea_at_ = 0, ref_at_ = 0;  // channel maxima (hbm_bank_state prea_at/ref_at)
   // cycles at which queued requests leave their slot (their column command + 1)
-  std::priority_queue<std::uint64_t, std::vector<std::uint64_t>, std::greater<>> slot_free_;
+  std::priority_queue<std::uint64_t, std::vector<std::uint64_t>, std::greater<>> slot_free_[2];  // reads, writes
   std::uint64_t next_take_ = 1;  // the controller takes nothing in the first cycle after reset
   std::uint64_t floor_ = 0;      // no command is placed before this any more
   bool last_write_ = false;

@@ -2,14 +2,13 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 
 #include "hbm_channel_timing.h"
 
 namespace tpuemu::tlm {
 
 namespace {
-// hbm_ctrl's parameters as rtl/CMakeLists.txt builds the emulator's controllers.
-constexpr std::uint32_t kQueueDepth = 16;
 constexpr std::size_t kHistogramBins = 1 << 14;  // as VerilatedHbmSystem's latency histogram
 
 std::uint64_t percentile(const std::vector<std::uint64_t>& histogram, std::uint64_t n, double q) {
@@ -33,14 +32,17 @@ HbmBurstTiming::HbmBurstTiming(const sim::hbm::HbmSetup& setup)
     throw std::invalid_argument("hbm timing: bus_bytes * burst_length must be 64 (the controller's burst)");
   }
   if (c.channels < 2) throw std::invalid_argument("hbm timing: channels must be at least 2");
+  if (const std::string why = setup.queues.problem(); !why.empty()) throw std::invalid_argument("hbm timing: " + why);
   const detail::DerivedTimings t = detail::DerivedTimings::from(c);
   for (std::uint32_t ch = 0; ch < c.channels; ++ch) {
     channels_.push_back(std::make_unique<detail::ChannelTiming>(t, c.bank_groups, c.banks_per_group,
-                                                                kQueueDepth, setup.closed_page));
+                                                                setup.queues.read_queue, setup.queues.write_queue,
+                                                                setup.closed_page));
   }
   // A request lane per two channels (rtl/CMakeLists.txt: 8 channels 4 lanes, 16 channels 8).
   lane_free_.assign(c.channels / 2, 0);
   latency_histogram_.assign(kHistogramBins, 0);
+  offer_histogram_.assign(kHistogramBins, 0);
 }
 
 HbmBurstTiming::~HbmBurstTiming() = default;
@@ -58,13 +60,18 @@ BurstTiming HbmBurstTiming::request(std::uint64_t cycle, bool write, std::uint64
   r.accept = o.accept;
   const std::uint32_t cl = setup_.dram.CL, burst = setup_.dram.tBURST();
   // The command is on the bus one cycle after the choice; read data come CL + tBURST later and
-  // leave the controller a cycle after that; the write response is the cycle of the WR itself.
-  r.done = write ? o.column + 1 : o.column + 1 + cl + burst + 1;
+  // leave the controller a cycle after that. Writes are posted: answered the cycle after they
+  // were queued, their WR may come later (the run lasts until it has).
+  r.done = write ? o.queued + 1 : o.column + 1 + cl + burst + 1;
+  last_done_ = std::max(last_done_, o.column + 1);
   if (!write) {
     const std::uint64_t latency = r.done - r.accept;
     ++latency_histogram_[std::min<std::uint64_t>(latency, kHistogramBins - 1)];
     ++latency_count_;
     latency_sum_ += latency;
+    const std::uint64_t from_offer = r.done - offered;
+    ++offer_histogram_[std::min<std::uint64_t>(from_offer, kHistogramBins - 1)];
+    offer_sum_ += from_offer;
   }
   last_done_ = std::max(last_done_, r.done);
   return r;
@@ -103,6 +110,7 @@ sim::hbm::Statistics HbmBurstTiming::statistics() const {
     c.counters[stat::refs] = k.refreshes;
     c.counters[stat::ref_cycles] = k.refresh_cycles;
     c.counters[stat::turnarounds] = k.turnarounds;
+    c.counters[stat::writes_queued] = k.writes;  // every write is queued (and issued) by the end
     return c;
   };
   detail::ChannelCounters total;
@@ -133,6 +141,10 @@ sim::hbm::Statistics HbmBurstTiming::statistics() const {
   s.read_latency_mean = latency_count_ ? static_cast<double>(latency_sum_) / static_cast<double>(latency_count_) : 0;
   s.read_latency_p50 = percentile(latency_histogram_, latency_count_, 0.50);
   s.read_latency_p99 = percentile(latency_histogram_, latency_count_, 0.99);
+  s.read_latency_from_offer_mean =
+      latency_count_ ? static_cast<double>(offer_sum_) / static_cast<double>(latency_count_) : 0;
+  s.read_latency_from_offer_p50 = percentile(offer_histogram_, latency_count_, 0.50);
+  s.read_latency_from_offer_p99 = percentile(offer_histogram_, latency_count_, 0.99);
   return s;
 }
 

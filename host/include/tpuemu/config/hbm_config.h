@@ -16,6 +16,7 @@
 #include "tpuemu/config/config.h"
 #include "tpuemu/spec/contract.h"
 #include "tpuemu/spec/hbm_address.h"
+#include "tpuemu/spec/hbm_queues.h"
 
 namespace tpuemu {
 
@@ -100,6 +101,9 @@ struct HbmTimingSet {
   HbmGeometry geometry;
   HbmTimings timings;
   HbmAddressMap address_map;  // optional in the file; default "ro-ba-bg-ch-co"
+  // "controller": the controller's read/write queue sizes and write watermarks per channel;
+  // optional in the file, each field defaults to the contract's value (docs/hbm.md "Queues").
+  spec::hbm::QueueSizes queues;
 
   // Derived.
   std::uint32_t burst_bytes() const { return geometry.bus_bytes * geometry.burst_length; }

@@ -55,14 +55,17 @@ std::unique_ptr<HbmRequestSource> hbm_trace_source(std::vector<HbmTraceRequest> 
 enum class HbmPattern : std::uint8_t {
   Stream,  // sequential 64-byte bursts from address 0 (wrapping at the capacity)
   Random,  // uniformly random burst addresses over the capacity
+  // STREAM's add kernel c[i] = a[i] + b[i]: read a[i], read b[i], write c[i], i = 0, 1, ...; the
+  // three arrays of ceil(requests / 3) bursts each start in different banks (docs/hbm-trace.md).
+  StreamAdd,
 };
 std::string_view to_string(HbmPattern pattern);
-HbmPattern parse_hbm_pattern(std::string_view name);  // "stream" | "random", else Error
+HbmPattern parse_hbm_pattern(std::string_view name);  // "stream" | "random" | "stream-add", else Error
 
 struct HbmPatternOptions {
   HbmPattern pattern = HbmPattern::Stream;
   std::uint64_t requests = 100'000;
-  double read_ratio = 1.0;  // probability that a request is a read (drawn from the seed)
+  double read_ratio = 1.0;  // probability that a request is a read (drawn from the seed); not StreamAdd
   std::uint64_t seed = 1;
 };
 // All requests at cycle 0: they are offered as fast as the controller accepts them. Throws Error
@@ -86,6 +89,9 @@ struct HbmReplayOptions {
   std::string source_name;  // for the report; defaults to the source's describe()
   // Skip whole idle refresh periods instead of clocking them (HbmReplayReport::idle_cycles_skipped).
   bool fast_forward_idle = true;
+  // A blocking requester instead of one FIFO per channel: requests are offered strictly in source
+  // order, and one that its channel cannot take yet holds back every later one.
+  bool in_order = false;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -191,7 +197,7 @@ inline constexpr std::uint64_t kMaxHbmPatternRequests = std::uint64_t{1} << 32;
 
 struct HbmCommandOptions {
   std::string trace_file;
-  std::string pattern;  // "stream" | "random"
+  std::string pattern;  // "stream" | "random" | "stream-add"
   std::uint64_t requests = 100'000;
   std::string config = "hbm2-2000";
   double read_ratio = 1.0;
@@ -199,6 +205,7 @@ struct HbmCommandOptions {
   std::string page_policy = "open";  // "open" | "closed"
   std::string address_map;           // any order of ro, ba, bg, ch, co; empty: the timing set's
   unsigned window = HbmReplayOptions{}.window;
+  bool in_order = false;  // HbmReplayOptions::in_order
 };
 HbmReplayReport run_hbm_command(const HbmCommandOptions& options);
 // The command's timing set: options.config with options.address_map (if given) as its map.

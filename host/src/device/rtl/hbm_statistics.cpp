@@ -28,6 +28,14 @@ MemoryStatistics register_hbm_statistics(const sim::hbm::Statistics& h, std::str
   m.add_total("read_latency_mean", "tCK", "mean read latency, request accepted to data out", h.read_latency_mean);
   m.add_total("read_latency_p50", "tCK", "median read latency", static_cast<double>(h.read_latency_p50));
   m.add_total("read_latency_p99", "tCK", "99th percentile read latency", static_cast<double>(h.read_latency_p99));
+  m.add_total("read_latency_from_offer_mean", "tCK",
+              "mean read latency, request offered on a lane (by the core's bridge) to data out: waits for a full "
+              "queue counted",
+              h.read_latency_from_offer_mean);
+  m.add_total("read_latency_from_offer_p50", "tCK", "median read latency from the offer",
+              static_cast<double>(h.read_latency_from_offer_p50));
+  m.add_total("read_latency_from_offer_p99", "tCK", "99th percentile read latency from the offer",
+              static_cast<double>(h.read_latency_from_offer_p99));
   if (h.host_cycles != 0) {  // the board top's DRAM shim (docs/fpga.md)
     m.add_total("board_host_cycles", "cycles", "host clocks the board top took for the DRAM clocks",
                 static_cast<double>(h.host_cycles));

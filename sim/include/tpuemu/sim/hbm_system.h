@@ -15,6 +15,7 @@
 
 #include "tpuemu/sim/dram_config.h"
 #include "tpuemu/sim/hbm_address.h"
+#include "tpuemu/spec/hbm_queues.h"
 #include "tpuemu/spec/contract.h"
 
 namespace tpuemu::sim::hbm {
@@ -43,6 +44,8 @@ struct HbmSetup {
   AddressOrder order = AddressOrder::RoBaBgChCo;
   std::array<std::uint8_t, spec::hbm::kNumAddressFields> custom_order{};
   bool closed_page = false;
+  // The controller's read and write queues per channel (validated by make_hbm_system).
+  spec::hbm::QueueSizes queues;
   std::optional<BoardShim> board;  // unset: the simulation top (the DRAM device is the C++ model)
 };
 
@@ -101,6 +104,10 @@ struct Statistics {
   // read latency from the request entering the controller to its data leaving it, in tCK
   double read_latency_mean = 0;
   std::uint64_t read_latency_p50 = 0, read_latency_p99 = 0;
+  // the same from the request's offer on a lane (by the replay, or the core's bridge): the waits
+  // for a full queue counted
+  double read_latency_from_offer_mean = 0;
+  std::uint64_t read_latency_from_offer_p50 = 0, read_latency_from_offer_p99 = 0;
   double bytes_per_cycle = 0;       // achieved, reads and writes
   double peak_bytes_per_cycle = 0;  // channels * burst bytes / tBURST
   double peak_fraction = 0;
@@ -146,6 +153,12 @@ class HbmSystem {
   virtual unsigned accepted_last_tick() const = 0;
   virtual const std::vector<Response>& responses() const = 0;
   virtual bool lanes_busy() const = 0;
+  // The lanes holding a request not accepted yet, one bit per lane: offer() takes the lowest
+  // free one, and a tick clears the bits of the requests it accepted.
+  virtual std::uint32_t busy_lanes() const = 0;
+  // Writes answered (posted: bresp once queued) whose WR has not issued yet. A run is over when
+  // this is 0 too; the back door waits for it itself.
+  virtual std::uint64_t posted_writes() const = 0;
   virtual std::uint64_t cycle() const = 0;
   virtual const std::optional<std::string>& fault() const = 0;
   // Checks the refresh deadline at the end of a run (sets fault()).

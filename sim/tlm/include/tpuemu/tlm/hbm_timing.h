@@ -1,5 +1,5 @@
 // A fast timing model of one HBM stack as the emulator's RTL backend runs it: the Verilated
-// controller rtl/mem/hbm (FR-FCFS per channel, 16-request queues, bank state, all-bank refresh)
+// controller rtl/mem/hbm (FR-FCFS per channel, read and write queues (docs/hbm.md "Queues and write batching"), bank state, all-bank refresh)
 // driving the DRAM device (sim/src/dram), at the level of 64-byte bursts. It keeps no data.
 // docs/hbm-tlm-timing.md gives its rules and how close it comes to the RTL.
 //
@@ -54,6 +54,8 @@ class HbmBurstTiming {
   std::uint64_t last_done_ = 0;
   std::vector<std::uint64_t> latency_histogram_;
   std::uint64_t latency_count_ = 0, latency_sum_ = 0;
+  std::vector<std::uint64_t> offer_histogram_;  // reads, from the offer on a lane
+  std::uint64_t offer_sum_ = 0;
 };
 
 }  // namespace tpuemu::tlm
