@@ -103,10 +103,14 @@ TEST_P(TlmCrossCheck, CyclesAndStallsMatchTheRtl) {
     // The model's cycle rules are the RTL's: with a memory both time alike, every counter agrees.
     EXPECT_EQ(tlm.counters.to_array(), rtl.counters.to_array());
   }
+  // Stalls within 10 % or a share of the run: 1 % on the simple memory, 2 % on HBM, where the
+  // model does not replay the controller's write drains (docs/hbm-tlm-timing.md) and a drain
+  // moves a stall between counters.
+  const double stall_share = preset.hbm.model == "simple" ? 0.01 : 0.02;
   for (const char* stall : kStalls) {
     const double r = static_cast<double>(counter(rtl.counters, stall));
     const double t = static_cast<double>(counter(tlm.counters, stall));
-    EXPECT_LE(std::abs(t - r), std::max(0.10 * r, 0.01 * rtl.cycles)) << stall << ": rtl " << r << ", tlm " << t;
+    EXPECT_LE(std::abs(t - r), std::max(0.10 * r, stall_share * rtl.cycles)) << stall << ": rtl " << r << ", tlm " << t;
   }
 }
 

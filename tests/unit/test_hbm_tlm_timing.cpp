@@ -14,6 +14,7 @@
 #include <queue>
 #include <random>
 #include <stdexcept>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -395,12 +396,19 @@ TEST(HbmTarget, AnyOrderOfTheFiveFieldsAndNothingElse) {
   for (const char* order : {"ro-ba-bg-ch-co", "co-ro-ba-bg-ch", "ch-co-ba-ro-bg"}) {
     EXPECT_NE(tpuemu::tlm::make_hbm_target_timing(target_config(order)), nullptr) << order;
   }
-  for (const char* order : {"ro-ba-bg-ch", "ro-ro-bg-ch-co", "ro-ba-bg-ch-co-co", "ro-ba-bg-ch-xx", "ro-ba-bg-ch-co-"}) {
+  // The reasons are the host parser's (one parser: spec::hbm::parse_address_order).
+  const std::pair<const char*, const char*> bad[] = {{"ro-ba-bg-ch", "fewer than five fields"},
+                                                     {"ro-ro-bg-ch-co", "field \"ro\" twice"},
+                                                     {"ro-ba-bg-ch-co-co", "field \"co\" twice"},
+                                                     {"ro-ba-bg-ch-xx", "unknown field \"xx\""},
+                                                     {"ro-ba-bg-ch-co-", "unknown field \"\""}};
+  for (const auto& [order, reason] : bad) {
     try {
       (void)tpuemu::tlm::make_hbm_target_timing(target_config(order));
       ADD_FAILURE() << order << " was accepted";
     } catch (const std::invalid_argument& e) {
-      EXPECT_NE(std::string(e.what()).find(std::string("address map '") + order + "'"), std::string::npos) << e.what();
+      const std::string what = e.what();
+      EXPECT_NE(what.find(std::string("address map '") + order + "': " + reason), std::string::npos) << what;
     }
   }
 }

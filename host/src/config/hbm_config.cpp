@@ -133,31 +133,14 @@ spec::hbm::AddressLayout address_layout(const HbmTimingSet& s) {
 // ---------------------------------------------------------------------------------------------
 
 HbmAddressMap HbmAddressMap::parse(std::string_view text) {
-  HbmAddressMap m;
-  std::size_t n = 0;
-  std::uint32_t seen = 0;
-  std::size_t pos = 0;
-  const auto bad = [&](std::string_view why) {
-    return Error(fmt::format("address map \"{}\": {} (expected the five fields ro, ba, bg, ch, co "
-                             "once each, most significant first, separated by '-', e.g. \"{}\")",
-                             text, why, kDefault));
-  };
-  while (true) {
-    const auto dash = text.find('-', pos);
-    const auto token = text.substr(pos, dash == std::string_view::npos ? std::string_view::npos
-                                                                        : dash - pos);
-    const int code = spec::hbm::address_field_code(token);
-    if (code < 0) throw bad(fmt::format("unknown field \"{}\"", token));
-    const Field f = static_cast<Field>(code);
-    const auto bit = 1u << static_cast<unsigned>(f);
-    if (seen & bit) throw bad(fmt::format("field \"{}\" twice", token));
-    seen |= bit;
-    if (n == 5) throw bad("more than five fields");
-    m.msb_first[n++] = f;
-    if (dash == std::string_view::npos) break;
-    pos = dash + 1;
+  const spec::hbm::ParsedAddressOrder p = spec::hbm::parse_address_order(text);
+  if (!p.error.empty()) {
+    throw Error(fmt::format("address map \"{}\": {} (expected the five fields ro, ba, bg, ch, co "
+                            "once each, most significant first, separated by '-', e.g. \"{}\")",
+                            text, p.error, kDefault));
   }
-  if (n != 5) throw bad("fewer than five fields");
+  HbmAddressMap m;
+  m.msb_first = msb_first_of(p.lsb_first);
   return m;
 }
 

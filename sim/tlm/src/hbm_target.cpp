@@ -1,7 +1,6 @@
 #include "tpuemu/tlm/hbm_target.h"
 
 #include <algorithm>
-#include <array>
 #include <string_view>
 #include <set>
 #include <stdexcept>
@@ -11,30 +10,6 @@
 #include "tpuemu/tlm/hbm_beat_timing.h"
 
 namespace tpuemu::tlm {
-
-namespace {
-
-// "ro-ba-bg-ch-co" (most significant field first) -> field codes, least significant first.
-std::array<std::uint8_t, spec::hbm::kNumAddressFields> custom_order(const std::string& text) {
-  std::array<std::uint8_t, spec::hbm::kNumAddressFields> lsb_first{};
-  std::size_t count = 0, begin = 0;
-  unsigned seen = 0;
-  while (begin <= text.size()) {
-    const std::size_t end = std::min(text.find('-', begin), text.size());
-    const int code = spec::hbm::address_field_code(std::string_view(text).substr(begin, end - begin));
-    if (code < 0 || count == lsb_first.size() || (seen >> code & 1u) != 0) break;
-    seen |= 1u << code;
-    lsb_first[lsb_first.size() - 1 - count++] = static_cast<std::uint8_t>(code);
-    begin = end + 1;
-  }
-  if (count != lsb_first.size() || seen != (1u << spec::hbm::kNumAddressFields) - 1 || begin != text.size() + 1) {
-    throw std::invalid_argument("hbm target: address map '" + text +
-                                "' is not an order of the five fields ro, ba, bg, ch, co");
-  }
-  return lsb_first;
-}
-
-}  // namespace
 
 std::unique_ptr<BeatTimingModel> make_hbm_target_timing(const HbmTargetConfig& c) {
   sim::hbm::HbmSetup s;
@@ -66,8 +41,13 @@ std::unique_ptr<BeatTimingModel> make_hbm_target_timing(const HbmTargetConfig& c
   if (map != spec::hbm::kAddressMaps.end()) {
     s.order = static_cast<sim::hbm::AddressOrder>(map->code);
   } else {
+    const spec::hbm::ParsedAddressOrder order = spec::hbm::parse_address_order(c.address_map);
+    if (!order.error.empty()) {
+      throw std::invalid_argument("hbm target: address map '" + c.address_map + "': " + order.error +
+                                  " (expected an order of the five fields ro, ba, bg, ch, co)");
+    }
     s.order = sim::hbm::AddressOrder::Custom;
-    s.custom_order = custom_order(c.address_map);
+    s.custom_order = order.lsb_first;
   }
   s.closed_page = c.closed_page;
   s.dram.validate();

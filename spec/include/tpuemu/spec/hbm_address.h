@@ -63,6 +63,37 @@ inline int address_field_code(std::string_view name) {
   return -1;
 }
 
+// An address map written most significant field first ("ro-ba-bg-ch-co"): each of the five
+// fields exactly once, separated by '-'. The one parser of that text (the host's timing sets and
+// --map, the SystemC door): on success `error` is empty and `lsb_first` holds the field codes,
+// least significant first (AddressLayout::lsb_first); otherwise `error` says what is wrong.
+struct ParsedAddressOrder {
+  std::array<std::uint8_t, spec::hbm::kNumAddressFields> lsb_first{};
+  std::string error;
+};
+
+inline ParsedAddressOrder parse_address_order(std::string_view text) {
+  ParsedAddressOrder p;
+  std::array<std::uint8_t, spec::hbm::kNumAddressFields> msb_first{};
+  std::size_t n = 0, pos = 0;
+  std::uint32_t seen = 0;
+  while (true) {
+    const auto dash = text.find('-', pos);
+    const auto token = text.substr(pos, dash == std::string_view::npos ? std::string_view::npos : dash - pos);
+    const int code = address_field_code(token);
+    if (code < 0) return {{}, "unknown field \"" + std::string(token) + "\""};
+    if ((seen >> code & 1u) != 0) return {{}, "field \"" + std::string(token) + "\" twice"};
+    if (n == msb_first.size()) return {{}, "more than five fields"};
+    seen |= 1u << code;
+    msb_first[n++] = static_cast<std::uint8_t>(code);
+    if (dash == std::string_view::npos) break;
+    pos = dash + 1;
+  }
+  if (n != msb_first.size()) return {{}, "fewer than five fields"};
+  for (std::size_t k = 0; k < n; ++k) p.lsb_first[k] = msb_first[n - 1 - k];
+  return p;
+}
+
 inline std::string_view address_field_name(std::uint32_t code) {
   for (const auto& f : spec::hbm::kAddressFields) {
     if (f.code == code) return f.name;
