@@ -200,16 +200,18 @@ INSTANTIATE_TEST_SUITE_P(
     Patterns, BurstModelVsRtl,
     ::testing::Values(Case{"hbm2-2000", Pattern::Stream, 1.0, "stream"},
                       Case{"hbm2-2000", Pattern::Random, 1.0, "random"},
-                      Case{"hbm2-2000", Pattern::Random, 0.5, "random, read ratio 0.5", 0.10, 0.10},
+                      Case{"hbm2-2000", Pattern::Random, 0.5, "random, read ratio 0.5"},
                       // The RTL's write drains (issue 16) are not modelled: the model's reads of
-                      // a mixed stream wait ~80 % longer than the RTL's (docs/hbm-tlm-timing.md).
-                      Case{"hbm2-2000", Pattern::Stream, 0.5, "stream, read ratio 0.5", 0.25, 0.95},
+                      // a mixed stream wait ~80 % longer than the RTL's (docs/hbm-tlm-timing.md);
+                      // the bandwidth meets the target.
+                      Case{"hbm2-2000", Pattern::Stream, 0.5, "stream, read ratio 0.5", 0.05, 0.95},
                       Case{"hbm2e-3200", Pattern::Stream, 1.0, "stream"},
                       Case{"hbm2e-3200", Pattern::Random, 1.0, "random"},
-                      Case{"hbm2e-3200", Pattern::Random, 0.5, "random, read ratio 0.5", 0.10, 0.10},
-                      Case{"hbm2e-3200", Pattern::Stream, 0.5, "stream, read ratio 0.5", 0.30, 0.85},
+                      Case{"hbm2e-3200", Pattern::Random, 0.5, "random, read ratio 0.5"},
+                      Case{"hbm2e-3200", Pattern::Stream, 0.5, "stream, read ratio 0.5", 0.05, 0.85},
                       Case{"hbm3-6400", Pattern::Stream, 1.0, "stream"},
                       Case{"hbm3-6400", Pattern::Random, 1.0, "random"},
+                      // +7.4 % bandwidth: the model is optimistic here (docs/hbm-tlm-timing.md)
                       Case{"hbm3-6400", Pattern::Random, 0.5, "random, read ratio 0.5", 0.10, 0.10}),
     [](const ::testing::TestParamInfo<Case>& i) {
       std::string n = i.param.set + "_" + (i.param.pattern == Pattern::Stream ? "stream" : "random") +
@@ -320,7 +322,7 @@ struct BeatCase {
   std::uint32_t beat_bytes;
   int kind;
   const char* name;
-  double total_tolerance = 0.05;  // the target; one case is 5.3 % off (docs/hbm-tlm-timing.md)
+  double total_tolerance = 0.05;  // the target (docs/hbm-tlm-timing.md)
 };
 
 class BeatModelVsRtl : public ::testing::TestWithParam<BeatCase> {};
@@ -359,7 +361,7 @@ INSTANTIATE_TEST_SUITE_P(
                       BeatCase{"hbm2e-3200", 1.6, 16, 2, "random reads"},
                       BeatCase{"hbm2e-3200", 1.6, 128, 0, "sequential reads"},
                       BeatCase{"hbm2e-3200", 1.6, 128, 1, "sequential writes"},
-                      BeatCase{"hbm2e-3200", 1.6, 128, 2, "random reads", 0.06}),
+                      BeatCase{"hbm2e-3200", 1.6, 128, 2, "random reads"}),
     [](const ::testing::TestParamInfo<BeatCase>& i) {
       std::string n = i.param.set + "_dim" + std::to_string(i.param.beat_bytes) + "_" +
                       (i.param.kind == 0 ? "seq_reads" : i.param.kind == 1 ? "seq_writes" : "random_reads");
