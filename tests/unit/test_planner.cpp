@@ -110,6 +110,45 @@ TEST(Planner, HugeSizesDoNotOverflowThePeak) {
   EXPECT_EQ(r.reason, "peak live bytes at time 0 exceed 2^64 - 1 and so the capacity 18446744073709551615");
 }
 
+// Offsets and alignments near 2^64 are rounded in 128 bits: an offset aligned to 2^63 above 2^63
+// does not wrap to 0 (which made the greedy placement "fit" on top of another buffer and ended in
+// "planner bug: invalid placement"). Only 0 and 2^63 can hold a buffer aligned to 2^63.
+TEST(Planner, AlignmentNearTwoTo64IsInfeasibleNotAPlannerBug) {
+  constexpr std::uint64_t kTop = std::uint64_t{1} << 63;
+  const auto buffers = [&](int n) {
+    std::vector<PlanBuffer> b;
+    for (int i = 0; i < n; ++i) b.push_back({.id = fmt::format("b{}", i), .lower = 0, .upper = 4, .size = 64, .alignment = kTop});
+    return b;
+  };
+  for (const std::uint64_t capacity : {kTop + 64, kTop + 65, UINT64_MAX}) {
+    for (const double timeout : {10.0, 0.0}) {
+      SCOPED_TRACE(fmt::format("capacity {} timeout {}", capacity, timeout));
+      const auto three = buffers(3);
+      ASSERT_EQ(peak_live_bytes(three), 192u);
+      const auto r = plan_buffers(three, {.capacity = capacity, .timeout_seconds = timeout});
+      if (timeout == 0) {
+        EXPECT_EQ(r.status, PlanStatus::Timeout);  // greedy only: its placement does not fit
+        EXPECT_EQ(r.reason, "no placement within capacity found in 0 s; best placement needs more than 2^64 - 1 bytes");
+      } else {
+        EXPECT_EQ(r.status, PlanStatus::Infeasible);
+        EXPECT_EQ(r.reason, "exhaustive search found no placement");
+      }
+      const auto two = buffers(2);
+      const auto fits = plan_buffers(two, {.capacity = capacity, .timeout_seconds = timeout});
+      ASSERT_EQ(fits.status, PlanStatus::Solved);
+      EXPECT_EQ(check_placement(two, fits.offsets, capacity), std::nullopt);
+      EXPECT_EQ(fits.height, kTop + 64);
+    }
+  }
+  // One buffer of the three can't go anywhere but 0: two small ones below 2^63 fit beside it only
+  // when the capacity leaves 2^63 + 64 for the third.
+  std::vector<PlanBuffer> mixed = buffers(1);
+  mixed.push_back({.id = "x", .lower = 0, .upper = 4, .size = 64, .alignment = 64});
+  mixed.push_back({.id = "y", .lower = 1, .upper = 3, .size = 64, .alignment = kTop});
+  EXPECT_EQ(plan_buffers(mixed, {.capacity = kTop + 64}).status, PlanStatus::Solved);
+  EXPECT_EQ(plan_buffers(mixed, {.capacity = kTop + 63}).status, PlanStatus::Infeasible);
+}
+
 TEST(Planner, ZeroTimeoutReturnsTheGreedyPlacementAtOnce) {
   const auto inst = testing::guillotine_instance(300, 3);
   const auto r = plan_buffers(inst.buffers, {.capacity = inst.capacity, .timeout_seconds = 0});

@@ -11,6 +11,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <string>
 #include <tuple>
 #include <utility>
 
@@ -22,7 +23,10 @@
 namespace tpuemu::alloc {
 namespace {
 
+using detail::add_sat;
 using detail::align_up;
+using detail::exceeds;
+using detail::Wide;
 
 void validate(std::span<const PlanBuffer> buffers) {
   for (const auto& b : buffers) {
@@ -68,10 +72,21 @@ Peak peak_of(std::span<const PlanBuffer> buffers) {
   return peak;
 }
 
-std::uint64_t height_of(std::span<const PlanBuffer> buffers, std::span<const std::uint64_t> offsets) {
-  std::uint64_t h = 0;
-  for (std::size_t i = 0; i < buffers.size(); ++i) h = std::max(h, offsets[i] + buffers[i].size);
+// The top of a placement in 128 bits: an offset saturated at kBeyond (an alignment or a top past
+// 2^64 - 1) gives a top above every capacity, even 2^64 - 1. height_of() reports it saturated.
+template <typename Indices>
+Wide top_of(std::span<const PlanBuffer> buffers, std::span<const std::uint64_t> offsets, const Indices& indices) {
+  Wide h = 0;
+  for (const std::size_t i : indices) h = std::max(h, Wide{offsets[i]} + buffers[i].size);
   return h;
+}
+Wide top_of(std::span<const PlanBuffer> buffers, std::span<const std::uint64_t> offsets) {
+  std::vector<std::size_t> all(buffers.size());
+  std::iota(all.begin(), all.end(), std::size_t{0});
+  return top_of(buffers, offsets, all);
+}
+std::uint64_t height_of(std::span<const PlanBuffer> buffers, std::span<const std::uint64_t> offsets) {
+  return detail::saturate(top_of(buffers, offsets));
 }
 
 // Indices 0..n-1 ordered by `before`.
@@ -108,7 +123,7 @@ std::vector<std::uint64_t> greedy(std::span<const PlanBuffer> buffers) {
     const auto& b = buffers[i];
     busy.clear();
     for (const std::size_t j : placed) {
-      if (overlap_in_time(b, buffers[j])) busy.emplace_back(offsets[j], offsets[j] + buffers[j].size);
+      if (overlap_in_time(b, buffers[j])) busy.emplace_back(offsets[j], add_sat(offsets[j], buffers[j].size));
     }
     std::sort(busy.begin(), busy.end());
     std::uint64_t cursor = 0;  // end of the busy space so far
@@ -117,7 +132,7 @@ std::vector<std::uint64_t> greedy(std::span<const PlanBuffer> buffers) {
     for (const auto& [start, end] : busy) {
       if (start > cursor) {
         const std::uint64_t at = align_up(cursor, b.alignment);
-        if (at + b.size <= start && start - cursor < best_gap) {
+        if (!exceeds(at, b.size, start) && start - cursor < best_gap) {
           best_gap = start - cursor;
           best = at;
           fits = true;
@@ -158,8 +173,8 @@ std::vector<std::uint64_t> first_fit_by_lifetime(std::span<const PlanBuffer> buf
     }
     std::uint64_t at = align_up(0, b.alignment);
     for (const auto& [offset, j] : live) {
-      if (at + b.size <= offset) break;
-      at = std::max(at, align_up(offset + buffers[j].size, b.alignment));
+      if (!exceeds(at, b.size, offset)) break;
+      at = std::max(at, align_up(add_sat(offset, buffers[j].size), b.alignment));
     }
     offsets[i] = at;
     live.emplace(at, i);
@@ -269,11 +284,9 @@ PlanResult plan_in_canonical_order(std::span<const PlanBuffer> buffers, const Pl
   r.greedy_height = height_of(buffers, r.offsets);
   const auto groups = time_groups(buffers);
   const auto group_height = [&](const std::vector<std::size_t>& group, const std::vector<std::uint64_t>& offsets) {
-    std::uint64_t h = 0;
-    for (const std::size_t i : group) h = std::max(h, offsets[i] + buffers[i].size);
-    return h;
+    return top_of(buffers, offsets, group);
   };
-  if (r.greedy_height > capacity) {
+  if (top_of(buffers, r.offsets) > capacity) {
     const std::vector<std::uint64_t> ff = first_fit_by_lifetime(buffers);
     for (const auto& group : groups) {
       if (group_height(group, ff) < group_height(group, r.offsets)) {
@@ -292,7 +305,7 @@ PlanResult plan_in_canonical_order(std::span<const PlanBuffer> buffers, const Pl
     r.seconds = seconds_since(start);
     return r;
   };
-  if (r.greedy_height <= capacity) {
+  if (top_of(buffers, r.offsets) <= capacity) {
     r.solved_by_greedy = true;
     return finish_solved();
   }
@@ -338,7 +351,8 @@ PlanResult plan_in_canonical_order(std::span<const PlanBuffer> buffers, const Pl
     r.height = height_of(buffers, r.offsets);
     r.seconds = seconds_since(start);
     r.reason = fmt::format("no placement within capacity found in {:g} s; best placement needs {} bytes",
-                           timeout, r.height);
+                           timeout, r.height == detail::kBeyond ? std::string("more than 2^64 - 1")
+                                                                 : std::to_string(r.height));
     return r;
   }
   return finish_solved();

@@ -117,7 +117,7 @@ class Search {
   SearchOutcome run() {
     if (buffers_.empty()) return SearchOutcome::Found;
     for (std::size_t k = 0; k < remaining_.size(); ++k) {
-      if (floor_[k] + remaining_[k] > capacity_) return SearchOutcome::Exhausted;
+      if (exceeds(floor_[k], remaining_[k], capacity_)) return SearchOutcome::Exhausted;
     }
     switch (expand()) {
       case Expand::Complete: return SearchOutcome::Found;
@@ -134,7 +134,7 @@ class Search {
         fr.applied = b;
       } else if (!fr.raise_tried) {
         fr.raise_tried = true;
-        if (fr.raise_to == kNone || fr.raise_to + remaining_[fr.section] > capacity_) continue;
+        if (fr.raise_to == kNone || exceeds(fr.raise_to, remaining_[fr.section], capacity_)) continue;
         set_floor(static_cast<std::size_t>(fr.section), fr.raise_to);
         push_gap(fr.section, fr.floor, fr.raise_to, static_cast<int>(frames_.size()) - 1);
         fr.applied = kRaised;
@@ -447,7 +447,7 @@ class Search {
     }
     bool ok = true;
     for (std::size_t k = 0; k < sections; ++k) {
-      if (unplaced_[k] != 0 && lowest_[k] + remaining_[k] > capacity_) {
+      if (unplaced_[k] != 0 && exceeds(lowest_[k], remaining_[k], capacity_)) {
         const Span why = explain(static_cast<int>(k), capacity_ - remaining_[k]);
         if (ok || why.hi - why.lo < fail_.hi - fail_.lo) fail_ = why;
         ok = false;
@@ -482,14 +482,14 @@ class Search {
         higher += buffers_[u].size;
         key += mix(lowest_offset_[u] ^ (static_cast<std::uint64_t>(u) << 40));
       }
-      if (highest_[k] + higher <= capacity_ || key == stairs_key_[k]) continue;
+      if (!exceeds(highest_[k], higher, capacity_) || key == stairs_key_[k]) continue;
       std::sort(stairs_.begin(), stairs_.end(), std::greater<>());
       std::uint64_t above = 0;
       for (std::size_t i = 0; i < stairs_.size(); ++i) {
         above += stairs_[i].second;
         const std::uint64_t t = stairs_[i].first;
         if (i + 1 < stairs_.size() && stairs_[i + 1].first == t) continue;  // all of level t first
-        if (t + above > capacity_) {
+        if (exceeds(t, above, capacity_)) {
           fail_ = explain(k, t - 1);
           return false;
         }
@@ -508,7 +508,7 @@ class Search {
   bool steps_fillable() {
     const int sections = static_cast<int>(floor_.size());
     for (int k = 0; k < sections; ++k) {
-      if (unplaced_[k] == 0 || has_flat_[k] != 0 || floor_[k] + gcd_ + remaining_[k] <= capacity_) continue;
+      if (unplaced_[k] == 0 || has_flat_[k] != 0 || !exceeds(floor_[k], gcd_, remaining_[k], capacity_)) continue;
       const std::uint64_t f = floor_[k];
       bool possible = false;
       Span witnesses;
@@ -538,7 +538,7 @@ class Search {
   static constexpr std::uint64_t kMaxUnits = 4096;
   static constexpr std::size_t kWords = kMaxUnits / 64;
   bool fillable(int j, std::uint64_t gap) {
-    if (floor_[j] + gcd_ + remaining_[j] <= capacity_) return true;
+    if (!exceeds(floor_[j], gcd_, remaining_[j], capacity_)) return true;
     const std::uint64_t units = gap / gcd_;
     if (units >= kMaxUnits) return true;
     std::uint64_t* bits = sums_.data() + static_cast<std::size_t>(j) * words_;
@@ -573,7 +573,7 @@ class Search {
   // no children, and they don't count in at_floor_ (fail first).
   bool valleys_coverable() {
     const int sections = static_cast<int>(floor_.size());
-    const auto tight = [&](int k) { return floor_[k] + gcd_ + remaining_[k] > capacity_; };
+    const auto tight = [&](int k) { return exceeds(floor_[k], gcd_, remaining_[k], capacity_); };
     for (int r0 = 0; r0 < sections;) {
       if (unplaced_[r0] == 0) {
         ++r0;
@@ -687,7 +687,7 @@ class Search {
     // What the children depend on: when the raise is hopeless, s and a witness that each
     // non-candidate can't go at or below capacity - remaining (>= f); otherwise every lowest
     // offset in s (cover).
-    if (fr.raise_to == kNone || fr.raise_to + remaining_[s] > capacity_) {
+    if (fr.raise_to == kNone || exceeds(fr.raise_to, remaining_[s], capacity_)) {
       fr.why_node = explain(s, capacity_ - remaining_[s]);
     } else {
       fr.why_node = cover(s);
@@ -704,7 +704,7 @@ class Search {
       while (r1 + 1 < floor_.size() && unplaced_[r1 + 1] != 0 && floor_[r1 + 1] == f) ++r1;
       const auto begin = cands_.begin() + static_cast<std::ptrdiff_t>(fr.cand_begin);
       std::stable_partition(begin, cands_.end(), [&](int b) {
-        const std::uint64_t top = f + buffers_[b].size;
+        const std::uint64_t top = add_sat(f, buffers_[b].size);
         return (first_[b] > 0 && floor_[first_[b] - 1] == top) ||
                (static_cast<std::size_t>(last_[b]) + 1 < floor_.size() && floor_[last_[b] + 1] == top);
       });
@@ -733,18 +733,18 @@ class Search {
     for (std::size_t i = 0; i < buffers_.size(); ++i) {
       const int c = static_cast<int>(i);
       if (placed_[i] || (first_[c] <= s && s <= last_[c])) continue;
-      const std::uint64_t top = lowest_offset_[i] + buffers_[i].size;
+      const std::uint64_t top = add_sat(lowest_offset_[i], buffers_[i].size);
       for (int j = first_[c]; j <= last_[c]; ++j) support_[j] = std::min(support_[j], top);
     }
   }
   // The lowest offset b can take above f when it is the lowest buffer of s: on a support.
   // kNone when nothing can hold it up there (then b is at f or not the lowest).
   std::uint64_t supported_height(int b, std::uint64_t f) const {
-    if (!dead_.rules.supported_raise) return align_up(f + gcd_, buffers_[b].alignment);
+    if (!dead_.rules.supported_raise) return align_up(add_sat(f, gcd_), buffers_[b].alignment);
     std::uint64_t lowest_top = kNone;
     for (int j = first_[b]; j <= last_[b]; ++j) lowest_top = std::min(lowest_top, support_[j]);
     if (lowest_top == kNone) return kNone;
-    return align_up(std::max(f + gcd_, lowest_top), buffers_[b].alignment);
+    return align_up(std::max(add_sat(f, gcd_), lowest_top), buffers_[b].alignment);
   }
 
   // What a supported height depends on, where it is above f + gcd (the height that needs no
@@ -756,7 +756,7 @@ class Search {
     ++visit_stamp_;
     for (const int b : crossing_[s]) {
       if (placed_[b] || lowest_offset_[b] != f) continue;
-      if (supported_height(b, f) <= align_up(f + gcd_, buffers_[b].alignment)) continue;
+      if (supported_height(b, f) <= align_up(add_sat(f, gcd_), buffers_[b].alignment)) continue;
       why.add(first_[b]);
       why.add(last_[b]);
       for (int j = first_[b]; j <= last_[b]; ++j) {
@@ -910,7 +910,7 @@ class Search {
         intersect(free_, other_, size);
       }
       for (const Gap& g : free_) {
-        if (align_up(g.lo, buffers_[b].alignment) + size > g.hi) continue;
+        if (exceeds(align_up(g.lo, buffers_[b].alignment), size, g.hi)) continue;
         fail_ = Span{};
         fail_.add(first_[b]);
         fail_.add(last_[b]);
@@ -938,7 +938,7 @@ class Search {
     std::size_t i = 0, k = 0;
     while (i < a.size() && k < b.size()) {
       const std::uint64_t lo = std::max(a[i].lo, b[k].lo), hi = std::min(a[i].hi, b[k].hi);
-      if (hi >= lo + size) meet_.push_back({lo, hi, std::min(a[i].depth, b[k].depth)});
+      if (!exceeds(lo, size, hi)) meet_.push_back({lo, hi, std::min(a[i].depth, b[k].depth)});
       if (a[i].hi < b[k].hi) ++i; else ++k;
     }
     a.swap(meet_);
