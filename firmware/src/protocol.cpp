@@ -226,6 +226,7 @@ const char* fw_command_name(uint8_t command) {
     case FW_CMD_TIMELINE_START: return "TIMELINE_START";
     case FW_CMD_TIMELINE_STOP: return "TIMELINE_STOP";
     case FW_CMD_TIMELINE_READ: return "TIMELINE_READ";
+    case FW_CMD_PRESET: return "PRESET";
     default: return "unknown";
   }
 }
@@ -246,6 +247,8 @@ const char* fw_status_name(uint8_t status) {
     case FW_ST_TOO_LARGE: return "too large";
     case FW_ST_BUSY: return "device busy";
     case FW_ST_HAL_ERROR: return "device access failed";
+    case FW_ST_NO_SESSION: return "no session";
+    case FW_ST_PRESET_MISMATCH: return "preset mismatch";
     default: return "unknown";
   }
 }

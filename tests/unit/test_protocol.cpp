@@ -203,7 +203,8 @@ TEST(Payload, StatusDescriptions) {
   EXPECT_EQ(proto::describe_status(0xEE, {1, 2}), "unknown status 0xee (0x1, 0x2)");
   EXPECT_EQ(proto::command_name(FW_CMD_LOAD_PROGRAM), "LOAD_PROGRAM");
   EXPECT_EQ(proto::command_name(0x99), "0x99");
-  for (unsigned s = 0; s <= FW_ST_HAL_ERROR; ++s)
+  EXPECT_EQ(proto::describe_status(FW_ST_NO_SESSION, {FW_CMD_RUN, FW_CMD_HELLO}), "RUN needs a session: HELLO first");
+  for (unsigned s = 0; s <= FW_ST_PRESET_MISMATCH; ++s)
     EXPECT_STRNE(fw_status_name(static_cast<std::uint8_t>(s)), "unknown") << s;
 }
 

@@ -20,7 +20,7 @@ struct ServeArgs {
   std::string preset = "default";
   std::string backend = "rtl";
   std::size_t devices = 1;
-  double idle_timeout = 300, request_timeout = 10, queue_timeout = 30;
+  double hello_timeout = 5, idle_timeout = 300, request_timeout = 10, queue_timeout = 30;
   std::uint32_t max_in_flight = 8;
 };
 
@@ -31,6 +31,7 @@ int run_serve(const ServeArgs& a) {
   o.listen = a.listen;
   o.backend = a.backend;
   o.devices = a.devices;
+  o.hello_timeout = ms(a.hello_timeout);
   o.idle_timeout = ms(a.idle_timeout);
   o.request_timeout = ms(a.request_timeout);
   o.queue_timeout = ms(a.queue_timeout);
@@ -56,6 +57,9 @@ Subcommand add_serve_command(CLI::App& app) {
   cmd->add_option("--preset", a->preset, "Hardware preset of every device");
   cmd->add_option("--backend", a->backend, "In-process backend that simulates each device: rtl, tlm, tlm-at, fake");
   cmd->add_option("--devices", a->devices, "Devices in the pool: sessions served at once")->check(unsigned_in(1, 256));
+  cmd->add_option("--hello-timeout", a->hello_timeout,
+                  "Seconds a new connection has to send a valid HELLO (it holds no device before) before it is closed")
+      ->check(finite_in(0.001, 1e6));
   cmd->add_option("--idle-timeout", a->idle_timeout, "Seconds a session may send nothing before it is closed")
       ->check(finite_in(0.001, 1e6));
   cmd->add_option("--request-timeout", a->request_timeout,

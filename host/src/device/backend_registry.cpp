@@ -47,8 +47,7 @@ std::unique_ptr<Device> DeviceBackendRegistry::open(std::string_view backend, co
   return b->open(backend, preset, options);
 }
 
-std::unique_ptr<Transport> DeviceBackendRegistry::open_transport(std::string_view backend, const Preset& preset,
-                                                                 const DeviceOptions& options) const {
+const DeviceBackend& DeviceBackendRegistry::in_process(std::string_view backend) const {
   const DeviceBackend* b = find(backend);
   if (b == nullptr || !b->open_transport) {
     std::vector<std::string> local;
@@ -59,7 +58,18 @@ std::unique_ptr<Transport> DeviceBackendRegistry::open_transport(std::string_vie
     throw Error("device", fmt::format("backend '{}' cannot be served: it is not an in-process backend (in-process: {})",
                                       backend, fmt::join(local, ", ")));
   }
-  return b->open_transport(preset, options);
+  return *b;
+}
+
+std::unique_ptr<Transport> DeviceBackendRegistry::open_transport(std::string_view backend, const Preset& preset,
+                                                                 const DeviceOptions& options) const {
+  return in_process(backend).open_transport(preset, options);
+}
+
+void DeviceBackendRegistry::check_transport(std::string_view backend, const Preset& preset,
+                                            const DeviceOptions& options) const {
+  const DeviceBackend& b = in_process(backend);
+  if (b.check) b.check(preset, options);
 }
 
 DeviceBackendRegistry built_in_device_backends() {

@@ -201,6 +201,7 @@ class FirmwareDevice final : public Device {
     const auto resp = call(FW_CMD_INFO, {});
     PayloadReader rd(resp, "INFO response");
     info_.backend = transport_->name();
+    info_.cycles_approximate = transport_->cycles_approximate();
     info_.id = rd.u32();
     info_.config = rd.u32();
     info_.firmware_version = rd.u32();

@@ -100,6 +100,9 @@ std::string describe_status(std::uint8_t status, const ErrorDetail& d) {
     case FW_ST_TOO_LARGE: return fmt::format("too large: {} (limit {})", d0, d1);
     case FW_ST_BUSY: return fmt::format("device busy (STATUS 0x{:08x})", d0);
     case FW_ST_HAL_ERROR: return "device access failed";
+    case FW_ST_NO_SESSION: return fmt::format("{} needs a session: HELLO first", command_name(static_cast<std::uint8_t>(d0)));
+    case FW_ST_PRESET_MISMATCH:
+      return fmt::format("the preset differs (digest 0x{:016x}, the device's 0x{:016x})", d0, d1);
     default: return fmt::format("unknown status 0x{:02x} ({:#x}, {:#x})", status, d0, d1);
   }
 }

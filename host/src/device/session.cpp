@@ -29,12 +29,53 @@ std::string get_name(PayloadReader& r, const char* what) {
   return {bytes.begin(), bytes.end()};
 }
 
+void walk_difference(const nlohmann::json* ours, const nlohmann::json* theirs, const std::string& path,
+                     std::optional<PresetDifference>& found) {
+  if (found) return;
+  const auto text = [](const nlohmann::json* v) { return v != nullptr ? v->dump() : std::string("absent"); };
+  if (ours != nullptr && theirs != nullptr && ours->is_object() && theirs->is_object()) {
+    // nlohmann::json keeps object keys sorted: merge both key lists in that order.
+    auto a = ours->begin();
+    auto b = theirs->begin();
+    while (!found && (a != ours->end() || b != theirs->end())) {
+      const bool take_a = b == theirs->end() || (a != ours->end() && a.key() <= b.key());
+      const bool take_b = a == ours->end() || (b != theirs->end() && b.key() <= a.key());
+      const std::string& key = take_a ? a.key() : b.key();
+      walk_difference(take_a ? &a.value() : nullptr, take_b ? &b.value() : nullptr,
+                      path.empty() ? key : path + "." + key, found);
+      if (take_a) ++a;
+      if (take_b) ++b;
+    }
+    return;
+  }
+  if (ours != nullptr && theirs != nullptr && *ours == *theirs) return;
+  found = PresetDifference{path.empty() ? std::string("(the whole preset)") : path, text(ours), text(theirs)};
+}
+
 }  // namespace
+
+std::string canonical_preset(const Preset& preset) { return to_json(preset).dump(); }
+
+std::uint64_t preset_digest(std::string_view canonical) {
+  std::uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a 64
+  for (const char c : canonical) {
+    h ^= static_cast<std::uint8_t>(c);
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+std::optional<PresetDifference> first_preset_difference(const nlohmann::json& ours, const nlohmann::json& theirs) {
+  std::optional<PresetDifference> found;
+  walk_difference(&ours, &theirs, "", found);
+  return found;
+}
 
 std::vector<std::uint8_t> encode(const Hello& hello) {
   PayloadWriter w;
   w.u32(hello.min_version).u32(hello.max_version);
   put_name(w, hello.client);
+  if (hello.preset_digest) w.u64(*hello.preset_digest);
   return w.take();
 }
 
@@ -44,6 +85,7 @@ Hello decode_hello(std::span<const std::uint8_t> payload) {
   h.min_version = r.u32();
   h.max_version = r.u32();
   h.client = get_name(r, "HELLO");
+  if (r.remaining() != 0) h.preset_digest = r.u64();
   r.finish();
   return h;
 }
@@ -54,6 +96,7 @@ std::vector<std::uint8_t> encode(const SessionInfo& info) {
   w.u32(info.idle_timeout_ms).u32(info.request_timeout_ms).u32(info.capabilities);
   put_name(w, info.preset);
   put_name(w, info.backend);
+  w.u64(info.preset_digest);
   return w.take();
 }
 
@@ -69,8 +112,35 @@ SessionInfo decode_session_info(std::span<const std::uint8_t> payload) {
   s.capabilities = r.u32();
   s.preset = get_name(r, "HELLO response");
   s.backend = get_name(r, "HELLO response");
+  s.preset_digest = r.u64();
   r.finish();
   return s;
+}
+
+std::vector<std::uint8_t> encode(const PresetRecord& record) {
+  if (record.canonical.size() > kMaxPresetText)
+    throw Error("protocol", fmt::format("PRESET: {} bytes of preset text, the limit is {}", record.canonical.size(), kMaxPresetText));
+  PayloadWriter w;
+  w.u64(record.digest).u32(static_cast<std::uint32_t>(record.canonical.size()));
+  w.bytes({reinterpret_cast<const std::uint8_t*>(record.canonical.data()), record.canonical.size()});
+  return w.take();
+}
+
+PresetRecord decode_preset_record(std::span<const std::uint8_t> payload) {
+  PayloadReader r(payload, "PRESET response");
+  PresetRecord p;
+  p.digest = r.u64();
+  const std::uint32_t n = r.u32();
+  if (n > kMaxPresetText)
+    throw Error("protocol", fmt::format("PRESET response: {} bytes of preset text, the limit is {}", n, kMaxPresetText));
+  const auto bytes = r.bytes(n);
+  r.finish();
+  p.canonical.assign(bytes.begin(), bytes.end());
+  if (!nlohmann::json::accept(p.canonical)) throw Error("protocol", "PRESET response: the preset is not JSON");
+  if (preset_digest(p.canonical) != p.digest)
+    throw Error("protocol", fmt::format("PRESET response: the text's digest is 0x{:016x}, the record says 0x{:016x}",
+                                        preset_digest(p.canonical), p.digest));
+  return p;
 }
 
 std::vector<std::uint8_t> encode(const std::optional<MemoryStatistics>& stats) {

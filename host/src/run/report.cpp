@@ -73,6 +73,7 @@ std::string format_report(const WorkloadReport& r) {
        r.checked_values, r.bit_exact ? "" : fmt::format("; {} differ, first {}", r.mismatches, r.first_mismatch));
   line(s, "cycles      {}  ({:.1f} us at {} GHz)", r.cycles, static_cast<double>(r.cycles) / (r.clock_ghz * 1e3),
        r.clock_ghz);
+  if (!r.cycles_approximate.empty()) line(s, "            approximate: {}", r.cycles_approximate);
   line(s, "roofline    bound {} cycles (compute {}, memory {}): {:.1f}% of the bound reached",
        r.roofline_cycles, r.ideal_cycles,
        [&] { std::uint64_t m = 0; for (const auto& l : r.layers) m += l.memory_bound_cycles; return m; }(),
@@ -175,7 +176,8 @@ nlohmann::json report_to_json(const WorkloadReport& r) {
       {"steps", steps},
       {"result", {{"bit_exact", r.bit_exact}, {"checked_values", r.checked_values},
                   {"mismatches", r.mismatches}, {"first_mismatch", r.first_mismatch}}},
-      {"run", {{"status", std::string(to_string(r.run.status))}, {"cycles", r.cycles}}},
+      {"run", {{"status", std::string(to_string(r.run.status))}, {"cycles", r.cycles},
+               {"cycles_approximate", r.cycles_approximate.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.cycles_approximate)}}},
       {"roofline", {{"bound_cycles", r.roofline_cycles}, {"ideal_mxu_cycles", r.ideal_cycles},
                     {"min_hbm_bytes", r.min_hbm_bytes}, {"fraction", r.roofline_fraction}}},
       {"mxu_utilization", r.mxu_utilization},

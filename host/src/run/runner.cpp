@@ -186,6 +186,7 @@ struct ModelRun::State {
   // before its first step and every output checked right after the step that wrote it
   device = open_device(settings.backend, preset, settings.device);
   r.backend = device->info().backend;
+  r.cycles_approximate = device->info().cycles_approximate;
   for (std::size_t i = 0; i < model.layers.size(); ++i) {
     if (schedule.weight_shard_buffer[i] != kNoBuffer) {
       device->write_hbm(placement.offsets[schedule.weight_shard_buffer[i]], weight_shard(i));

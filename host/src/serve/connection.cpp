@@ -1,6 +1,7 @@
 // One client connection of `tpuemu serve`: frames read one at a time (docs/protocol.md 1), each
 // executed on the session's device thread, its answer written whole before the next is read - so
-// a connection never holds more than one request and one answer.
+// a connection never holds more than one request and one answer. Before a valid HELLO there is no
+// device: the few frames allowed then are answered on the I/O thread (docs/remote.md, "Sessions").
 #include <fmt/format.h>
 
 #include "server_impl.h"
@@ -20,7 +21,7 @@ std::string endpoint_of(const tcp::socket& s) {
 }
 
 bool is_session_command(std::uint8_t command) {
-  return command == FW_CMD_HELLO || command == FW_CMD_MEM_STATS || command == FW_CMD_TIMELINE_START ||
+  return command == FW_CMD_HELLO || command == FW_CMD_PRESET || command == FW_CMD_MEM_STATS || command == FW_CMD_TIMELINE_START ||
          command == FW_CMD_TIMELINE_STOP || command == FW_CMD_TIMELINE_READ;
 }
 
@@ -38,7 +39,18 @@ Connection::Connection(ServerState& server, tcp::socket socket, std::uint64_t id
   socket_.set_option(tcp::no_delay(true), ignored);
 }
 
-void Connection::start() { server_.acquire(shared_from_this()); }
+// No device yet: a device is assigned only after a valid HELLO, so a connection that never speaks
+// holds nothing, and is closed at the HELLO timeout.
+void Connection::start() { read_next(); }
+
+std::chrono::milliseconds Connection::hello_time_left() const {
+  const auto left = started_ + server_.options.hello_timeout - std::chrono::steady_clock::now();
+  return std::chrono::ceil<std::chrono::milliseconds>(left);
+}
+
+std::string Connection::hello_timeout_reason() const {
+  return fmt::format("no valid HELLO within {} of connecting", seconds(server_.options.hello_timeout));
+}
 
 void Connection::arm_timer(std::chrono::milliseconds timeout, std::string reason) {
   const std::uint64_t generation = ++timer_generation_;
@@ -62,43 +74,47 @@ void Connection::granted(DeviceSlot& slot) {
   server_.sessions++;
   asio::post(slot.context, [self = shared_from_this(), guard = asio::make_work_guard(server_.io)] {
     std::string failure;
+    bool approximate = false;
     try {
       self->transport_ = self->server_.registry.open_transport(self->server_.options.backend, self->server_.preset,
                                                                self->server_.options.device);
+      approximate = !self->transport_->cycles_approximate().empty();
     } catch (const std::exception& e) {
       failure = e.what();
     }
-    asio::post(self->server_.io, [self, failure = std::move(failure)] {
+    asio::post(self->server_.io, [self, failure = std::move(failure), approximate] {
       if (self->state_ == State::Closed) return;
       if (!failure.empty()) {
-        self->close(fmt::format("cannot open the device: {}", failure));
+        self->device_error(FW_CMD_HELLO, fmt::format("cannot open the device: {}", failure));
+        self->answer_ = self->error_frame(FW_ST_HAL_ERROR, 0, 0);
+        self->close_after_answer_ = true;
+        self->close_reason_ = "cannot open the device";
       } else {
-        self->read_next();
+        self->cycles_approximate_ = approximate;
+        self->server_.log(fmt::format("session {}: client {} says hello: '{}'", self->id_, self->client_, self->hello_client_),
+                          {{"event", "hello"}, {"session", self->id_}, {"client", self->client_},
+                           {"device", self->slot_->id}, {"name", self->hello_client_}});
+        self->answer_ = self->hello_answer(FW_CMD_HELLO, self->hello_seq_);
       }
+      self->write_answer();
     });
   });
 }
 
-// No device for this connection: its first request (if it comes at once) is answered BUSY with
-// the pool's size, so the client reports why instead of a bare disconnect.
+// No device within the queue timeout: the HELLO waiting in header_ is answered BUSY with the
+// pool's size, so the client reports why instead of a bare disconnect.
 void Connection::refuse(std::string reason) {
   if (state_ == State::Closed) return;
   server_.refused++;
+  answer_ = error_frame(FW_ST_BUSY, server_.options.devices, static_cast<std::uint64_t>(server_.options.queue_timeout.count()));
+  close_after_answer_ = true;
   close_reason_ = std::move(reason);
-  state_ = State::Reading;
-  arm_timer(std::chrono::milliseconds{1000}, close_reason_);
-  asio::async_read(socket_, asio::buffer(header_), [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
-    if (self->state_ == State::Closed) return;
-    if (ec) return self->close(self->close_reason_);
-    self->answer_ = self->error_frame(FW_ST_BUSY, self->server_.options.devices, 0);
-    self->close_after_answer_ = true;
-    self->write_answer();
-  });
+  write_answer();
 }
 
 void Connection::shutdown() {
   switch (state_) {
-    case State::Queued: return refuse("the server is shutting down");
+    case State::Queued: return close("the server is shutting down");
     case State::Idle:
     case State::Reading: return close("the server is shutting down");
     case State::Opening:  // read_next() sees the stop
@@ -115,7 +131,13 @@ void Connection::read_next() {
   if (server_.stopping) return close("the server is shutting down");
   state_ = State::Idle;
   header_.fill(0);  // an error answer echoes command and seq only from bytes that arrived
-  arm_timer(server_.options.idle_timeout, fmt::format("idle for {}", seconds(server_.options.idle_timeout)));
+  if (slot_ == nullptr) {  // before the session: the HELLO deadline runs from connecting
+    const auto left = hello_time_left();
+    if (left.count() <= 0) return close(hello_timeout_reason());
+    arm_timer(left, hello_timeout_reason());
+  } else {
+    arm_timer(server_.options.idle_timeout, fmt::format("idle for {}", seconds(server_.options.idle_timeout)));
+  }
   asio::async_read(socket_, asio::buffer(header_.data(), 1), [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
     if (self->state_ == State::Closed) return;
     if (ec) return self->close(why_closed(ec));
@@ -125,8 +147,12 @@ void Connection::read_next() {
 
 void Connection::on_header(std::size_t first_bytes) {
   state_ = State::Reading;
-  arm_timer(server_.options.request_timeout,
-            fmt::format("a frame was not complete within {} (slow or stuck client)", seconds(server_.options.request_timeout)));
+  if (slot_ == nullptr && hello_time_left() < server_.options.request_timeout) {
+    arm_timer(std::max(hello_time_left(), std::chrono::milliseconds{1}), hello_timeout_reason());
+  } else {
+    arm_timer(server_.options.request_timeout,
+              fmt::format("a frame was not complete within {} (slow or stuck client)", seconds(server_.options.request_timeout)));
+  }
   asio::async_read(socket_, asio::buffer(header_.data() + first_bytes, header_.size() - first_bytes),
                    [self = shared_from_this(), first_bytes](const boost::system::error_code& ec, std::size_t n) {
     if (self->state_ == State::Closed) return;
@@ -173,6 +199,7 @@ void Connection::answer_and_close(std::uint8_t status, std::uint64_t d0, std::ui
 
 void Connection::on_frame() {
   bytes_in_ += frame_.size();
+  if (slot_ == nullptr) return on_greeting_frame();
   state_ = State::Processing;
   ++timer_generation_;  // a RUN takes as long as the program: no deadline while the device works
   timer_.cancel();
@@ -182,6 +209,93 @@ void Connection::on_frame() {
       if (self->state_ != State::Closed) self->write_answer();
     });
   });
+}
+
+void Connection::on_greeting_frame() {
+  state_ = State::Processing;
+  ++timer_generation_;
+  timer_.cancel();
+  if (const std::optional<protocol::Frame> request = decode_session_request()) {
+    if (request->command == FW_CMD_HELLO) {
+      std::optional<std::vector<std::uint8_t>> refusal;
+      try {
+        refusal = check_hello(*request);
+      } catch (const Error&) {
+        refusal = error_frame(FW_ST_BAD_PAYLOAD, request->payload.size(), 0);
+      }
+      if (!refusal) {  // answered once a device is open (granted) or none came in time (refuse)
+        hello_seq_ = request->seq;
+        state_ = State::Queued;
+        return server_.acquire(shared_from_this());
+      }
+      answer_ = std::move(*refusal);
+    } else if (request->command == FW_CMD_PRESET) {
+      answer_ = request->payload.empty()
+                    ? protocol::encode_frame(FW_TYPE_RESPONSE, request->command, FW_ST_OK, request->seq,
+                                             session::encode(server_.preset_record))
+                    : error_frame(FW_ST_BAD_PAYLOAD, request->payload.size(), 0);
+    } else {
+      answer_ = error_frame(FW_ST_NO_SESSION, request->command, FW_CMD_HELLO);
+    }
+  }
+  write_answer();
+}
+
+std::optional<protocol::Frame> Connection::decode_session_request() {
+  fw_frame_header h{};
+  const std::uint8_t* payload = nullptr;
+  std::uint64_t d0 = 0, d1 = 0;
+  const int st = fw_frame_decode(frame_.data(), frame_.size(), FW_MAX_PAYLOAD, &h, &payload, &d0, &d1);
+  if (st != FW_ST_OK) {
+    answer_ = error_frame(static_cast<std::uint8_t>(st), d0, d1);
+    return std::nullopt;
+  }
+  if (h.type != FW_TYPE_REQUEST) {
+    answer_ = error_frame(FW_ST_BAD_TYPE, h.type, FW_TYPE_REQUEST);
+    return std::nullopt;
+  }
+  protocol::Frame request;
+  request.command = frame_[FW_OFF_COMMAND];
+  request.seq = h.seq;
+  request.payload.assign(payload, payload + h.payload_len);
+  return request;
+}
+
+// A preset is compared by its digest only: the server never parses a client's JSON. A client
+// refused PRESET_MISMATCH asks PRESET and names the differing field itself.
+std::optional<std::vector<std::uint8_t>> Connection::check_hello(const protocol::Frame& request) {
+  const session::Hello hello = session::decode_hello(request.payload);
+  const std::uint32_t lo = std::max(hello.min_version, session::kMinVersion);
+  const std::uint32_t hi = std::min(hello.max_version, session::kMaxVersion);
+  if (lo > hi) return error_frame(FW_ST_BAD_VERSION, hello.max_version, session::kMaxVersion);
+  if (!hello.preset_digest) return error_frame(FW_ST_BAD_PAYLOAD, request.payload.size(), request.payload.size() + 8);
+  if (*hello.preset_digest != server_.preset_record.digest) {
+    server_.refused++;
+    server_.log(fmt::format("session {}: client {} ('{}'): HELLO refused: its preset (digest {:016x}) is not this server's "
+                            "'{}' ({:016x})",
+                            id_, client_, hello.client, *hello.preset_digest, server_.preset.name, server_.preset_record.digest),
+                {{"event", "refused"}, {"session", id_}, {"client", client_}, {"name", hello.client},
+                 {"why", "preset mismatch"}, {"preset_digest", fmt::format("{:016x}", *hello.preset_digest)}});
+    return error_frame(FW_ST_PRESET_MISMATCH, *hello.preset_digest, server_.preset_record.digest);
+  }
+  hello_version_ = hi;
+  hello_client_ = hello.client;
+  return std::nullopt;
+}
+
+std::vector<std::uint8_t> Connection::hello_answer(std::uint8_t command, std::uint32_t seq) const {
+  session::SessionInfo info;
+  info.version = hello_version_;
+  info.device_id = slot_->id;
+  info.devices = static_cast<std::uint32_t>(server_.options.devices);
+  info.max_in_flight = server_.options.max_in_flight;
+  info.idle_timeout_ms = static_cast<std::uint32_t>(server_.options.idle_timeout.count());
+  info.request_timeout_ms = static_cast<std::uint32_t>(server_.options.request_timeout.count());
+  info.capabilities = session::kCanMemStats | session::kCanTimeline | (cycles_approximate_ ? session::kCyclesApproximate : 0);
+  info.preset = server_.preset.name;
+  info.backend = server_.options.backend;
+  info.preset_digest = server_.preset_record.digest;
+  return protocol::encode_frame(FW_TYPE_RESPONSE, command, FW_ST_OK, seq, session::encode(info));
 }
 
 std::vector<std::uint8_t> Connection::error_frame(std::uint8_t status, std::uint64_t d0, std::uint64_t d1) const {
@@ -209,27 +323,13 @@ void Connection::process_on_device() {
     return;
   }
   // Validated in the firmware's order (docs/protocol.md 1.1) before the server acts on it.
-  fw_frame_header h{};
-  const std::uint8_t* payload = nullptr;
-  std::uint64_t d0 = 0, d1 = 0;
-  const int st = fw_frame_decode(frame_.data(), frame_.size(), FW_MAX_PAYLOAD, &h, &payload, &d0, &d1);
-  if (st != FW_ST_OK) {
-    answer_ = error_frame(static_cast<std::uint8_t>(st), d0, d1);
-    return;
-  }
-  if (h.type != FW_TYPE_REQUEST) {
-    answer_ = error_frame(FW_ST_BAD_TYPE, h.type, FW_TYPE_REQUEST);
-    return;
-  }
-  protocol::Frame request;
-  request.command = command;
-  request.seq = h.seq;
-  request.payload.assign(payload, payload + h.payload_len);
+  const std::optional<protocol::Frame> request = decode_session_request();
+  if (!request) return;
   try {
-    answer_ = session_command(request);
+    answer_ = session_command(*request);
   } catch (const Error& e) {
     device_error(command, e.what());
-    answer_ = error_frame(FW_ST_BAD_PAYLOAD, h.payload_len, 0);
+    answer_ = error_frame(FW_ST_BAD_PAYLOAD, request->payload.size(), 0);
   } catch (const std::exception& e) {
     device_error(command, e.what());
     answer_ = error_frame(FW_ST_HAL_ERROR, 0, 0);
@@ -241,25 +341,12 @@ std::vector<std::uint8_t> Connection::session_command(const protocol::Frame& req
     return protocol::encode_frame(FW_TYPE_RESPONSE, request.command, FW_ST_OK, request.seq, payload);
   };
   switch (request.command) {
-    case FW_CMD_HELLO: {
-      const session::Hello hello = session::decode_hello(request.payload);
-      const std::uint32_t lo = std::max(hello.min_version, session::kMinVersion);
-      const std::uint32_t hi = std::min(hello.max_version, session::kMaxVersion);
-      if (lo > hi) return error_frame(FW_ST_BAD_VERSION, hello.max_version, session::kMaxVersion);
-      session::SessionInfo info;
-      info.version = hi;
-      info.device_id = slot_->id;
-      info.devices = static_cast<std::uint32_t>(server_.options.devices);
-      info.max_in_flight = server_.options.max_in_flight;
-      info.idle_timeout_ms = static_cast<std::uint32_t>(server_.options.idle_timeout.count());
-      info.request_timeout_ms = static_cast<std::uint32_t>(server_.options.request_timeout.count());
-      info.capabilities = session::kCanMemStats | session::kCanTimeline;
-      info.preset = server_.preset.name;
-      info.backend = server_.options.backend;
-      server_.log(fmt::format("session {}: client {} says hello: '{}'", id_, client_, hello.client),
-                  {{"event", "hello"}, {"session", id_}, {"client", client_}, {"device", slot_->id}, {"name", hello.client}});
-      return ok(session::encode(info));
-    }
+    case FW_CMD_HELLO:  // again, within the session: checked as the first
+      if (auto refusal = check_hello(request)) return std::move(*refusal);
+      return hello_answer(request.command, request.seq);
+    case FW_CMD_PRESET:
+      if (!request.payload.empty()) return error_frame(FW_ST_BAD_PAYLOAD, request.payload.size(), 0);
+      return ok(session::encode(server_.preset_record));
     case FW_CMD_MEM_STATS:
       if (!request.payload.empty()) return error_frame(FW_ST_BAD_PAYLOAD, request.payload.size(), 0);
       return ok(session::encode(transport_->memory_statistics()));

@@ -46,15 +46,16 @@ std::string format_endpoint(const tcp::endpoint& e) {
 }
 
 ServerState::ServerState(Preset p, ServerOptions o)
-    : preset(std::move(p)), options(std::move(o)), registry(built_in_device_backends()) {
+    : preset(std::move(p)),
+      preset_record{session::preset_digest(session::canonical_preset(preset)), session::canonical_preset(preset)},
+      options(std::move(o)),
+      registry(built_in_device_backends()) {
   if (options.devices == 0 || options.devices > 256)
     throw Error("serve", fmt::format("--devices {}: expected 1..256", options.devices));
   if (options.max_in_flight == 0) throw Error("serve", "the pipelining window must be at least 1");
-  // Fails now, naming the in-process backends, rather than at the first client.
-  const DeviceBackend* b = registry.find(options.backend);
-  if (b == nullptr || !b->open_transport) {
-    (void)registry.open_transport(options.backend, preset, options.device);  // throws with the list
-  }
+  // Fails now - naming the in-process backends, or the core this build lacks - rather than at
+  // every client's HELLO.
+  registry.check_transport(options.backend, preset, options.device);
   const tcp::endpoint endpoint = parse_listen(options.listen);
   boost::system::error_code ec;
   acceptor.open(endpoint.protocol(), ec);
@@ -66,7 +67,7 @@ ServerState::ServerState(Preset p, ServerOptions o)
 }
 
 void ServerState::acquire(const std::shared_ptr<Connection>& conn) {
-  if (stopping) return conn->refuse("the server is shutting down");
+  if (stopping) return conn->shutdown();
   for (auto& slot : slots) {
     if (!slot->busy) {
       slot->busy = true;
@@ -74,9 +75,9 @@ void ServerState::acquire(const std::shared_ptr<Connection>& conn) {
     }
   }
   waiting.push_back(conn);
-  conn->arm_timer(options.queue_timeout, fmt::format("no device free within {:g} s ({} devices, all held)",
-                                                     static_cast<double>(options.queue_timeout.count()) / 1000.0,
-                                                     options.devices));
+  conn->arm_timer(options.queue_timeout,
+                  fmt::format("all {} device{} busy for {:g} s (the queue timeout)", options.devices,
+                              options.devices == 1 ? "" : "s", static_cast<double>(options.queue_timeout.count()) / 1000.0));
 }
 
 void ServerState::release(DeviceSlot& slot) {
@@ -159,12 +160,15 @@ void Server::run() {
       if (!ec) impl_->begin_stop(signal == SIGINT ? "SIGINT" : "SIGTERM");
     });
   }
-  s.log(fmt::format("serve: preset {} on {}: {} {} device{} (idle timeout {:g} s, request timeout {:g} s)", s.preset.name,
-                    endpoint(), s.options.devices, s.options.backend, s.options.devices == 1 ? "" : "s",
+  s.log(fmt::format("serve: preset {} (digest {:016x}) on {}: {} {} device{} (HELLO timeout {:g} s, idle timeout {:g} s, "
+                    "request timeout {:g} s)",
+                    s.preset.name, s.preset_record.digest, endpoint(), s.options.devices, s.options.backend,
+                    s.options.devices == 1 ? "" : "s", static_cast<double>(s.options.hello_timeout.count()) / 1000.0,
                     static_cast<double>(s.options.idle_timeout.count()) / 1000.0,
                     static_cast<double>(s.options.request_timeout.count()) / 1000.0),
         {{"event", "listening"}, {"endpoint", endpoint()}, {"port", port()}, {"preset", s.preset.name},
-         {"backend", s.options.backend}, {"devices", s.options.devices}});
+         {"preset_digest", fmt::format("{:016x}", s.preset_record.digest)}, {"backend", s.options.backend},
+         {"devices", s.options.devices}});
   impl_->accept();
   s.io.run();
   s.log(fmt::format("serve: stopped after {} sessions ({} refused), {} frames", s.sessions.load(), s.refused.load(), s.frames.load()),

@@ -22,6 +22,7 @@
 
 #include "tpuemu/device/backend_registry.h"
 #include "tpuemu/device/protocol.h"
+#include "tpuemu/device/session.h"
 #include "tpuemu/serve/server.h"
 
 namespace tpuemu::serve {
@@ -63,6 +64,7 @@ struct ServerState {
   void forget(const Connection* conn);
 
   Preset preset;
+  session::PresetRecord preset_record;  // its canonical text and digest, what HELLO is checked against
   ServerOptions options;
   DeviceBackendRegistry registry;
   asio::io_context io;
@@ -77,11 +79,15 @@ struct ServerState {
   std::atomic<std::uint64_t> sessions{0}, refused{0}, frames{0}, bytes_in{0}, bytes_out{0};
 };
 
+// A connection starts without a device: it reads frames and answers HELLO and PRESET itself (on
+// the I/O thread) until a valid HELLO, then queues for a device; HELLO's answer is written once
+// the device is open. Everything else before that is answered NO_SESSION.
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
   Connection(ServerState& server, tcp::socket socket, std::uint64_t id);
   void start();
-  // The pool's answer: a device, or none (queue timeout, shutdown).
+  // The pool's answer to a valid HELLO: a device, or none within the queue timeout (then HELLO
+  // is answered BUSY).
   void granted(DeviceSlot& slot);
   void refuse(std::string reason);
   // Graceful stop: closes now when between frames, else after the answer in flight is written.
@@ -97,12 +103,22 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void on_header(std::size_t first_bytes);
   void on_frame();
   void answer_and_close(std::uint8_t status, std::uint64_t d0, std::uint64_t d1, std::string reason);
+  // A frame before the session (no device): HELLO, PRESET or NO_SESSION, on the I/O thread.
+  void on_greeting_frame();
+  // The request checked in the firmware's order (docs/protocol.md 1.1); nullopt with answer_ set
+  // to the error frame otherwise.
+  std::optional<protocol::Frame> decode_session_request();
+  // HELLO's checks (versions, preset digest): the error frame, or nullopt for a valid HELLO.
+  std::optional<std::vector<std::uint8_t>> check_hello(const protocol::Frame& request);
+  std::vector<std::uint8_t> hello_answer(std::uint8_t command, std::uint32_t seq) const;
   void process_on_device();
   void device_error(std::uint8_t command, const std::string& what) const;
   std::vector<std::uint8_t> session_command(const protocol::Frame& request);
   void write_answer();
   void close(std::string reason);
   std::vector<std::uint8_t> error_frame(std::uint8_t status, std::uint64_t d0, std::uint64_t d1) const;
+  std::chrono::milliseconds hello_time_left() const;
+  std::string hello_timeout_reason() const;
 
   ServerState& server_;
   tcp::socket socket_;
@@ -114,6 +130,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::unique_ptr<Transport> transport_;  // used on the device's thread only
   RunResult timeline_;                    // TIMELINE_STOP's recording, read by TIMELINE_READ
   bool timeline_active_ = false;
+  bool cycles_approximate_ = false;       // the opened transport's, for HELLO's capabilities
+  std::uint32_t hello_version_ = 0;       // negotiated by the HELLO that got the device
+  std::uint32_t hello_seq_ = 0;
+  std::string hello_client_;
   std::array<std::uint8_t, protocol::kHeaderSize> header_{};
   std::vector<std::uint8_t> frame_;   // the request being read: at most one frame of the largest size
   std::vector<std::uint8_t> answer_;  // its answer

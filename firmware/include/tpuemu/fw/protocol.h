@@ -58,11 +58,12 @@ extern "C" {
 /* Session commands (docs/protocol.md 7): answered by the network front end that owns the
  * connection (`tpuemu serve`, or a board's), never by fw_handle_frame, which answers them
  * UNKNOWN_COMMAND like any code it does not know. */
-#define FW_CMD_HELLO 0x03u          /* u32 min_version, u32 max_version, client name -> session record */
+#define FW_CMD_HELLO 0x03u          /* versions, client name, preset digest -> session record */
 #define FW_CMD_MEM_STATS 0x40u      /* -> JSON text of the memory statistics (empty: none) */
 #define FW_CMD_TIMELINE_START 0x41u /* record the next runs' instruction and HBM timeline */
 #define FW_CMD_TIMELINE_STOP 0x42u  /* -> u32 events, u32 hbm_intervals recorded */
 #define FW_CMD_TIMELINE_READ 0x43u  /* u32 which, u32 first, u32 max -> u32 which, u32 first, u32 n, records */
+#define FW_CMD_PRESET 0x44u         /* -> u64 digest, the server's preset as canonical JSON text */
 
 /* RUN flags. */
 #define FW_RUN_RESUME 0x1u /* do not write CTRL.start; keep waiting for the run in progress */
@@ -83,6 +84,9 @@ extern "C" {
                                        or the response does not fit */
 #define FW_ST_BUSY 0x0Cu            /* the core is running (RUN without RESUME) */
 #define FW_ST_HAL_ERROR 0x0Du       /* the HAL reported a failure (simulator exception, bus error) */
+/* Session statuses: sent by a network front end, never by fw_handle_frame (docs/protocol.md 7). */
+#define FW_ST_NO_SESSION 0x0Eu      /* the command needs a device: HELLO first */
+#define FW_ST_PRESET_MISMATCH 0x0Fu /* HELLO: the client's preset digest is not the device's */
 
 /* ---- run record status (first field of RUN / GET_STATE responses) ------------------------- */
 #define FW_RUN_DONE 0u     /* STATUS.done, no error */

@@ -26,6 +26,10 @@ struct DeviceBackend {
   // In-process backends only: the transport to their firmware, for a server that forwards frames
   // to it (`tpuemu serve`). Empty for backends that are themselves remote.
   std::function<std::unique_ptr<Transport>(const Preset& preset, const DeviceOptions& options)> open_transport;
+  // Optional: throws what open_transport would throw for this preset and these options that can be
+  // known without opening a device (a core this build has not compiled), so that a server refuses
+  // to start rather than fail every client.
+  std::function<void(const Preset& preset, const DeviceOptions& options)> check;
 };
 
 class DeviceBackendRegistry {
@@ -44,8 +48,11 @@ class DeviceBackendRegistry {
   // The transport of an in-process backend; throws Error naming those that have one otherwise.
   std::unique_ptr<Transport> open_transport(std::string_view backend, const Preset& preset,
                                             const DeviceOptions& options) const;
+  // Throws as open_transport would for a backend that is not in-process, then the backend's check.
+  void check_transport(std::string_view backend, const Preset& preset, const DeviceOptions& options) const;
 
  private:
+  const DeviceBackend& in_process(std::string_view backend) const;
   std::vector<DeviceBackend> backends_;
 };
 

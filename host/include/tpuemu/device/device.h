@@ -49,6 +49,9 @@ struct DeviceInfo {
   std::uint64_t hbm_capacity = 0;     // bytes
   std::uint32_t status = 0;           // STATUS CSR when INFO was answered
   std::uint32_t poll_slice = 0;       // cycles between two STATUS polls of RUN
+  // Why this device's cycle counts are approximate (Transport::cycles_approximate); empty when
+  // they are the core's.
+  std::string cycles_approximate;
 
   std::string firmware_version_string() const;  // "1.0.0"
 };
@@ -197,6 +200,9 @@ class Transport {
   // timeline fields.
   virtual bool begin_timeline() { return false; }
   virtual void end_timeline(RunResult&) {}
+  // Empty when the cycles counted behind this transport are the core's; otherwise why not (the
+  // fake backend's functional model, or a server that runs one), for reports to say so.
+  virtual std::string cycles_approximate() const { return {}; }
 };
 
 // Hands each frame to fw_handle_frame with in-memory buffers (no copy through a socket).

@@ -104,6 +104,7 @@ struct StepReport {
 
 struct WorkloadReport {
   std::string workload, preset, backend;
+  std::string cycles_approximate;  // DeviceInfo::cycles_approximate: why the cycles are not the core's
   std::size_t batch = 0, requests = 1;
   std::string hbm_placement;  // the allocator's name, or "planner"
   std::vector<StepReport> steps;

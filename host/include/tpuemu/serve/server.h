@@ -2,9 +2,11 @@
 //
 // An asynchronous Boost.Asio server. Each device is an in-process backend's firmware (rtl, fake)
 // with its own thread; a client holds one device for its session, freshly opened when the session
-// starts and closed when it ends, so every session sees a device in its power-on state. The server
-// frames the byte stream as docs/protocol.md 1 says, answers the session commands (HELLO,
-// MEM_STATS, TIMELINE_*) itself and forwards every other frame to the firmware unchanged.
+// starts and closed when it ends, so every session sees a device in its power-on state. A
+// connection gets a device only after a valid HELLO (protocol version, preset digest): one that
+// never speaks holds none and is closed after hello_timeout. The server frames the byte stream as
+// docs/protocol.md 1 says, answers the session commands (HELLO, PRESET, MEM_STATS, TIMELINE_*)
+// itself and forwards every other frame to the firmware unchanged.
 #pragma once
 
 #include <chrono>
@@ -25,13 +27,16 @@ struct ServerOptions {
   std::string backend = "rtl";            // any in-process backend of the registry
   std::size_t devices = 1;                // the pool: sessions served at once
   DeviceOptions device;                   // for every device the server opens
+  // A connection must have sent a valid HELLO within this of connecting (it holds no device
+  // before), else it is closed.
+  std::chrono::milliseconds hello_timeout{5'000};
   // A session that sends nothing for this long is closed.
   std::chrono::milliseconds idle_timeout{300'000};
   // A frame, once its first byte arrived, must be complete within this; an answer must be taken
   // by the client within this. Otherwise the connection is dropped (slow or stuck client).
   std::chrono::milliseconds request_timeout{10'000};
-  // A client that connects while every device is held waits this long for one (first come,
-  // first served); then its first request is answered BUSY and the connection closed.
+  // A client whose HELLO arrives while every device is held waits this long for one (first come,
+  // first served); then its HELLO is answered BUSY (detail0 = devices) and the connection closed.
   std::chrono::milliseconds queue_timeout{30'000};
   // Requests a client may send ahead of their answers (advertised in HELLO).
   std::uint32_t max_in_flight = 8;
@@ -45,15 +50,16 @@ struct ServerOptions {
 
 struct ServerCounters {
   std::uint64_t sessions = 0;  // sessions that held a device
-  std::uint64_t refused = 0;   // connections refused (no device within queue_timeout, or shutdown)
+  std::uint64_t refused = 0;   // HELLOs refused: no device within queue_timeout, or another preset
   std::uint64_t frames = 0;    // requests answered
   std::uint64_t bytes_in = 0, bytes_out = 0;
 };
 
 class Server {
  public:
-  // Binds the listening socket and checks that the backend can be served; throws Error
-  // ("serve: ...") otherwise. Devices are opened per session, not here.
+  // Binds the listening socket and checks that the backend can serve this preset (an in-process
+  // backend, a core this build has compiled); throws Error otherwise. Devices are opened per
+  // session, not here.
   Server(Preset preset, ServerOptions options);
   ~Server();
   Server(const Server&) = delete;

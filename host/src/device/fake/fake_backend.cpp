@@ -26,13 +26,16 @@ class FakeTransport final : public InProcessTransport {
     r.timeline = core_->stop_timeline();
     r.hbm_timeline.clear();
   }
+  std::string cycles_approximate() const override {
+    return "the fake backend is a functional model: its results are exact, its cycles are not the core's";
+  }
 
  private:
   std::unique_ptr<fake::FunctionalCore> core_;
 };
 
-std::unique_ptr<Transport> open_fake_transport(const Preset& preset, const DeviceOptions& options) {
-  // Options only the simulated memory system can honour are refused, never ignored.
+// Options only the simulated memory system can honour are refused, never ignored.
+void check_fake(const Preset&, const DeviceOptions& options) {
   if (!options.trace_fst.empty()) {
     throw Error("device", "backend fake: a waveform trace needs the rtl backend (the fake has no signals)");
   }
@@ -42,6 +45,10 @@ std::unique_ptr<Transport> open_fake_transport(const Preset& preset, const Devic
   if (options.board_shim_max_latency) {
     throw Error("device", "backend fake: the board top's DRAM shim needs the rtl backend (the fake has no memory timing)");
   }
+}
+
+std::unique_ptr<Transport> open_fake_transport(const Preset& preset, const DeviceOptions& options) {
+  check_fake(preset, options);
   fake::CoreShape shape;
   shape.dim = preset.dim;
   shape.vmem_rows = preset.vmem_rows;
@@ -57,7 +64,8 @@ void register_fake_backend(DeviceBackendRegistry& registry) {
   registry.add({.name = "fake",
                 .description = "functional model of the core behind the firmware (exact results, approximate cycles)",
                 .open = {},
-                .open_transport = open_fake_transport});
+                .open_transport = open_fake_transport,
+                .check = check_fake});
 }
 
 }  // namespace tpuemu

@@ -61,6 +61,10 @@ class RemoteTransport final : public Transport {
 
   std::string name() const override { return address_.name; }
   std::size_t max_in_flight() const override { return session_.max_in_flight; }
+  std::string cycles_approximate() const override {
+    if ((session_.capabilities & session::kCyclesApproximate) == 0) return {};
+    return fmt::format("the server simulates the device with its '{}' backend, whose cycles are approximate", session_.backend);
+  }
 
   std::optional<MemoryStatistics> memory_statistics() const override {
     if ((session_.capabilities & session::kCanMemStats) == 0) return std::nullopt;
@@ -192,6 +196,7 @@ class RemoteTransport final : public Transport {
       fail(fmt::format("the answer to {} is {} (seq {})", describe(p), protocol::command_name(resp.command), resp.seq));
     if (resp.status != FW_ST_OK) {
       last_status_ = resp.status;
+      last_detail_ = protocol::decode_error_detail(resp.payload);
       throw Error("device", fmt::format("{}: {} failed: {}", address_.name, protocol::command_name(command),
                                         protocol::describe_status(resp.status, protocol::decode_error_detail(resp.payload))));
     }
@@ -234,23 +239,55 @@ class RemoteTransport final : public Transport {
                                       last_error));
   }
 
+  // The session compares the preset's contents, not its name: HELLO carries the digest of every
+  // field (session::preset_digest) and the server refuses another one; this side then fetches the
+  // server's preset to name the first field that differs.
   void hello(const Preset& preset) {
+    const std::string canonical = session::canonical_preset(preset);
     session::Hello h;
     h.client = fmt::format("tpuemu client, preset {}", preset.name);
+    h.preset_digest = session::preset_digest(canonical);
     try {
       session_ = session::decode_session_info(session_call(FW_CMD_HELLO, session::encode(h)));
     } catch (const Error&) {
-      if (broken_ || last_status_ != FW_ST_UNKNOWN_COMMAND) throw;
-      // A bare firmware behind a plain byte pipe: protocol 1, no pipelining, no session commands.
+      if (broken_) throw;
+      if (last_status_ == FW_ST_PRESET_MISMATCH) refuse_preset(preset, canonical);
+      if (last_status_ == FW_ST_BUSY) {
+        const std::uint64_t n = last_detail_.detail0;
+        fail(fmt::format("HELLO refused: all {} device{} busy (none became free within the server's queue timeout of {:g} s)",
+                         n, n == 1 ? "" : "s", static_cast<double>(last_detail_.detail1) / 1000.0));
+      }
+      if (last_status_ != FW_ST_UNKNOWN_COMMAND) throw;
+      // A bare firmware behind a plain byte pipe: no pipelining, no session commands, and no
+      // preset but the core's sizes in its INFO record to check (docs/remote.md).
       session_ = session::SessionInfo{};
       return;
     }
     if (session_.version < session::kMinVersion || session_.version > session::kMaxVersion)
       fail(fmt::format("the server chose protocol version {}, this client speaks {}..{}", session_.version,
                        session::kMinVersion, session::kMaxVersion));
-    if (!session_.preset.empty() && session_.preset != preset.name)
-      fail(fmt::format("the server's device is preset '{}', this command asks for '{}'", session_.preset, preset.name));
+    // A server that did not compare (it should have refused): checked here as well.
+    if (session_.preset_digest != *h.preset_digest) refuse_preset(preset, canonical);
     session_.max_in_flight = std::clamp<std::uint32_t>(session_.max_in_flight, 1, 64);
+  }
+
+  [[noreturn]] void refuse_preset(const Preset& preset, const std::string& canonical) {
+    session::PresetRecord theirs;
+    try {
+      theirs = session::decode_preset_record(session_call(FW_CMD_PRESET, {}));
+    } catch (const Error& e) {
+      if (broken_) throw;
+      fail(fmt::format("the server's device is not preset '{}' as this command's is (its preset cannot be read: {})",
+                       preset.name, e.what()));
+    }
+    const nlohmann::json server = nlohmann::json::parse(theirs.canonical);
+    const std::string server_name =
+        server.is_object() && server.contains("name") && server["name"].is_string() ? server["name"].get<std::string>() : "?";
+    const auto diff = session::first_preset_difference(nlohmann::json::parse(canonical), server);
+    if (!diff) fail(fmt::format("the server refused preset '{}' although its own preset has the same contents", preset.name));
+    fail(fmt::format("the server's device is preset '{}'; this command's preset '{}' differs from it first in {}: {} here, "
+                     "{} on the server",
+                     server_name, preset.name, diff->field, diff->ours, diff->theirs));
   }
 
   RemoteAddress address_;
@@ -261,6 +298,7 @@ class RemoteTransport final : public Transport {
   mutable std::uint32_t next_session_seq_ = 0;
   mutable bool broken_ = false;
   mutable std::uint8_t last_status_ = FW_ST_OK;
+  mutable protocol::ErrorDetail last_detail_;
 };
 
 std::unique_ptr<Device> open_remote(std::string_view backend, const Preset& preset, const DeviceOptions& options) {

@@ -71,7 +71,8 @@ void register_rtl_backend(DeviceBackendRegistry& registry) {
   registry.add({.name = "rtl",
                 .description = "the preset's Verilated core in this process, behind the firmware",
                 .open = {},
-                .open_transport = open_rtl_transport});
+                .open_transport = open_rtl_transport,
+                .check = [](const Preset& preset, const DeviceOptions&) { check_compiled_core(preset); }});
 }
 
 }  // namespace tpuemu
