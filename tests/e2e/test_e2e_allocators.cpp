@@ -68,10 +68,13 @@ TEST(RuntimeHbmPlacement, OutOfHbmNamesThePolicyAndTheLargestBuffers) {
   } catch (const alloc::OutOfMemory& e) {
     const std::string m = e.what();
     EXPECT_NE(m.find("out of HBM memory (buddy"), std::string::npos) << m;
-    EXPECT_NE(m.find("'input' needs 34.4 MiB"), std::string::npos) << m;
+    EXPECT_NE(m.find("'input' asks for 34.4 MiB"), std::string::npos) << m;
     EXPECT_NE(m.find("largest live buffers: 'program'"), std::string::npos) << m;
-    // 59.9 MiB are free in one block, but buddy can only hand out a 64 MiB block for 34.4 MiB
-    EXPECT_TRUE(e.fits_without_fragmentation()) << m;
+    // 59.9 MiB are free in one block, but buddy can only hand out a 64 MiB block for 34.4 MiB: the
+    // rounded size would not fit even without fragmentation, and the diagnosis says why.
+    EXPECT_NE(m.find("buddy needs 64.0 MiB (the request rounded up to a power of two"), std::string::npos) << m;
+    EXPECT_EQ(e.needed(), 64u << 20);
+    EXPECT_FALSE(e.fits_without_fragmentation()) << m;
   }
 }
 

@@ -1,10 +1,14 @@
 // Fragmentation metrics (FreeExtents, MemorySpace) against brute-force recounts, for every policy,
 // and the out-of-memory report.
 #include <algorithm>
+#include <optional>
+#include <string>
 #include <random>
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include <fmt/format.h>
 
 #include "test_support.h"
 #include "tpuemu/alloc/memory_space.h"
@@ -182,7 +186,8 @@ TEST(MemorySpace, OutOfMemoryNamesTheRequestTheHolesAndTheOwners) {
     EXPECT_TRUE(e.fits_without_fragmentation());
     EXPECT_EQ(e.requested(), 2048u);
     EXPECT_NE(m.find("out of HBM memory (first-fit"), std::string::npos) << m;
-    EXPECT_NE(m.find("'layer 7 output' needs 2.00 KiB"), std::string::npos) << m;
+    EXPECT_NE(m.find("'layer 7 output' asks for 2.00 KiB (alignment 1) at time 42"), std::string::npos) << m;
+    EXPECT_EQ(e.needed(), 2048u);
     EXPECT_NE(m.find("at time 42"), std::string::npos) << m;
     EXPECT_NE(m.find("free 2.00 KiB in 2 block(s), largest free block 1.00 KiB"), std::string::npos) << m;
     EXPECT_NE(m.find("external fragmentation 50.0%"), std::string::npos) << m;
@@ -198,6 +203,78 @@ TEST(MemorySpace, OutOfMemoryNamesTheRequestTheHolesAndTheOwners) {
   } catch (const OutOfMemory& e) {
     EXPECT_FALSE(e.fits_without_fragmentation());
     EXPECT_NE(std::string(e.what()).find("would not fit even without fragmentation"), std::string::npos);
+  }
+}
+
+// The failure of one request under `policy`, after `setup` allocated into a fresh space.
+OutOfMemory failure_of(const std::string& policy, AllocatorOptions options, const std::vector<BufferRequest>& setup,
+                       const BufferRequest& request) {
+  MemorySpace space("HBM", make_allocator(policy, options));
+  for (const BufferRequest& r : setup) space.allocate(r);
+  std::optional<OutOfMemory> failure;
+  EXPECT_FALSE(space.try_allocate(request, 7, &failure).has_value()) << policy;
+  return failure.value_or(OutOfMemory("(it fit)", 0, 0, false));
+}
+
+// bfc hands out a chunk less than twice the request whole: 'a' holds 64 KiB for 40 KiB. The
+// diagnosis names the request as asked and says where the bytes went (the defect listed the whole
+// chunk as if 'a' had asked for it, and blamed nothing).
+TEST(OutOfMemoryDiagnosis, BfcNamesTheUnsplitChunkAndItsRule) {
+  const OutOfMemory e = failure_of("bfc", {64 << 10, 256}, {{40 << 10, 1, "a"}}, {16 << 10, 1, "b"});
+  const std::string m = e.what();
+  EXPECT_EQ(e.requested(), 16u << 10);
+  EXPECT_EQ(e.needed(), 16u << 10);
+  EXPECT_FALSE(e.fits_without_fragmentation());
+  EXPECT_NE(m.find("'b' asks for 16.0 KiB (alignment 1) at time 7; free 0 B"), std::string::npos) << m;
+  EXPECT_NE(m.find("it would not fit even without fragmentation; live buffers hold 64.0 KiB for 40.0 KiB asked "
+                   "(bfc hands a free chunk out whole unless it is at least twice the request or the rest is at "
+                   "least 128 MiB"),
+            std::string::npos) << m;
+  EXPECT_NE(m.find("largest live buffers: 'a' 64.0 KiB at 0x0 (40.0 KiB asked)"), std::string::npos) << m;
+  // The granularity is named when it rounds the request.
+  const OutOfMemory g = failure_of("bfc", {64 << 10, 4096}, {{40 << 10, 1, "a"}}, {1000, 1, "c"});
+  EXPECT_EQ(g.needed(), 4096u);
+  EXPECT_NE(std::string(g.what()).find("'c' asks for 1000 B (alignment 1); bfc needs 4.00 KiB (the request rounded "
+                                       "up to the granularity 4.00 KiB) at time 7"),
+            std::string::npos) << g.what();
+}
+
+// Buddy rounds 20 KiB up to a 32 KiB block: with 24 KiB free (two buddy blocks, one extent) it would
+// not fit even unfragmented (the defect said it would, judging the request as asked).
+TEST(OutOfMemoryDiagnosis, BuddyJudgesThePowerOfTwo) {
+  const OutOfMemory e = failure_of("buddy", {64 << 10, 256}, {{32 << 10, 1, "a"}, {8 << 10, 1, "c"}}, {20 << 10, 1, "b"});
+  const std::string m = e.what();
+  EXPECT_EQ(e.requested(), 20u << 10);
+  EXPECT_EQ(e.needed(), 32u << 10);
+  EXPECT_FALSE(e.fits_without_fragmentation());
+  EXPECT_NE(m.find("'b' asks for 20.0 KiB (alignment 1); buddy needs 32.0 KiB (the request rounded up to a power "
+                   "of two: buddy blocks are powers of two aligned to their size) at time 7; free 24.0 KiB in 1 "
+                   "block(s), largest free block 24.0 KiB"),
+            std::string::npos) << m;
+  EXPECT_NE(m.find("it would not fit even without fragmentation"), std::string::npos) << m;
+  // An alignment above the request is what the block must be.
+  MemorySpace space("HBM", make_allocator("buddy", {64 << 10, 256}));
+  EXPECT_EQ(space.allocator().needed(1024, 8192).size, 8192u);
+  EXPECT_EQ(space.allocator().needed(1024, 8192).why,
+            "the request raised to its alignment 8192: buddy blocks are powers of two aligned to their size");
+  EXPECT_EQ(space.allocator().needed(100, 1).why,
+            "the request rounded up to the granularity 256 B: buddy blocks are powers of two aligned to their size");
+  EXPECT_EQ(space.allocator().needed(4096, 1).size, 4096u);
+  EXPECT_EQ(space.allocator().needed(4096, 1).why, "");
+}
+
+// Every granularity policy names the granularity (replay --granularity) and judges the rounded size.
+TEST(OutOfMemoryDiagnosis, GranularityPoliciesNameTheGranularity) {
+  for (const std::string policy : {"first-fit", "best-fit", "tlsf", "bfc"}) {
+    const OutOfMemory e = failure_of(policy, {16 << 10, 4096}, {{5000, 1, "a"}, {5000, 1, "c"}}, {5000, 1, "b"});
+    const std::string m = e.what();
+    EXPECT_EQ(e.needed(), 8192u) << policy;
+    EXPECT_FALSE(e.fits_without_fragmentation()) << policy;
+    EXPECT_NE(m.find(fmt::format("'b' asks for 4.88 KiB (alignment 1); {} needs 8.00 KiB (the request rounded up to "
+                                 "the granularity 4.00 KiB)", policy)),
+              std::string::npos) << m;
+    EXPECT_NE(m.find("live buffers hold 16.0 KiB for 9.77 KiB asked"), std::string::npos) << m;
+    EXPECT_NE(m.find("(4.88 KiB asked)"), std::string::npos) << m;
   }
 }
 

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "policies.h"
+#include "tpuemu/alloc/memory_space.h"
 #include "tpuemu/base/error.h"
 
 namespace tpuemu::alloc {
@@ -12,6 +13,19 @@ namespace detail {
 
 void throw_bad_alignment(std::uint64_t alignment) {
   throw Error(fmt::format("alignment {} is not a power of two", alignment));
+}
+
+NeededBlock granularity_needed(std::uint64_t size, std::uint64_t granularity) {
+  if (size == 0) size = 1;
+  const auto rounded = round_up(size, granularity);
+  const std::uint64_t need = rounded.value_or(UINT64_MAX);
+  if (need == size) return {size, {}};
+  return {need, fmt::format("the request rounded up to the granularity {}", format_bytes(granularity))};
+}
+
+std::string granularity_oversize_rule(std::uint64_t granularity) {
+  return fmt::format("a remainder smaller than the granularity {} stays with the block before it",
+                     format_bytes(granularity));
 }
 
 }  // namespace detail

@@ -79,4 +79,10 @@ void BestFitAllocator::visit_free_blocks(const std::function<void(const FreeBloc
   for (const auto& [offset, size] : by_offset_) visit(FreeBlock{offset, size});
 }
 
+NeededBlock BestFitAllocator::needed(std::uint64_t size, std::uint64_t /*alignment*/) const {
+  return detail::granularity_needed(size, granularity_);
+}
+
+std::string BestFitAllocator::oversize_rule() const { return detail::granularity_oversize_rule(granularity_); }
+
 }  // namespace tpuemu::alloc

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "policies.h"
+#include "tpuemu/alloc/memory_space.h"
 #include "tpuemu/base/error.h"
 
 namespace tpuemu::alloc {
@@ -140,6 +141,16 @@ void BfcAllocator::visit_free_blocks(const std::function<void(const FreeBlock&)>
   for (const auto& bin : bins_) {
     for (const BinKey& key : bin) visit(FreeBlock{key.offset, key.size});
   }
+}
+
+NeededBlock BfcAllocator::needed(std::uint64_t size, std::uint64_t /*alignment*/) const {
+  return detail::granularity_needed(size, granularity_);
+}
+
+std::string BfcAllocator::oversize_rule() const {
+  return fmt::format("bfc hands a free chunk out whole unless it is at least twice the request or the rest is at "
+                     "least {}",
+                     format_bytes(kMaxInternalFragmentation));
 }
 
 }  // namespace tpuemu::alloc

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "policies.h"
+#include "tpuemu/alloc/memory_space.h"
 #include "tpuemu/base/error.h"
 
 namespace tpuemu::alloc {
@@ -98,5 +99,25 @@ void BuddyAllocator::visit_free_blocks(const std::function<void(const FreeBlock&
   }
   if (usable_ < capacity_) visit(FreeBlock{usable_, capacity_ - usable_});
 }
+
+NeededBlock BuddyAllocator::needed(std::uint64_t size, std::uint64_t alignment) const {
+  if (size == 0) size = 1;
+  const std::uint64_t align = detail::checked_alignment(alignment, granularity_);
+  const std::uint64_t at_least = std::max(size, align);
+  const std::uint64_t need = at_least > (std::uint64_t{1} << 63) ? UINT64_MAX : std::bit_ceil(at_least);
+  if (need == size) return {size, {}};
+  constexpr std::string_view kRule = "buddy blocks are powers of two aligned to their size";
+  std::string why;
+  if (align > size && alignment > granularity_) {
+    why = fmt::format("the request raised to its alignment {}: {}", alignment, kRule);
+  } else if (align > size) {
+    why = fmt::format("the request rounded up to the granularity {}: {}", format_bytes(granularity_), kRule);
+  } else {
+    why = fmt::format("the request rounded up to a power of two: {}", kRule);
+  }
+  return {need, std::move(why)};
+}
+
+std::string BuddyAllocator::oversize_rule() const { return {}; }
 
 }  // namespace tpuemu::alloc

@@ -64,4 +64,10 @@ void FirstFitAllocator::visit_free_blocks(const std::function<void(const FreeBlo
   for (const auto& [offset, size] : free_) visit(FreeBlock{offset, size});
 }
 
+NeededBlock FirstFitAllocator::needed(std::uint64_t size, std::uint64_t /*alignment*/) const {
+  return detail::granularity_needed(size, granularity_);
+}
+
+std::string FirstFitAllocator::oversize_rule() const { return detail::granularity_oversize_rule(granularity_); }
+
 }  // namespace tpuemu::alloc

@@ -92,8 +92,9 @@ double FreeExtents::gap_square_ratio() const {
 // MemorySpace
 // ---------------------------------------------------------------------------------------------
 
-OutOfMemory::OutOfMemory(std::string message, std::uint64_t requested, bool fits_without_fragmentation)
-    : Error(message), requested_(requested), fits_without_fragmentation_(fits_without_fragmentation) {}
+OutOfMemory::OutOfMemory(std::string message, std::uint64_t requested, std::uint64_t needed,
+                         bool fits_without_fragmentation)
+    : Error(message), requested_(requested), needed_(needed), fits_without_fragmentation_(fits_without_fragmentation) {}
 
 MemorySpace::MemorySpace(std::string space, std::unique_ptr<Allocator> policy, bool keep_samples)
     : space_(std::move(space)),
@@ -150,28 +151,52 @@ SpaceMetrics MemorySpace::metrics() const {
   return m;
 }
 
+// The request as asked, what the policy must find free (its rounding and why), the free space
+// and how it is cut up, and the live buffers with what each asked where the policy handed out more
+// (bfc's unsplit chunks), so a failure at the reported peak is explained by the rounding and the
+// waste rather than by "fragmentation". Fitting "without fragmentation" compares the rounded size.
 OutOfMemory MemorySpace::out_of_memory(const BufferRequest& request, std::uint64_t time) const {
   const SpaceSnapshot s = snapshot(time);
-  const bool would_fit = request.size <= s.free_bytes;
+  const NeededBlock need = policy_->needed(request.size, request.alignment);
+  const bool would_fit = need.size <= s.free_bytes;
   std::vector<const LiveBuffer*> largest;
-  for (const auto& [id, buffer] : live_) largest.push_back(&buffer);
+  bool oversize = false;  // a live block larger than its own rounded request
+  for (const auto& [id, buffer] : live_) {
+    largest.push_back(&buffer);
+    oversize = oversize || buffer.block.size > policy_->needed(buffer.request.size, buffer.request.alignment).size;
+  }
   const std::size_t shown = std::min<std::size_t>(3, largest.size());
   std::partial_sort(largest.begin(), largest.begin() + static_cast<std::ptrdiff_t>(shown), largest.end(),
                     [](const LiveBuffer* a, const LiveBuffer* b) { return a->block.size > b->block.size; });
   std::string owners;
   for (std::size_t i = 0; i < shown; ++i) {
-    owners += fmt::format("{}'{}' {} at 0x{:x}", i ? ", " : "", largest[i]->request.owner,
-                          format_bytes(largest[i]->block.size), largest[i]->block.offset);
+    const LiveBuffer& b = *largest[i];
+    owners += fmt::format("{}'{}' {} at 0x{:x}{}", i ? ", " : "", b.request.owner, format_bytes(b.block.size),
+                          b.block.offset,
+                          b.block.size == b.request.size ? std::string()
+                                                         : fmt::format(" ({} asked)", format_bytes(b.request.size)));
   }
+  const std::string needs =
+      need.size == request.size
+          ? std::string()
+          : fmt::format("; {} needs {} ({})", policy_->name(),
+                        need.size == UINT64_MAX ? std::string("more than 2^64 - 1 bytes") : format_bytes(need.size),
+                        need.why);
+  const std::uint64_t waste = in_use_bytes_ - live_bytes_;
+  const std::string rule = oversize ? policy_->oversize_rule() : std::string();
+  const std::string held =
+      waste == 0 ? std::string()
+                 : fmt::format("; live buffers hold {} for {} asked{}", format_bytes(in_use_bytes_),
+                               format_bytes(live_bytes_), rule.empty() ? std::string() : " (" + rule + ")");
   std::string message = fmt::format(
-      "out of {} memory ({}, capacity {}): '{}' needs {} (alignment {}) at time {}; free {} in {} "
-      "block(s), largest free block {}, external fragmentation {:.1f}% -> {}; largest live buffers: {}",
+      "out of {} memory ({}, capacity {}): '{}' asks for {} (alignment {}){} at time {}; free {} in {} "
+      "block(s), largest free block {}, external fragmentation {:.1f}% -> {}{}; largest live buffers: {}",
       space_, policy_->name(), format_bytes(capacity()), request.owner, format_bytes(request.size),
-      request.alignment, time, format_bytes(s.free_bytes), s.free_blocks, format_bytes(s.largest_free_block),
+      request.alignment, needs, time, format_bytes(s.free_bytes), s.free_blocks, format_bytes(s.largest_free_block),
       100.0 * s.external_fragmentation,
-      would_fit ? "it would fit without fragmentation" : "it would not fit even without fragmentation",
+      would_fit ? "it would fit without fragmentation" : "it would not fit even without fragmentation", held,
       owners.empty() ? "none" : owners);
-  return OutOfMemory(std::move(message), request.size, would_fit);
+  return OutOfMemory(std::move(message), request.size, need.size, would_fit);
 }
 
 std::optional<PlacedBuffer> MemorySpace::try_allocate(const BufferRequest& request, std::uint64_t time,

@@ -21,6 +21,7 @@
 #include <memory_resource>
 #include <optional>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "tpuemu/alloc/allocator.h"
@@ -39,6 +40,12 @@ inline std::optional<std::uint64_t> round_up(std::uint64_t size, std::uint64_t g
 }
 
 [[noreturn]] void throw_bad_alignment(std::uint64_t alignment);
+
+// needed() of the policies that round a request to their granularity only (the alignment is met
+// by padding in front, split off as a free block): the size rounded up, saturated at UINT64_MAX.
+NeededBlock granularity_needed(std::uint64_t size, std::uint64_t granularity);
+// oversize_rule() of the same policies: a remainder smaller than the granularity is not split off.
+std::string granularity_oversize_rule(std::uint64_t granularity);
 
 // `alignment` raised to the granularity; throws Error unless it is a power of two (0 is read as
 // 1). Spelled without std::has_single_bit, which is a libgcc call without -mpopcnt: this runs on
@@ -119,6 +126,8 @@ class BfcAllocator final : public Allocator {
   std::uint64_t capacity() const override { return capacity_; }
   std::optional<Allocation> allocate(std::uint64_t size, std::uint64_t alignment) override;
   void deallocate(const Allocation& allocation) override;
+  NeededBlock needed(std::uint64_t size, std::uint64_t alignment) const override;
+  std::string oversize_rule() const override;
   void visit_free_blocks(const std::function<void(const FreeBlock&)>& visit) const override;
 
  private:
@@ -160,6 +169,8 @@ class FirstFitAllocator final : public Allocator {
   std::uint64_t capacity() const override { return capacity_; }
   std::optional<Allocation> allocate(std::uint64_t size, std::uint64_t alignment) override;
   void deallocate(const Allocation& allocation) override;
+  NeededBlock needed(std::uint64_t size, std::uint64_t alignment) const override;
+  std::string oversize_rule() const override;
   void visit_free_blocks(const std::function<void(const FreeBlock&)>& visit) const override;
 
  private:
@@ -176,6 +187,8 @@ class BestFitAllocator final : public Allocator {
   std::uint64_t capacity() const override { return capacity_; }
   std::optional<Allocation> allocate(std::uint64_t size, std::uint64_t alignment) override;
   void deallocate(const Allocation& allocation) override;
+  NeededBlock needed(std::uint64_t size, std::uint64_t alignment) const override;
+  std::string oversize_rule() const override;
   void visit_free_blocks(const std::function<void(const FreeBlock&)>& visit) const override;
 
  private:
@@ -196,6 +209,8 @@ class BuddyAllocator final : public Allocator {
   std::uint64_t capacity() const override { return capacity_; }
   std::optional<Allocation> allocate(std::uint64_t size, std::uint64_t alignment) override;
   void deallocate(const Allocation& allocation) override;
+  NeededBlock needed(std::uint64_t size, std::uint64_t alignment) const override;
+  std::string oversize_rule() const override;
   void visit_free_blocks(const std::function<void(const FreeBlock&)>& visit) const override;
 
  private:
@@ -219,6 +234,8 @@ class TlsfAllocator final : public Allocator {
   std::uint64_t capacity() const override { return capacity_; }
   std::optional<Allocation> allocate(std::uint64_t size, std::uint64_t alignment) override;
   void deallocate(const Allocation& allocation) override;
+  NeededBlock needed(std::uint64_t size, std::uint64_t alignment) const override;
+  std::string oversize_rule() const override;
   void visit_free_blocks(const std::function<void(const FreeBlock&)>& visit) const override;
 
   static constexpr int kSlLog2 = 5;  // 32 second-level lists per first level

@@ -173,4 +173,10 @@ void TlsfAllocator::visit_free_blocks(const std::function<void(const FreeBlock&)
   }
 }
 
+NeededBlock TlsfAllocator::needed(std::uint64_t size, std::uint64_t /*alignment*/) const {
+  return detail::granularity_needed(size, granularity_);
+}
+
+std::string TlsfAllocator::oversize_rule() const { return detail::granularity_oversize_rule(granularity_); }
+
 }  // namespace tpuemu::alloc

@@ -60,6 +60,8 @@ class FixedPlacement final : public alloc::Allocator {
     return alloc::Allocation{offset, size, next_ - 1};
   }
   void deallocate(const alloc::Allocation&) override {}
+  alloc::NeededBlock needed(std::uint64_t size, std::uint64_t) const override { return {size, {}}; }
+  std::string oversize_rule() const override { return {}; }
   void visit_free_blocks(const std::function<void(const alloc::FreeBlock&)>&) const override {}
 
  private:

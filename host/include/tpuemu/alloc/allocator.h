@@ -29,6 +29,13 @@ struct FreeBlock {
   std::uint64_t size = 0;
 };
 
+// What a policy must find free for a request: the request rounded up to its granularity or size
+// class, raised to the alignment where the policy does so (UINT64_MAX when that overflows).
+struct NeededBlock {
+  std::uint64_t size = 0;
+  std::string why;  // how it was rounded ("rounded up to a power of two ..."); empty: as asked
+};
+
 struct AllocatorOptions {
   std::uint64_t capacity = 0;      // bytes managed, offsets [0, capacity)
   std::uint64_t granularity = 256; // smallest unit handed out; a power of two
@@ -51,6 +58,13 @@ class Allocator {
   // Returns a block from allocate(); the freed space coalesces with free neighbours at once
   // (buddy: with its buddy, recursively).
   virtual void deallocate(const Allocation& allocation) = 0;
+
+  // What allocate(size, alignment) must find free, and why that is more than `size`: the size an
+  // out-of-memory diagnosis compares with the free bytes (MemorySpace).
+  virtual NeededBlock needed(std::uint64_t size, std::uint64_t alignment) const = 0;
+  // Why a block handed out can be larger than needed() (bfc: a chunk it did not split), for the
+  // same diagnosis; empty when it never is.
+  virtual std::string oversize_rule() const = 0;
 
   // Every free block the policy holds, in any order. After everything is freed a coalescing
   // policy holds exactly one block [0, capacity) (buddy: its maximal aligned power-of-two blocks).

@@ -49,13 +49,14 @@ struct SpaceMetrics {
 // One line, everything a user needs to see why an allocation failed.
 class OutOfMemory : public Error {
  public:
-  OutOfMemory(std::string message, std::uint64_t requested, bool fits_without_fragmentation);
-  std::uint64_t requested() const { return requested_; }
-  // The request is no larger than the free bytes: only fragmentation made it fail.
+  OutOfMemory(std::string message, std::uint64_t requested, std::uint64_t needed, bool fits_without_fragmentation);
+  std::uint64_t requested() const { return requested_; }  // as asked
+  std::uint64_t needed() const { return needed_; }        // as the policy rounds it (Allocator::needed)
+  // The rounded request is no larger than the free bytes: only fragmentation made it fail.
   bool fits_without_fragmentation() const { return fits_without_fragmentation_; }
 
  private:
-  std::uint64_t requested_;
+  std::uint64_t requested_, needed_;
   bool fits_without_fragmentation_;
 };
 
