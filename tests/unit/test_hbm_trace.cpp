@@ -98,6 +98,28 @@ TEST(HbmTraceParse, AddressBeyondTheCapacity) {
   EXPECT_EQ(parse_error("0xffffffff READ 0"), "(no error)");  // the last byte
 }
 
+// Cycles that a replay could not count are refused with their line; the last one it can is read.
+TEST(HbmTraceParse, CycleLimit) {
+  static_assert(kMaxHbmTraceCycle == 281474976710655u);
+  EXPECT_EQ(parse_error("0x40 READ 281474976710655\n"), "(no error)");
+  EXPECT_EQ(parse_error("0x0 READ 0\n0x40 READ 281474976710656\n"),
+            "t.trace:2: cycle 281474976710656 is beyond the last the replay can count, 281474976710655 (2^48 - 1) "
+            "in '0x40 READ 281474976710656'");
+  EXPECT_EQ(parse_error("0x40 READ 18446744073709551615\n"),
+            "t.trace:1: cycle 18446744073709551615 is beyond the last the replay can count, 281474976710655 "
+            "(2^48 - 1) in '0x40 READ 18446744073709551615'");
+  // A source that is not a parsed file is refused by the replay itself.
+  auto far = hbm_trace_source({{0x40, false, kMaxHbmTraceCycle + 1}}, "api");
+  std::string error = "(no error)";
+  try {
+    replay_hbm(hbm2(), *far);
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  EXPECT_EQ(error,
+            "api: request at cycle 281474976710656 is beyond the last the replay can count, 281474976710655 (2^48 - 1)");
+}
+
 TEST(HbmTraceParse, FilesAndTheirErrors) {
   EXPECT_EQ(load_hbm_trace(kTraces / "small.trace", hbm2()).size(), 16u);
   const auto error_of = [](const fs::path& p) {
@@ -616,6 +638,35 @@ TEST(HbmReplay, IdleFastForwardMatchesClockingEveryCycle) {
   const HbmReplayReport far = replay_hbm(hbm2(), *c);
   EXPECT_GT(far.cycles, 1000000000000u);
   EXPECT_GT(far.total.refreshes, 2000000000u);
+}
+
+// At the last cycle a trace may hold, every figure is counted without wrapping: the run ends after
+// the request, nearly all of it fast-forwarded, and the shares stay within 0..100 %. Before the
+// limit, 2^64 - 1 reported "idle 18446744073709536000 of the 279 cycles" and refresh at 4e17 %.
+TEST(HbmReplay, LargestCycleReportsSaneFigures) {
+  auto source = hbm_trace_source(
+      parse_hbm_trace("0x0 WRITE 0\n0x40 READ 281474976710655\n", "limit.trace", hbm2()), "limit");
+  const HbmReplayReport r = replay_hbm(hbm2(), *source);
+  EXPECT_EQ(r.requests, 2u);
+  EXPECT_EQ(r.reads_checked, 1u);
+  EXPECT_GT(r.cycles, kMaxHbmTraceCycle);
+  EXPECT_LT(r.cycles, kMaxHbmTraceCycle + 100000);
+  EXPECT_LE(r.idle_cycles_skipped, r.cycles);
+  EXPECT_GT(r.idle_cycles_skipped, kMaxHbmTraceCycle - 100000);
+  const double refresh_share = static_cast<double>(r.total.refresh_cycles) /
+                               (static_cast<double>(r.cycles) * static_cast<double>(r.channels.size()));
+  EXPECT_GT(refresh_share, 0.0);
+  EXPECT_LT(refresh_share, 0.2);  // tRFC / tREFI on every channel
+  for (const HbmChannelFigures& c : r.channels) EXPECT_LE(c.refresh_cycles, r.cycles);
+  EXPECT_LT(r.read_latency_arrival.mean, 1000.0);  // due at the last cycle, served at once
+  const std::string text = format_hbm_report(r);
+  const auto at = text.find("\nrefresh ");
+  ASSERT_NE(at, std::string::npos) << text;
+  const auto open = text.find('(', at);
+  const double percent = std::stod(text.substr(open + 1));
+  EXPECT_NEAR(percent, 100 * refresh_share, 0.1) << text;
+  EXPECT_NE(text.find(fmt::format("idle        {} of the {} cycles", r.idle_cycles_skipped, r.cycles)),
+            std::string::npos) << text;
 }
 
 }  // namespace

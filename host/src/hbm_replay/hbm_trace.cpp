@@ -132,7 +132,7 @@ class LatencyHistogram {
     HbmLatencyFigures f;
     f.count = count_;
     if (count_ == 0) return f;
-    f.mean = static_cast<double>(sum_) / static_cast<double>(count_);
+    f.mean = static_cast<double>(sum_) / static_cast<double>(count_);  // 128-bit sum: no wrap
     f.p50 = percentile(0.50);
     f.p99 = percentile(0.99);
     return f;
@@ -157,7 +157,9 @@ class LatencyHistogram {
   }
   std::vector<std::uint64_t> bins_ = std::vector<std::uint64_t>(kBins, 0);
   std::map<std::uint64_t, std::uint64_t> large_;
-  std::uint64_t count_ = 0, sum_ = 0;
+  std::uint64_t count_ = 0;
+  // Up to 2^64 latencies of up to 2^64 tCK each: the sum needs 128 bits.
+  __extension__ unsigned __int128 sum_ = 0;
 };
 
 double thread_cpu_seconds() {
@@ -184,6 +186,8 @@ HbmChannelFigures figures_of(const hbm::ChannelStatistics& c) {
 }
 
 // What k more periods like the one from before to after add: every counter's growth times k.
+// No wrap: k periods end before the next request, at most kMaxHbmTraceCycle, and a counter grows
+// by at most 2^14 per cycle (128 queue slots of 128 channels).
 HbmChannelFigures periods(const HbmChannelFigures& after, const HbmChannelFigures& before, std::uint64_t k) {
   HbmChannelFigures d;
   for (std::uint64_t HbmChannelFigures::*f :
@@ -389,7 +393,17 @@ HbmReplayReport replay_hbm(const HbmTimingSet& set, HbmRequestSource& source,
     return out;
   };
 
-  std::optional<HbmTraceRequest> next = source.next();
+  // A request past kMaxHbmTraceCycle could wrap the clock and every counter; parse_hbm_trace
+  // refuses it with its line, a source of another kind is refused here.
+  const auto pull = [&source] {
+    std::optional<HbmTraceRequest> r = source.next();
+    if (r && r->cycle > kMaxHbmTraceCycle) {
+      throw Error(source.describe(), fmt::format("request at cycle {} is beyond the last the replay can count, {} (2^48 - 1)",
+                                                 r->cycle, kMaxHbmTraceCycle));
+    }
+    return r;
+  };
+  std::optional<HbmTraceRequest> next = pull();
   std::uint64_t entered = 0, answered = 0, last_progress = 0;
   const auto wall0 = std::chrono::steady_clock::now();
   const double cpu0 = thread_cpu_seconds();
@@ -436,7 +450,7 @@ HbmReplayReport replay_hbm(const HbmTimingSet& set, HbmRequestSource& source,
       ++entered;
       if (s.write) ++report.writes;
       else ++report.reads;
-      next = source.next();
+      next = pull();
     }
     // Offers: the oldest waiting request of each channel with none on a lane, round robin; in
     // order, the oldest waiting requests until one's channel has a request on a lane.
@@ -584,7 +598,8 @@ std::string format_hbm_report(const HbmReplayReport& r) {
                    t.precharges));
   line(fmt::format("refresh     {} REF, {} cycles ({:.1f}% of channel time)", t.refreshes,
                    t.refresh_cycles,
-                   100 * ratio(t.refresh_cycles, r.cycles * r.channels.size())));
+                   100 * ratio(static_cast<double>(t.refresh_cycles),
+                               static_cast<double>(r.cycles) * static_cast<double>(r.channels.size()))));
   line(fmt::format("queues      mean occupancy {:.1f} requests per channel; {} read/write "
                    "turnarounds",
                    ratio(t.mean_queue_occupancy(r.cycles), static_cast<double>(r.channels.size())),

@@ -115,6 +115,10 @@ std::vector<HbmTraceRequest> parse_hbm_trace(std::string_view text, std::string_
       }
       cycle = cycle * 10 + d;
     }
+    if (cycle > kMaxHbmTraceCycle) {
+      throw fail(fmt::format("cycle {} is beyond the last the replay can count, {} (2^48 - 1)", cycle,
+                             kMaxHbmTraceCycle));
+    }
     if (fields.size() > 3) throw fail(fmt::format("unexpected '{}' after the cycle", fields[3]));
     if (last_cycle && cycle < *last_cycle) {
       throw fail(fmt::format("cycle {} goes backwards (the previous request is at cycle {})",

@@ -22,6 +22,13 @@
 
 namespace tpuemu {
 
+// The largest request cycle a replay accepts: 2^48 - 1 tCK (78 hours at 1 GHz). Every figure of
+// a replay is counted in 64 bits: cycles up to the last request plus the drain after it, and
+// per-cycle sums (queue occupancy of up to 128 slots, refresh and bus cycles) over up to 128
+// channels, at most 2^48 x 2^7 x 2^7 = 2^62. A later cycle could wrap them, so it is refused on
+// input (docs/hbm-trace.md "Limits").
+inline constexpr std::uint64_t kMaxHbmTraceCycle = (std::uint64_t{1} << 48) - 1;
+
 struct HbmTraceRequest {
   std::uint64_t address = 0;  // byte address as given; the replay aligns it down to the burst
   bool write = false;
@@ -31,7 +38,8 @@ struct HbmTraceRequest {
 };
 
 // Parses trace text. `file` names the source in errors. Every malformed line throws Error
-// "file:line: <what is wrong> in '<line>'"; an address at or beyond set.capacity_bytes() throws
+// "file:line: <what is wrong> in '<line>'" (a cycle above kMaxHbmTraceCycle among them); an
+// address at or beyond set.capacity_bytes() throws
 // "file:line: address 0x... is beyond the capacity 0x... of <set name>".
 std::vector<HbmTraceRequest> parse_hbm_trace(std::string_view text, std::string_view file,
                                              const HbmTimingSet& set);
