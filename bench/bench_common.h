@@ -110,8 +110,8 @@ inline sim::MemoryModelConfig memory_config(const Preset& preset) {
 // "simple (latency 100, 16 B/cycle)" or "hbm (hbm2-2000, open page; port 16 B/cycle)".
 inline std::string describe_memory(const Preset& preset) {
   if (preset.hbm.model == "hbm") {
-    return fmt::format("hbm ({}, {} page; port {} B/cycle)", preset.hbm.timing_set,
-                       preset.hbm.page_policy, preset.hbm.bytes_per_cycle);
+    return fmt::format("hbm ({}, {} page; port {:g} B/cycle)", preset.hbm.timing_set,
+                       preset.hbm.page_policy, memory_port_peak(preset).bytes_per_cycle);
   }
   return fmt::format("{} (latency {}, {} B/cycle)", preset.hbm.model, preset.hbm.latency_cycles,
                      preset.hbm.bytes_per_cycle);
@@ -122,6 +122,9 @@ inline std::string describe_memory(const Preset& preset) {
 inline constexpr std::uint32_t kSimpleStandInLatency = 100;
 inline Preset with_simple_memory(Preset preset) {
   if (preset.hbm.model != "simple") {
+    // The port bandwidth the HBM model gives (memory_port_peak), whole bytes.
+    preset.hbm.bytes_per_cycle = std::max<std::uint32_t>(
+        1, static_cast<std::uint32_t>(memory_port_peak(preset).bytes_per_cycle));
     preset.hbm.model = "simple";
     if (preset.hbm.latency_cycles == 0) preset.hbm.latency_cycles = kSimpleStandInLatency;
     preset.hbm.timing_set.clear();
@@ -257,7 +260,7 @@ struct MatmulWorkload {
   std::uint64_t min_hbm_bytes() const { return minimum_hbm_bytes(spec); }
   // Cycles HBM needs at its peak bandwidth to move the minimum traffic.
   double hbm_bound_cycles() const {
-    return static_cast<double>(min_hbm_bytes()) / preset.hbm.bytes_per_cycle;
+    return static_cast<double>(min_hbm_bytes()) / memory_port_peak(preset).bytes_per_cycle;
   }
   double roofline_cycles() const {
     return std::max(static_cast<double>(ideal_cycles()), hbm_bound_cycles());

@@ -5,6 +5,7 @@
 
 #include "tpuemu/base/error.h"
 #include "tpuemu/config/config.h"
+#include "tpuemu/config/hbm_config.h"
 #include "tpuemu/shard/collectives.h"
 
 namespace tpuemu::shard {
@@ -103,7 +104,7 @@ TEST(Collectives, ShippedPresetsCarryAnInterconnect) {
     // Calibrated to TPU v4's all-reduce bandwidth per chip over its HBM bandwidth (~0.22,
     // docs/sharding.md): between 0.15 and 0.3 of the preset's HBM bytes per cycle.
     const double ratio = static_cast<double>(p.interconnect->links_per_device * p.interconnect->link_bytes_per_cycle) /
-                         p.hbm.bytes_per_cycle;
+                         memory_port_peak(p).bytes_per_cycle;
     EXPECT_GT(ratio, 0.15) << name;
     EXPECT_LT(ratio, 0.3) << name;
     EXPECT_EQ(to_json(p).at("interconnect").at("links_per_device"), p.interconnect->links_per_device);

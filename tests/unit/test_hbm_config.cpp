@@ -299,5 +299,56 @@ TEST(HbmAddressMap, CustomOrderFromTheFile) {
             std::string::npos);
 }
 
+// ---- presets: every memory field is simulated by the chosen model or refused -------------------
+
+std::string preset_error(const std::string& base, const std::string& key, const nlohmann::json& value) {
+  nlohmann::json j = nlohmann::json::parse(std::ifstream(fs::path(TPUEMU_TEST_PRESET_DIR) / (base + ".json")));
+  j["hbm"][key] = value;
+  try {
+    preset_from_json(JsonDocument::parse(j.dump(2), "variant.json"));
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(loaded)";
+}
+
+// The HBM model takes its latency and bandwidth from the timing set: the simple model's fields
+// changed nothing (default with bytes_per_cycle 1 and latency 10^6 ran the same cycles and claimed
+// 1042 % of its roofline), so they are refused; the hbm fields on "simple" likewise.
+TEST(PresetFields, UnsimulatedMemoryFieldsAreRefused) {
+  for (const std::string base : {"default", "tpu-v4-like"}) {
+    for (const std::string key : {"bytes_per_cycle", "latency_cycles"}) {
+      const std::string m = preset_error(base, key, 1);
+      EXPECT_TRUE(std::regex_search(m, std::regex("^variant\\.json:[0-9]+:[0-9]+: /hbm/" + key +
+                                                  ": is not simulated with hbm.model \"hbm\": the latency and the "
+                                                  "bandwidth come from the timing set and the core's port; remove it$")))
+          << m;
+    }
+  }
+  EXPECT_NE(preset_error("small", "timing_set", "hbm2-2000").find("/hbm/timing_set: is not simulated with hbm.model "
+                                                                  "\"simple\": only the \"hbm\" model has them"),
+            std::string::npos);
+  EXPECT_NE(preset_error("small", "page_policy", "open").find("/hbm/page_policy: is not simulated"), std::string::npos);
+  EXPECT_EQ(preset_error("small", "bytes_per_cycle", 4), "(loaded)");
+}
+
+// The port's peak is the memory that runs: the simple model's figure, or the timing set's data
+// bus capped at one beat per core cycle.
+TEST(PresetFields, MemoryPortPeakIsTheMemoryThatRuns) {
+  const std::vector<fs::path> dirs = {fs::path(TPUEMU_TEST_PRESET_DIR)};
+  const Preset small = load_preset("small", dirs);
+  EXPECT_EQ(memory_port_peak(small).bytes_per_cycle, 8.0);
+  Preset p = load_preset("default", dirs);
+  EXPECT_EQ(p.hbm.bytes_per_cycle, 0u);  // not part of an hbm preset
+  EXPECT_FALSE(to_json(p).at("hbm").contains("bytes_per_cycle"));
+  const HbmTimingSet set = load_hbm_timing_set_file(kShippedHbm / "hbm2-2000.json");
+  EXPECT_EQ(memory_port_peak(p, set).bytes_per_cycle, 16.0);  // 256 B/tCK at 1 tCK per cycle: the beat caps
+  EXPECT_EQ(memory_port_peak(p, set).basis,
+            "one 16 B beat per cycle (the DRAM's hbm2-2000: 256 B/tCK x 1.000 tCK/cycle = 256.0 B/cycle)");
+  p.clock_ghz = 100;  // a core 100x faster than tCK: the DRAM limits
+  EXPECT_DOUBLE_EQ(memory_port_peak(p, set).bytes_per_cycle, 2.56);
+  EXPECT_NE(memory_port_peak(p, set).basis.find("below the port's one 16 B beat per cycle"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tpuemu

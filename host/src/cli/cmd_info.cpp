@@ -25,7 +25,8 @@ struct InfoArgs {
 int run_info(const InfoArgs& a) {
   if (!a.preset.empty()) {
     const Preset p = load_preset(a.preset);
-    print(a.common, a.common.json ? json_text(to_json(p)) : describe(p) + "\n");
+    print(a.common, a.common.json ? json_text(to_json(p))
+                                  : describe(p) + fmt::format("  port       {}\n\n", memory_port_peak(p).basis));
     return 0;
   }
   std::string text;
@@ -34,8 +35,9 @@ int run_info(const InfoArgs& a) {
   for (const auto& name : list_presets()) {
     try {
       const Preset p = load_preset(name);
-      text += fmt::format("{:<14} DIM {:<4} VMEM {:>5} KiB  ACC {:>4} KiB  HBM {} B/cycle  {}\n", p.name, p.dim,
-                          p.vmem_bytes() / 1024, p.acc_bytes() / 1024, p.hbm.bytes_per_cycle, p.description);
+      text += fmt::format("{:<14} DIM {:<4} VMEM {:>5} KiB  ACC {:>4} KiB  HBM {:g} B/cycle  {}\n", p.name, p.dim,
+                          p.vmem_bytes() / 1024, p.acc_bytes() / 1024, memory_port_peak(p).bytes_per_cycle,
+                          p.description);
       presets.push_back(to_json(p));
     } catch (const Error& e) {
       text += fmt::format("{:<14} invalid: {}\n", name, e.what());

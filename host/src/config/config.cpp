@@ -43,14 +43,25 @@ HbmConfig hbm_from_json(JsonObjectReader r, std::uint32_t dim) {
     throw r.error("capacity_bytes",
                   fmt::format("must be a multiple of dim ({}), got {}", dim, h.capacity_bytes));
   }
-  // "simple": fixed latency and a bandwidth cap. "hbm": the RTL HBM controller and the DRAM
-  // device model with a timing set from configs/hbm/; its latency comes from the timings, and
-  // bytes_per_cycle is the bandwidth the roofline assumes for the core's port.
-  if (h.model == "simple" || r.has("latency_cycles")) {
-    h.latency_cycles = to_u32(r.get_uint("latency_cycles", 1, 1'000'000));
-  }
-  h.bytes_per_cycle = to_u32(r.get_uint("bytes_per_cycle", 1, dim));
+  // Every field is simulated by the chosen model or refused, never read and ignored:
+  // "simple": fixed latency and a bandwidth cap, both from here. "hbm": the RTL HBM controller
+  // and the DRAM device model with a timing set from configs/hbm/; latency and bandwidth come
+  // from the timings and the core's port (memory_port_peak()), so the simple model's fields
+  // would change nothing and are refused, as are the hbm fields on "simple".
+  const auto refuse = [&](std::string_view key, const std::string& why) {
+    if (r.has(key)) throw r.error(key, fmt::format("is not simulated with hbm.model \"{}\": {}; remove it", h.model, why));
+  };
   if (h.model == "hbm") {
+    for (const std::string_view key : {"latency_cycles", "bytes_per_cycle"}) {
+      refuse(key, "the latency and the bandwidth come from the timing set and the core's port");
+    }
+  } else {
+    for (const std::string_view key : {"timing_set", "page_policy"}) refuse(key, "only the \"hbm\" model has them");
+  }
+  if (h.model == "simple") {
+    h.latency_cycles = to_u32(r.get_uint("latency_cycles", 1, 1'000'000));
+    h.bytes_per_cycle = to_u32(r.get_uint("bytes_per_cycle", 1, dim));
+  } else {
     h.timing_set = r.get_string("timing_set");
     if (r.has("page_policy")) {
       h.page_policy = r.get_string("page_policy");
@@ -207,11 +218,11 @@ Preset load_preset(std::string_view name_or_path) {
 }
 
 nlohmann::json to_json(const Preset& p) {
-  nlohmann::json hbm = {{"model", p.hbm.model},
-                        {"capacity_bytes", p.hbm.capacity_bytes},
-                        {"bytes_per_cycle", p.hbm.bytes_per_cycle}};
-  if (p.hbm.model == "simple" || p.hbm.latency_cycles != 0) hbm["latency_cycles"] = p.hbm.latency_cycles;
-  if (p.hbm.model == "hbm") {
+  nlohmann::json hbm = {{"model", p.hbm.model}, {"capacity_bytes", p.hbm.capacity_bytes}};
+  if (p.hbm.model == "simple") {
+    hbm["latency_cycles"] = p.hbm.latency_cycles;
+    hbm["bytes_per_cycle"] = p.hbm.bytes_per_cycle;
+  } else {
     hbm["timing_set"] = p.hbm.timing_set;
     hbm["page_policy"] = p.hbm.page_policy;
   }
@@ -245,13 +256,17 @@ std::string describe(const Preset& p) {
       "  ACC        {} rows x {} int32 = {} KiB\n"
       "  SMEM       {} words ({} rows)\n"
       "  queues     {} entries; {} reads in flight\n"
-      "  HBM        {} model, {} MiB, {} cycles latency, {} B/cycle ({:.1f} GB/s)\n",
+      "  HBM        {} model, {} MiB, {}\n",
       p.name, p.description, p.dim, p.dim, p.peak_macs_per_cycle(),
       2.0 * static_cast<double>(p.peak_macs_per_cycle()) * p.clock_ghz / 1000.0, p.clock_ghz,
       p.vmem_rows, p.dim, p.vmem_bytes() / 1024, p.vmem_banks, p.acc_rows, p.dim,
       p.acc_bytes() / 1024, p.smem_words, p.smem_rows(), p.queue_depth, p.mem_outstanding,
-      p.hbm.model, p.hbm.capacity_bytes >> 20, p.hbm.latency_cycles, p.hbm.bytes_per_cycle,
-      p.hbm_peak_gbps()) +
+      p.hbm.model, p.hbm.capacity_bytes >> 20,
+      p.hbm.model == "simple"
+          ? fmt::format("{} cycles latency, {} B/cycle ({:.1f} GB/s)", p.hbm.latency_cycles, p.hbm.bytes_per_cycle,
+                        p.hbm_peak_gbps())
+          : fmt::format("timing set {}, {} page (latency and bandwidth from the timing set)", p.hbm.timing_set,
+                        p.hbm.page_policy)) +
          (p.interconnect ? fmt::format("  links      {}, {} links x {} B/cycle, {} cycles per hop\n", p.interconnect->topology,
                                        p.interconnect->links_per_device, p.interconnect->link_bytes_per_cycle,
                                        p.interconnect->latency_cycles)

@@ -369,4 +369,20 @@ std::string describe(const HbmTimingSet& s) {
   return out;
 }
 
+MemoryPortPeak memory_port_peak(const Preset& preset, const HbmTimingSet& set) {
+  const double tck_per_cycle = 1000.0 / (preset.clock_ghz * set.tck_ps);  // core period / tCK
+  const double dram = static_cast<double>(set.peak_bytes_per_tck()) * tck_per_cycle;
+  const double beat = preset.dim;
+  const std::string product =
+      fmt::format("{}: {} B/tCK x {:.3f} tCK/cycle = {:.1f} B/cycle", set.name, set.peak_bytes_per_tck(), tck_per_cycle, dram);
+  if (dram < beat) return {dram, fmt::format("{}, below the port's one {} B beat per cycle", product, preset.dim)};
+  return {beat, fmt::format("one {} B beat per cycle (the DRAM's {})", preset.dim, product)};
+}
+
+MemoryPortPeak memory_port_peak(const Preset& preset) {
+  if (preset.hbm.model == "hbm") return memory_port_peak(preset, load_hbm_timing_set(preset.hbm.timing_set));
+  return {static_cast<double>(preset.hbm.bytes_per_cycle),
+          fmt::format("the {} model's {} B/cycle", preset.hbm.model, preset.hbm.bytes_per_cycle)};
+}
+
 }  // namespace tpuemu

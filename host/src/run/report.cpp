@@ -41,6 +41,21 @@ nlohmann::json hbm_json(const WorkloadReport& r) {
   return j;
 }
 
+// Why a fraction of a bound (the roofline's cycles, the memory port's peak) is above 1, which a
+// measured run on a faithful model cannot reach; empty when it is not above 1.
+std::string why_above_bound(const WorkloadReport& r, double fraction) {
+  if (!(fraction > 1.0)) return {};
+  if (r.backend == "fake") {
+    return "above 100% because the fake backend's cycles are approximate: it models neither the memory's "
+           "bandwidth nor its latency";
+  }
+  if (!r.cycles_approximate.empty()) return "above 100% because the cycles are approximate: " + r.cycles_approximate;
+  if (r.dma_bytes < r.min_hbm_bytes) {
+    return "above 100% because the run moved less than the minimum traffic the bound assumes";
+  }
+  return "above 100%: the measured cycles undercut the bound, which is a modelling error to report";
+}
+
 }  // namespace
 
 std::string format_report(const WorkloadReport& r) {
@@ -74,16 +89,18 @@ std::string format_report(const WorkloadReport& r) {
   line(s, "cycles      {}  ({:.1f} us at {} GHz)", r.cycles, static_cast<double>(r.cycles) / (r.clock_ghz * 1e3),
        r.clock_ghz);
   if (!r.cycles_approximate.empty()) line(s, "            approximate: {}", r.cycles_approximate);
-  line(s, "roofline    bound {} cycles (compute {}, memory {}): {:.1f}% of the bound reached",
+  const auto note = [](const std::string& why) { return why.empty() ? why : " (" + why + ")"; };
+  line(s, "roofline    bound {} cycles (compute {}, memory {} at {:.4g} B/cycle): {:.1f}% of the bound reached{}",
        r.roofline_cycles, r.ideal_cycles,
        [&] { std::uint64_t m = 0; for (const auto& l : r.layers) m += l.memory_bound_cycles; return m; }(),
-       100.0 * r.roofline_fraction);
+       r.memory_port_bytes_per_cycle, 100.0 * r.roofline_fraction, note(why_above_bound(r, r.roofline_fraction)));
   line(s, "MXU         busy {} cycles = {:.1f}% utilisation; weight loads {} cycles (overlapped)", c.mxu_busy,
        100.0 * r.mxu_utilization, c.weight_load_busy);
-  line(s, "HBM         {} moved = {:.2f} B/cycle, {:.1f}% of the core's memory-port peak; DMA traffic {:.2f}x the "
+  line(s, "HBM         {} moved = {:.2f} B/cycle, {:.1f}% of the core's memory-port peak{}; DMA traffic {:.2f}x the "
        "minimum {}",
-       bytes_text(r.hbm_bytes), r.hbm_bytes_per_cycle, 100.0 * r.hbm_peak_fraction, r.hbm_traffic_over_minimum,
-       bytes_text(r.min_hbm_bytes));
+       bytes_text(r.hbm_bytes), r.hbm_bytes_per_cycle, 100.0 * r.hbm_peak_fraction,
+       note(why_above_bound(r, r.hbm_peak_fraction)), r.hbm_traffic_over_minimum, bytes_text(r.min_hbm_bytes));
+  line(s, "            the port's peak: {}", r.memory_port_basis);
   line(s, "DMA bytes   hbm->vmem {}  vmem->hbm {}  acc->hbm {}  hbm->smem {}  smem->hbm {}",
        bytes_text(c.bytes_hbm_to_vmem), bytes_text(c.bytes_vmem_to_hbm), bytes_text(c.bytes_acc_to_hbm),
        bytes_text(c.bytes_hbm_to_smem), bytes_text(c.bytes_smem_to_hbm));
@@ -179,10 +196,14 @@ nlohmann::json report_to_json(const WorkloadReport& r) {
       {"run", {{"status", std::string(to_string(r.run.status))}, {"cycles", r.cycles},
                {"cycles_approximate", r.cycles_approximate.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.cycles_approximate)}}},
       {"roofline", {{"bound_cycles", r.roofline_cycles}, {"ideal_mxu_cycles", r.ideal_cycles},
-                    {"min_hbm_bytes", r.min_hbm_bytes}, {"fraction", r.roofline_fraction}}},
+                    {"min_hbm_bytes", r.min_hbm_bytes}, {"fraction", r.roofline_fraction},
+                    {"above_bound", why_above_bound(r, r.roofline_fraction)}}},
       {"mxu_utilization", r.mxu_utilization},
       {"hbm", {{"bytes", r.hbm_bytes}, {"bytes_per_cycle", r.hbm_bytes_per_cycle},
                {"peak_fraction", r.hbm_peak_fraction}, {"dma_bytes", r.dma_bytes},
+               {"port_peak_bytes_per_cycle", r.memory_port_bytes_per_cycle},
+               {"port_peak_basis", r.memory_port_basis},
+               {"above_peak", why_above_bound(r, r.hbm_peak_fraction)},
                {"traffic_over_minimum", r.hbm_traffic_over_minimum},
                {"allocated_bytes", r.hbm_allocated_bytes}, {"padding_bytes", r.padding_bytes}}},
       {"vmem", {{"peak_bytes", r.vmem_peak_bytes}, {"capacity_bytes", r.vmem_capacity_bytes}}},

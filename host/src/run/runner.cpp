@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -83,6 +84,10 @@ struct ModelRun::State {
   if (r.batch == 0 || r.batch > kMaxDimension) throw Error(fmt::format("--batch {} is not in 1..{}", r.batch, kMaxDimension));
   if (r.requests == 0 || r.requests > 64) throw Error(fmt::format("--requests {} is not in 1..64", r.requests));
   const std::uint32_t dim = preset.dim;
+  // The memory that runs, not a figure the preset might carry (the roofline's memory bound).
+  const MemoryPortPeak port = memory_port_peak(preset);
+  r.memory_port_bytes_per_cycle = port.bytes_per_cycle;
+  r.memory_port_basis = port.basis;
 
   // ---- what lives in HBM when, and where. The program's size is measured by compiling every
   // step once against placeholder addresses (instruction counts do not depend on them).
@@ -131,7 +136,8 @@ struct ModelRun::State {
     lr.plan = sp.plan;
     lr.ideal_cycles = sp.ideal_cycles;
     lr.min_hbm_bytes = sp.min_hbm_bytes;
-    lr.memory_bound_cycles = (lr.min_hbm_bytes + preset.hbm.bytes_per_cycle - 1) / preset.hbm.bytes_per_cycle;
+    lr.memory_bound_cycles = static_cast<std::uint64_t>(
+        std::ceil(static_cast<double>(lr.min_hbm_bytes) / r.memory_port_bytes_per_cycle));
     lr.roofline_cycles = std::max(lr.ideal_cycles, lr.memory_bound_cycles);
     lr.padding_bytes = sp.padding_bytes;
     r.padding_bytes += lr.padding_bytes;
@@ -394,7 +400,7 @@ struct ModelRun::State {
                 c.bytes_acc_to_hbm;
   r.hbm_bytes = (c.mem_read_beats + c.mem_write_beats) * dim;
   r.hbm_bytes_per_cycle = static_cast<double>(r.hbm_bytes) / cycles;
-  r.hbm_peak_fraction = r.hbm_bytes_per_cycle / preset.hbm.bytes_per_cycle;
+  r.hbm_peak_fraction = r.hbm_bytes_per_cycle / r.memory_port_bytes_per_cycle;
   r.hbm_traffic_over_minimum = static_cast<double>(r.dma_bytes) / static_cast<double>(std::max<std::uint64_t>(r.min_hbm_bytes, 1));
   r.vmem_capacity_bytes = preset.vmem_bytes();
   r.acc_capacity_bytes = preset.acc_bytes();

@@ -1,6 +1,7 @@
 #include "tpuemu/run/serving_trace.h"
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <functional>
 #include <map>
@@ -10,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "tpuemu/base/error.h"
+#include "tpuemu/config/hbm_config.h"
 #include "tpuemu/layout/layout.h"
 
 namespace tpuemu {
@@ -46,7 +48,8 @@ std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
 
 class TraceBuilder {
  public:
-  TraceBuilder(const Preset& preset, const ServingOptions& options) : preset_(preset), options_(options) {
+  TraceBuilder(const Preset& preset, const ServingOptions& options)
+      : preset_(preset), options_(options), port_bytes_per_cycle_(memory_port_peak(preset).bytes_per_cycle) {
     if (options.batches.empty()) throw Error("trace: no batch sizes given");
     for (std::size_t b : options.batches) {
       if (b == 0 || b > kMaxDimension) throw Error(fmt::format("trace: batch size {} is not in 1..{}", b, kMaxDimension));
@@ -119,7 +122,8 @@ class TraceBuilder {
     const MatmulPlan plan = compile_matmul(preset_, s, a, b, c, options_.compile, program);
     Compiled out;
     out.program_bytes = program.to_bytes().size();
-    const std::uint64_t memory_cycles = (minimum_hbm_bytes(s) + preset_.hbm.bytes_per_cycle - 1) / preset_.hbm.bytes_per_cycle;
+    const auto memory_cycles =
+        static_cast<std::uint64_t>(std::ceil(static_cast<double>(minimum_hbm_bytes(s)) / port_bytes_per_cycle_));
     out.cycles = std::max(ideal_mxu_cycles(s, dim), memory_cycles);
     out.vmem = plan.vmem_regions;
     return cache_.emplace(key, std::move(out)).first->second;
@@ -139,7 +143,7 @@ class TraceBuilder {
       time_ += c.cycles;
       for (const auto& region : c.vmem) free("vmem", fmt::format("{}.{}.{}", r, op.name, region.name));
     } else {
-      time_ += std::max<std::uint64_t>(1, op.copy_bytes / preset_.hbm.bytes_per_cycle);
+      time_ += std::max<std::uint64_t>(1, static_cast<std::uint64_t>(static_cast<double>(op.copy_bytes) / port_bytes_per_cycle_));
     }
     for (const std::string& name : op.frees) free("hbm", r + "." + name);
   }
@@ -169,6 +173,7 @@ class TraceBuilder {
 
   const Preset& preset_;
   const ServingOptions& options_;
+  double port_bytes_per_cycle_;  // memory_port_peak(): the memory that runs
   alloc::AllocTrace trace_;
   std::uint64_t time_ = 0;
   std::map<std::tuple<std::size_t, std::size_t, std::size_t, bool>, Compiled> cache_;

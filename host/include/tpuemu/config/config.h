@@ -21,6 +21,8 @@ namespace tpuemu {
 struct HbmConfig {
   std::string model;                 // memory model: "simple" (fixed latency + bandwidth cap)
   std::uint64_t capacity_bytes = 0;  // multiple of dim, <= 4 GiB (addresses are 32-bit)
+  // model "simple" only (0 with "hbm", whose file may not carry them: the timing set decides;
+  // memory_port_peak() in tpuemu/config/hbm_config.h is the port's bandwidth for either model)
   std::uint32_t latency_cycles = 0;
   std::uint32_t bytes_per_cycle = 0;  // 1..dim (at most one beat per cycle)
   // model "hbm" only: a timing set of configs/hbm/ and the controller's page policy
@@ -62,12 +64,12 @@ struct Preset {
   std::uint64_t vmem_bytes() const { return std::uint64_t{vmem_rows} * dim; }
   std::uint32_t beat_bytes() const { return dim; }
   std::uint64_t peak_macs_per_cycle() const { return std::uint64_t{dim} * dim; }
-  std::uint32_t hbm_bytes_per_cycle() const { return hbm.bytes_per_cycle; }
+  std::uint32_t hbm_bytes_per_cycle() const { return hbm.bytes_per_cycle; }  // "simple" only
   std::uint64_t acc_bytes() const { return std::uint64_t{acc_rows} * 4 * dim; }
   std::uint32_t smem_rows() const { return smem_words / (dim / 4); }
   std::uint64_t smem_bytes() const { return std::uint64_t{smem_words} * 4; }
   std::uint32_t vmem_rows_per_bank() const { return vmem_rows / vmem_banks; }
-  // Peak HBM bandwidth in GB/s (bytes per cycle x GHz).
+  // Peak bandwidth of the simple model in GB/s (bytes per cycle x GHz).
   double hbm_peak_gbps() const { return hbm.bytes_per_cycle * clock_ghz; }
   // The value the core's CONFIG CSR (0x004) must read for this preset: a device backend
   // compares it to catch a model verilated for a different preset.

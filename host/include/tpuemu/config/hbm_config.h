@@ -162,4 +162,16 @@ nlohmann::json to_json(const HbmTimingSet& set);
 // A few human-readable lines: organisation, capacity, peak bandwidth, key timings in tCK and ns.
 std::string describe(const HbmTimingSet& set);
 
+// The peak bandwidth of the core's memory port as the preset's memory runs it, in bytes per core
+// cycle: what the roofline's memory bound and the report's "% of the memory-port peak" divide
+// by. "simple": the preset's bytes_per_cycle. "hbm": one beat (dim bytes) per core cycle or the
+// timing set's data-bus peak (peak_bytes_per_tck() x tCK per core cycle), whichever is lower.
+struct MemoryPortPeak {
+  double bytes_per_cycle = 0;
+  std::string basis;  // how it was found, e.g. "hbm2-2000: 256.0 B/tCK x 1.000 tCK/cycle, capped at one 16 B beat"
+};
+MemoryPortPeak memory_port_peak(const Preset& preset, const HbmTimingSet& set);  // hbm.model "hbm"
+// Loads the preset's timing set (load_hbm_timing_set) for hbm.model "hbm".
+MemoryPortPeak memory_port_peak(const Preset& preset);
+
 }  // namespace tpuemu

@@ -123,7 +123,12 @@ struct WorkloadReport {
   std::uint64_t dma_bytes = 0;           // all DMA paths
   std::uint64_t hbm_bytes = 0;           // memory port beats (DMA and instruction fetch)
   double hbm_bytes_per_cycle = 0;
-  double hbm_peak_fraction = 0;          // of the preset's bytes per cycle
+  double hbm_peak_fraction = 0;          // of memory_port_bytes_per_cycle
+  // The port's peak as the preset's memory runs it (memory_port_peak(): the simple model's
+  // bytes_per_cycle, or the HBM timing set's peak capped at one beat per cycle) and how it was
+  // found; the memory bound of the roofline divides by it too.
+  double memory_port_bytes_per_cycle = 0;
+  std::string memory_port_basis;
   double hbm_traffic_over_minimum = 0;   // dma_bytes / min_hbm_bytes
   std::uint64_t vmem_peak_bytes = 0, vmem_capacity_bytes = 0;
   std::uint64_t acc_peak_bytes = 0, acc_capacity_bytes = 0;
