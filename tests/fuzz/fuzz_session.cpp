@@ -1,5 +1,5 @@
 // libFuzzer target `session`: the decoders of what a `tpuemu serve` peer sends - the session
-// commands' payloads (HELLO and its answer, MEM_STATS JSON, TIMELINE_* records) and whole frames
+// commands' payloads (HELLO and its answer, PRESET's record, MEM_STATS JSON, TIMELINE_* records) and whole frames
 // (protocol::decode_frame). The first byte picks the decoder, the rest is its input. Any
 // tpuemu::Error is the expected answer; anything else is a finding.
 #include <cstddef>
@@ -15,7 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::span<const std::uint8_t> in(data + 1, size - 1);
   namespace session = tpuemu::session;
   try {
-    switch (data[0] % 7) {
+    switch (data[0] % 8) {
       case 0: (void)session::decode_hello(in); break;
       case 1: (void)session::decode_session_info(in); break;
       case 2: (void)session::decode_memory_statistics(in); break;
@@ -36,6 +36,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         read.max = size > 2 ? data[2] : 0;
         tpuemu::RunResult result;
         (void)session::decode_timeline_page(in, read, result);
+        break;
+      }
+      case 7: {
+        // PRESET's answer as the client reads it, compared with a preset of its own.
+        const session::PresetRecord record = session::decode_preset_record(in);
+        (void)session::first_preset_difference(record.preset, nlohmann::json::object());
         break;
       }
       default: (void)tpuemu::protocol::decode_frame(in); break;

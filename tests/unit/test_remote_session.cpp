@@ -150,6 +150,19 @@ TEST(PresetDigest, FirstDifferenceWalksTheKeysInOrder) {
   EXPECT_FALSE(session::first_preset_difference(a, a).has_value());
 }
 
+TEST(PresetDigest, PresetRecordsAreCheckedOnDecode) {
+  const Preset small = shipped("small");
+  session::PresetRecord r{session::preset_digest(small), session::canonical_preset(small), {}};
+  const session::PresetRecord back = session::decode_preset_record(session::encode(r));
+  EXPECT_EQ(back.canonical, r.canonical);
+  EXPECT_EQ(back.preset, to_json(small));
+  r.digest ^= 1;  // a text that is not the digest's
+  test::expect_contains(error_of([&] { session::decode_preset_record(session::encode(r)); }), "digest");
+  r.canonical = std::string(100, '[') + std::string(100, ']');  // nested past the JSON limit
+  r.digest = session::preset_digest(r.canonical);
+  test::expect_contains(error_of([&] { session::decode_preset_record(session::encode(r)); }), "PRESET response:1:");
+}
+
 // The acceptance test of the preset check: for every key of every shipped preset, a preset that
 // differs from the server's in that key alone is refused, naming it. The keys are read from the
 // preset's JSON, so a field added to presets is covered without touching this test. A variant is

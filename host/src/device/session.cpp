@@ -136,7 +136,7 @@ PresetRecord decode_preset_record(std::span<const std::uint8_t> payload) {
   const auto bytes = r.bytes(n);
   r.finish();
   p.canonical.assign(bytes.begin(), bytes.end());
-  if (!nlohmann::json::accept(p.canonical)) throw Error("protocol", "PRESET response: the preset is not JSON");
+  p.preset = JsonDocument::parse(p.canonical, "PRESET response").root();
   if (preset_digest(p.canonical) != p.digest)
     throw Error("protocol", fmt::format("PRESET response: the text's digest is 0x{:016x}, the record says 0x{:016x}",
                                         preset_digest(p.canonical), p.digest));

@@ -84,6 +84,7 @@ struct SessionInfo {
 struct PresetRecord {
   std::uint64_t digest = 0;
   std::string canonical;  // canonical_preset() text
+  nlohmann::json preset;  // the text parsed (decode only)
 };
 
 std::vector<std::uint8_t> encode(const Hello& hello);
@@ -91,7 +92,8 @@ Hello decode_hello(std::span<const std::uint8_t> payload);
 std::vector<std::uint8_t> encode(const SessionInfo& info);
 SessionInfo decode_session_info(std::span<const std::uint8_t> payload);
 std::vector<std::uint8_t> encode(const PresetRecord& record);
-// Throws unless the text is JSON whose digest is the record's.
+// Throws unless the text is JSON (nested at most JsonDocument::kMaxJsonDepth) whose digest is the
+// record's.
 PresetRecord decode_preset_record(std::span<const std::uint8_t> payload);
 
 // MEM_STATS: JSON text of MemoryStatistics::to_json(), or an empty payload for none.

@@ -280,7 +280,7 @@ class RemoteTransport final : public Transport {
       fail(fmt::format("the server's device is not preset '{}' as this command's is (its preset cannot be read: {})",
                        preset.name, e.what()));
     }
-    const nlohmann::json server = nlohmann::json::parse(theirs.canonical);
+    const nlohmann::json& server = theirs.preset;
     const std::string server_name =
         server.is_object() && server.contains("name") && server["name"].is_string() ? server["name"].get<std::string>() : "?";
     const auto diff = session::first_preset_difference(nlohmann::json::parse(canonical), server);
