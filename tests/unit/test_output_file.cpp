@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "tpuemu/base/atomic_file.h"
+#include "tpuemu/base/output_transaction.h"
 
 namespace {
 
@@ -142,6 +143,118 @@ TEST(OutputFile, WriteAllReportsTheErrno) {
   ::sigaction(SIGPIPE, &old, nullptr);
   ::close(fds[1]);
   EXPECT_EQ(msg, "standard output: write failed: Broken pipe");
+}
+
+}  // namespace
+
+// ---- One transaction for every output of a command (docs/cli.md, "Outputs")
+namespace {
+
+using tpuemu::OutputConflict;
+using tpuemu::OutputTransaction;
+
+TEST(OutputTransaction, NothingIsVisibleBeforeCommitAndEverythingAfter) {
+  TempDir dir;
+  const fs::path old = dir.write("old.json", "old\n");
+  {
+    OutputTransaction t;
+    t.add_file(old, "new\n");
+    t.add_file_in(dir.path() / "a" / "out", "summary.json", "{}\n");
+    t.add_file_in(dir.path() / "a" / "out", "trace.json", "[]\n");
+    EXPECT_EQ(slurp(old), "old\n");
+    EXPECT_FALSE(fs::exists(dir.path() / "a" / "out"));
+    t.commit();
+  }
+  EXPECT_EQ(slurp(old), "new\n");
+  EXPECT_EQ(slurp(dir.path() / "a" / "out" / "trace.json"), "[]\n");
+  EXPECT_EQ(entries(dir.path()), 2u);  // old.json and a: no temporary, no staging folder
+  EXPECT_EQ(entries(dir.path() / "a"), 1u);
+}
+
+TEST(OutputTransaction, AFailureOrNoCommitLeavesNothingNew) {
+  TempDir dir;
+  const fs::path old = dir.write("old.json", "old\n");
+  {
+    OutputTransaction t;
+    t.add_file(old, "new\n");
+    t.add_file_in(dir.path() / "new" / "deeper" / "out", "summary.json", "{}\n");
+    expect_contains(error_of([&] { t.add_file(dir.path() / "no" / "x.csv", "x"); }), "x.csv: cannot create");
+  }  // destroyed without commit
+  EXPECT_EQ(slurp(old), "old\n");
+  EXPECT_EQ(entries(dir.path()), 1u);  // the created folders "new/deeper" went too
+  // A directory that appears where a file goes is found before anything is written
+  OutputTransaction t;
+  t.add_file(dir.path() / "later.json", "x");
+  t.add_file(old, "new\n");
+  fs::create_directory(dir.path() / "later.json");
+  expect_contains(error_of([&] { t.commit(); }), "later.json: is a directory");
+  EXPECT_EQ(slurp(old), "old\n");
+}
+
+TEST(OutputTransaction, AnOutputThatIsAnInputIsRefused) {
+  TempDir dir;
+  const fs::path in = dir.write("in.csv", "data\n");
+  fs::create_symlink("in.csv", dir.path() / "link.csv");
+  fs::create_hard_link(in, dir.path() / "hard.csv");
+  OutputTransaction t;
+  t.add_input(in, "the trace");
+  for (const fs::path& p : {in, dir.path() / "link.csv", dir.path() / "hard.csv", dir.path() / ".." / dir.path().filename() / "in.csv"}) {
+    SCOPED_TRACE(p.string());
+    EXPECT_THROW(t.check_output(p, "-o"), OutputConflict);
+    EXPECT_THROW(t.add_file(p, "x"), OutputConflict);
+  }
+  EXPECT_THROW(t.check_output_folder(dir.path(), {"in.csv"}, "-o"), OutputConflict);
+  EXPECT_THROW(t.add_file_in(dir.path(), "in.csv", "x"), OutputConflict);
+  t.check_output(dir.path() / "out.csv", "--report");
+  expect_contains(error_of([&] { t.check_output(dir.path() / "out.csv", "-o"); }), "is named by both --report and -o");
+  t.add_file(dir.path() / "out.csv", "1");
+  EXPECT_THROW(t.add_file(dir.path() / "out.csv", "2"), OutputConflict);
+  t.commit();
+  EXPECT_EQ(slurp(in), "data\n");
+}
+
+TEST(OutputTransaction, StdoutWaitsForCommitAndAFailedStdoutPublishesNothing) {
+  TempDir dir;
+  {
+    ::testing::internal::CaptureStdout();
+    OutputTransaction t;
+    t.add_stdout("text\n");
+    const std::string before = ::testing::internal::GetCapturedStdout();
+    EXPECT_EQ(before, "");
+    ::testing::internal::CaptureStdout();
+    t.commit();
+    EXPECT_EQ(::testing::internal::GetCapturedStdout(), "text\n");
+  }
+  // /dev/full is written through at commit, before the renames: its failure renames nothing
+  OutputTransaction t;
+  t.add_file(dir.path() / "out.json", "x");
+  t.add_file("/dev/full", "y");
+  expect_contains(error_of([&] { t.commit(); }), "/dev/full: write failed: No space left on device");
+  EXPECT_EQ(entries(dir.path()), 0u);
+}
+
+TEST(OutputTransaction, TheCheckStopsStagingAndCommit) {
+  TempDir dir;
+  bool stop = false;
+  OutputTransaction t([&] {
+    if (stop) throw tpuemu::Error("interrupted");
+  });
+  t.add_file(dir.path() / "a.json", "a");
+  stop = true;
+  EXPECT_THROW(t.add_file(dir.path() / "b.json", "b"), tpuemu::Error);
+  EXPECT_THROW(t.commit(), tpuemu::Error);
+  EXPECT_EQ(entries(dir.path()), 0u);  // a failed commit removes what was staged at once
+}
+
+TEST(OutputTransaction, ASignalHandlerCanRemoveWhatIsStaged) {
+  TempDir dir;
+  OutputTransaction t;
+  t.add_file(dir.path() / "a.json", "a");
+  t.add_file_in(dir.path() / "out", "b.json", "b");
+  EXPECT_EQ(entries(dir.path()), 2u);  // a.json.tmpXXXX and .out.staging-...
+  EXPECT_FALSE(OutputTransaction::publishing_outputs());
+  EXPECT_EQ(OutputTransaction::discard_staged_outputs(), 3);  // two files, one folder
+  EXPECT_EQ(entries(dir.path()), 0u);
 }
 
 }  // namespace

@@ -3,7 +3,11 @@
 #include <algorithm>
 #include <cstdio>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
+
+#include "tpuemu/base/output_transaction.h"
 
 namespace tpuemu::cli {
 
@@ -39,19 +43,32 @@ void ProgressBar::update(const RunProgress& p) {
   shown_ = true;
 }
 
-void InterruptGuard::on_signal(int) { flag_.store(true); }
+void InterruptGuard::on_signal(int sig) {
+  if (!flag_.exchange(true)) return;  // the first: a clean stop at the command's next check
+  if (OutputTransaction::publishing_outputs()) return;  // the renames finish, then the command stops
+  // The second: stop now (a step may run for minutes), leaving no temporary file. Only
+  // async-signal-safe calls from here on.
+  (void)OutputTransaction::discard_staged_outputs();
+  static constexpr char kNothing[] = "tpuemu: interrupted again: stopped at once; nothing was written\n";
+  static constexpr char kAll[] = "tpuemu: interrupted again: stopped at once; every output had been written\n";
+  const bool all = published_.load();
+  (void)!::write(STDERR_FILENO, all ? kAll : kNothing, (all ? sizeof kAll : sizeof kNothing) - 1);
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);  // delivered when this handler returns: the process ends as killed by sig
+}
 
-InterruptGuard::InterruptGuard() {
-  flag_.store(false);
+InterruptGuard::InterruptGuard(bool restore) : restore_(restore) {
+  // The flags stay as they are: a signal noted by an outer guard (main's) still counts in a command.
   struct sigaction sa {};
   sa.sa_handler = &InterruptGuard::on_signal;
   sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESETHAND;  // a second Ctrl-C kills the process the usual way
+  sa.sa_flags = 0;  // no SA_RESTART: a blocked write returns EINTR and is retried after the check
   sigaction(SIGINT, &sa, &old_int_);
   sigaction(SIGTERM, &sa, &old_term_);
 }
 
 InterruptGuard::~InterruptGuard() {
+  if (!restore_) return;
   sigaction(SIGINT, &old_int_, nullptr);
   sigaction(SIGTERM, &old_term_, nullptr);
 }

@@ -24,20 +24,30 @@ class ProgressBar {
   bool shown_ = false;
 };
 
-// While alive, SIGINT and SIGTERM set a flag instead of killing the process; a second signal
-// kills it as usual (SA_RESETHAND). The flag has static storage because a signal handler can reach
-// nothing else: it is the one such object in the program, and only this class touches it.
+// While alive, SIGINT and SIGTERM set a flag instead of killing the process: the command stops
+// at its next check and publishes nothing (CommandOutputs). A second signal stops the process at
+// once, after removing every staged output (OutputTransaction::discard_staged_outputs) and saying
+// so in one line - unless outputs are being renamed into place that very moment: then the renames
+// finish and the command ends as after the first signal. The flags have static storage because a
+// signal handler can reach nothing else: only this class touches them. Guards nest (main holds
+// one for the whole process, a command another): a signal seen by either counts for both.
 class InterruptGuard {
  public:
-  InterruptGuard();
+  // restore: put back the previous handlers when destroyed. main's guard does not: a signal after
+  // the command finished, while the process exits, must not kill it silently with its outputs made.
+  explicit InterruptGuard(bool restore = true);
   ~InterruptGuard();
   InterruptGuard(const InterruptGuard&) = delete;
   InterruptGuard& operator=(const InterruptGuard&) = delete;
   bool interrupted() const { return flag_.load(); }
+  // Every output has been published: what a second signal says from now on.
+  void outputs_published() { published_.store(true); }
 
  private:
   static void on_signal(int);
   static inline std::atomic<bool> flag_{false};
+  static inline std::atomic<bool> published_{false};
+  bool restore_;
   struct sigaction old_int_{}, old_term_{};
 };
 

@@ -72,10 +72,9 @@ std::vector<PlanBuffer> parse_plan_csv(std::string text, std::string source) {
   return read_buffers(CsvReader(std::move(text), std::move(source)));
 }
 
-void write_plan_csv(const std::filesystem::path& path, std::span<const PlanBuffer> buffers,
-                    std::span<const std::uint64_t> offsets) {
+std::string plan_csv_text(std::span<const PlanBuffer> buffers, std::span<const std::uint64_t> offsets) {
   if (offsets.size() != buffers.size()) {
-    throw Error(path.string(), fmt::format("{} offsets for {} buffers", offsets.size(), buffers.size()));
+    throw Error("plan CSV", fmt::format("{} offsets for {} buffers", offsets.size(), buffers.size()));
   }
   bool aligned = false;
   for (const auto& b : buffers) aligned = aligned || b.alignment != 1;
@@ -88,7 +87,12 @@ void write_plan_csv(const std::filesystem::path& path, std::span<const PlanBuffe
       out += fmt::format("{},{},{},{},{}\n", b.id, b.lower, b.upper, b.size, offsets[i]);
     }
   }
-  write_file_atomically(path, out);
+  return out;
+}
+
+void write_plan_csv(const std::filesystem::path& path, std::span<const PlanBuffer> buffers,
+                    std::span<const std::uint64_t> offsets) {
+  write_file_atomically(path, plan_csv_text(buffers, offsets));
 }
 
 }  // namespace tpuemu::alloc

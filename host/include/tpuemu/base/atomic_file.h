@@ -11,6 +11,8 @@
 //   socket - is written through, never replaced: opened for writing without creating or
 //   truncating it. A FIFO without a reader is an error, not a hang. A directory is refused.
 // Every failure throws Error "<path>: <cause>: <errno text>"; no temporary file is left behind.
+// It is an OutputTransaction (output_transaction.h) of one file; a command with several outputs
+// uses one transaction for all of them.
 #pragma once
 
 #include <filesystem>

@@ -74,7 +74,8 @@ std::optional<std::string> check_placement(std::span<const PlanBuffer> buffers,
 std::vector<PlanBuffer> read_plan_csv(const std::filesystem::path& path);
 // The same from text already read; `source` names it in errors.
 std::vector<PlanBuffer> parse_plan_csv(std::string text, std::string source);
-// The input rows plus an `offset` column, written atomically.
+// The input rows plus an `offset` column: as text, and written atomically.
+std::string plan_csv_text(std::span<const PlanBuffer> buffers, std::span<const std::uint64_t> offsets);
 void write_plan_csv(const std::filesystem::path& path, std::span<const PlanBuffer> buffers,
                     std::span<const std::uint64_t> offsets);
 

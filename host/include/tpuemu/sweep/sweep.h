@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tpuemu/base/json.h"
+#include "tpuemu/base/output_transaction.h"
 
 namespace tpuemu::sweep {
 
@@ -133,10 +134,13 @@ std::string sweep_plot_svg(const SweepTable& table, const SweepGrid& grid, std::
 // The table as aligned text columns, for the terminal.
 std::string format_sweep_table(const SweepTable& table, const SweepGrid& grid);
 
-// Writes sweep.csv, sweep.json and plot-<metric>.svg into out_dir (created if absent), all or
-// nothing: every file is made in memory and written to a staging folder beside them first, and
-// only then moved into out_dir, so a failure leaves out_dir as it was. Returns the file names.
-// Throws Error unless the table is complete.
+// Stages sweep.csv, sweep.json and plot-<metric>.svg in out_dir (created if absent) in outputs,
+// which publishes them with the command's other outputs, all or nothing (output_transaction.h).
+// Every file is made in memory before any is staged. Returns the file names. Throws Error
+// unless the table is complete.
+std::vector<std::string> stage_sweep_outputs(const SweepTable& table, const SweepGrid& grid,
+                                             const std::filesystem::path& out_dir, OutputTransaction& outputs);
+// The same as a transaction of its own, committed: out_dir as it was after any failure.
 std::vector<std::string> write_sweep_outputs(const SweepTable& table, const SweepGrid& grid,
                                              const std::filesystem::path& out_dir);
 
