@@ -3,11 +3,12 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
 
 #include "commands.h"
-#include "tpuemu/base/atomic_file.h"
+#include "outputs.h"
 #include "tpuemu/base/error.h"
 #include "tpuemu/config/hbm_config.h"
 #include "tpuemu/hbm_replay/hbm_trace.h"
@@ -23,16 +24,21 @@ struct HbmArgs {
   const CLI::Option* read_ratio = nullptr;
 };
 
-int run_probe(const HbmArgs& a) {
+int run_probe(const HbmArgs& a, CommandOutputs& out) {
   const HbmProbeReport r = probe_hbm(hbm_command_timing_set(a.hbm));
   const nlohmann::json j = hbm_probe_to_json(r);
-  if (!a.common.out.empty()) write_file_atomically(a.common.out, json_text(j));
-  print(a.common, a.common.json ? json_text(j) : format_hbm_probe(r));
+  if (!a.common.out.empty()) out.file(a.common.out, json_text(j));
+  out.print(a.common.json ? json_text(j) : format_hbm_probe(r));
+  out.commit();
   return 0;
 }
 
 int run_hbm(const HbmArgs& a) {
-  if (a.probe) return run_probe(a);
+  CommandOutputs out(a.common);
+  out.input(a.hbm.trace_file, "the --requests-file");
+  if (std::filesystem::is_regular_file(a.hbm.config)) out.input(a.hbm.config, "the --timing-set file");
+  out.check(a.common.out, "-o");
+  if (a.probe) return run_probe(a, out);
   if (a.hbm.trace_file.empty() == a.hbm.pattern.empty()) {
     throw UsageError("hbm: give either --requests-file FILE or --pattern stream|random|stream-add (or --probe)");
   }
@@ -43,8 +49,9 @@ int run_hbm(const HbmArgs& a) {
     std::fprintf(stderr, "tpuemu: replaying through the HBM controller on %s...\n", a.hbm.config.c_str());
   const HbmReplayReport r = run_hbm_command(a.hbm);
   const nlohmann::json j = hbm_report_to_json(r);
-  if (!a.common.out.empty()) write_file_atomically(a.common.out, json_text(j));
-  print(a.common, a.common.json ? json_text(j) : format_hbm_report(r));
+  if (!a.common.out.empty()) out.file(a.common.out, json_text(j));
+  out.print(a.common.json ? json_text(j) : format_hbm_report(r));
+  out.commit();
   return 0;
 }
 

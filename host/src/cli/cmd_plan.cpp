@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "outputs.h"
 #include "tpuemu/alloc/alloc_trace.h"
 #include "tpuemu/alloc/memory_space.h"
 #include "tpuemu/base/atomic_file.h"
@@ -40,8 +41,13 @@ std::string default_output(const std::string& input) {
 double pct(std::uint64_t x, std::uint64_t of) { return of == 0 ? 0.0 : 100.0 * static_cast<double>(x) / static_cast<double>(of); }
 
 int run_plan(const PlanArgs& a) {
+  CommandOutputs out(a.common);
   const std::uint64_t capacity = alloc::parse_bytes(a.capacity);  // validated by the option
   const std::string output = a.common.out.empty() ? default_output(a.input) : a.common.out;
+  // A plan CSV may be planned in place (its rows come back with an offset column, docs/planner.md);
+  // an allocation trace (--space) is another format and never replaced by a plan.
+  if (!a.space.empty()) out.input(a.input, "the allocation trace");
+  out.check(output, "-o");
   const auto buffers = a.space.empty() ? alloc::read_plan_csv(a.input)
                                        : alloc::plan_buffers_from_trace(alloc::read_alloc_trace(a.input), a.space);
   if (buffers.empty()) throw Error(a.input, a.space.empty() ? "no buffers" : fmt::format("no buffers in space '{}'", a.space));
@@ -50,7 +56,7 @@ int run_plan(const PlanArgs& a) {
   options.timeout_seconds = a.timeout;
   const alloc::PlanResult r = alloc::plan_buffers(buffers, options);
   const bool write = r.status != alloc::PlanStatus::Infeasible;
-  if (write) alloc::write_plan_csv(output, buffers, r.offsets);
+  if (write) out.file(output, alloc::plan_csv_text(buffers, r.offsets));
 
   const char* status = r.status == alloc::PlanStatus::Solved ? "solved"
                        : r.status == alloc::PlanStatus::Timeout ? "timeout" : "infeasible";
@@ -61,7 +67,7 @@ int run_plan(const PlanArgs& a) {
                         {"height", r.height}, {"search_nodes", r.search_nodes}, {"seconds", r.seconds}};
     if (!r.reason.empty()) j["reason"] = r.reason;
     if (write) j["output"] = output;
-    print(a.common, json_text(j));
+    out.print(json_text(j));
   } else {
     std::string text;
     text += fmt::format("{}: {} buffers\n", a.input, buffers.size());
@@ -82,8 +88,9 @@ int run_plan(const PlanArgs& a) {
       text += "  result            infeasible\n";
     }
     if (write) text += fmt::format("  wrote             {}\n", output);
-    print(a.common, text);
+    out.print(text);
   }
+  out.commit();
   if (r.status == alloc::PlanStatus::Infeasible) throw Error(a.input, fmt::format("infeasible: {}", r.reason));
   if (r.status == alloc::PlanStatus::Timeout) {
     std::fprintf(stderr, "tpuemu: %s: %s (written to %s)\n", a.input.c_str(), r.reason.c_str(), output.c_str());

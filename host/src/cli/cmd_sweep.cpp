@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "outputs.h"
 #include "progress.h"
 #include "sweep_point.h"
 #include "tpuemu/compile/model.h"
@@ -63,7 +64,11 @@ int run_sweep_command(const SweepArgs& a) {
   if (out_dir == "-") {
     throw UsageError("-o -", "a sweep writes a directory of files; --json prints its table on stdout");
   }
+  CommandOutputs out(a.common);
   const sweep::SweepGrid grid = sweep::load_sweep_grid(a.grid_file);
+  out.input(a.grid_file, "the grid");
+  out.input(grid.model.string(), "the grid's model");
+  out.check_folder(out_dir.string(), {"sweep.csv", "sweep.json"}, "-o");
   // A bad model is one error at its own place, before any point runs (not once per point).
   try {
     (void)load_model(grid.model);
@@ -80,7 +85,6 @@ int run_sweep_command(const SweepArgs& a) {
     exchange.emplace(*mpi);
   }
   const bool root = !exchange || exchange->rank() == 0;
-  InterruptGuard interrupt;
   PointCounter counter(root && !a.common.json && !a.common.quiet && isatty(STDERR_FILENO));
   sweep::SweepOptions options;
   options.jobs = a.jobs;
@@ -93,7 +97,7 @@ int run_sweep_command(const SweepArgs& a) {
   options.progress = [&counter](std::size_t done, std::size_t total) { counter.update(done, total); };
   // Ctrl-C is honoured between points: no new point starts, the running ones finish.
   const sweep::PointRunner runner = [&](const sweep::SweepPoint& point) {
-    if (interrupt.interrupted()) throw Interrupted("interrupted");
+    if (out.interrupted()) throw Interrupted("interrupted");
     return run_sweep_point(point, grid.model, device_jobs);
   };
   sweep::SweepTable table;
@@ -101,7 +105,7 @@ int run_sweep_command(const SweepArgs& a) {
   try {
     table = sweep::run_sweep(grid, runner, options);
   } catch (const Error& e) {
-    if (interrupt.interrupted()) throw Interrupted("sweep: interrupted; nothing was written");
+    if (out.interrupted()) throw Interrupted("sweep: interrupted; nothing was written");
     if (!exchange) throw;
     failure = e.what();
   }
@@ -122,13 +126,15 @@ int run_sweep_command(const SweepArgs& a) {
                                      [](const sweep::SweepRow& row) { return row.results.value("bit_exact", true); });
   if (!root) return all_exact ? 0 : kExitMismatch;
   counter.clear();
-  const std::vector<std::string> files = sweep::write_sweep_outputs(table, grid, out_dir);
+  std::vector<std::string> files;
+  out.stage([&](OutputTransaction& t) { files = sweep::stage_sweep_outputs(table, grid, out_dir, t); });
   if (a.common.json) {
-    print(a.common, json_text(sweep::sweep_json(table, grid)));
+    out.print(json_text(sweep::sweep_json(table, grid)));
   } else {
-    print(a.common, fmt::format("{}{} points; {} in {}\n", sweep::format_sweep_table(table, grid), table.rows.size(),
+    out.print(fmt::format("{}{} points; {} in {}\n", sweep::format_sweep_table(table, grid), table.rows.size(),
                                 fmt::join(files, ", "), out_dir.string()));
   }
+  out.commit();
   // As `tpuemu run`: a point whose result differs from the reference makes the command's outcome.
   return all_exact ? 0 : kExitMismatch;
 }
