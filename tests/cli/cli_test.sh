@@ -31,7 +31,7 @@ expect_error() {
 expect_error zero_shape 2 "is zero" -- run --matmul 0x16x16 --preset small
 expect_error negative_shape 2 "not a positive integer" -- run --matmul 16x-4x16 --preset small
 expect_error absurd_shape 2 "larger than" -- run --matmul 16x16x99999999999 --preset small
-expect_error malformed_shape 2 "expected MxKxN" -- run --matmul 16x16 --preset small
+expect_error malformed_shape 2 "is not MxKxN" -- run --matmul 16x16 --preset small
 expect_error too_many_elements 1 "more than 2\\^31 elements" -- run --matmul 1000000x1000000x16 --preset small
 expect_error out_of_hbm 1 "out of HBM.*capacity" -- run --matmul 30000x30000x16 --preset small
 expect_error unknown_preset 1 "unknown preset.*small" -- run --matmul 16x16x16 --preset nosuch

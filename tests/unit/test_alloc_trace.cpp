@@ -25,6 +25,18 @@ TEST(AllocTraceCsv, ReportsEveryMalformedRowWithLineAndColumn) {
   EXPECT_EQ(parse_error(header + "0,alloc,a,64\n0,alloc,a,64\n"),
             "t.csv:3:9: alloc of 'a', which is still live (allocated on line 2)");
   EXPECT_EQ(parse_error(header + "5,alloc,a,64\n4,free,a,\n"), "t.csv:3:1: time 4 goes backwards (previous event at 5)");
+  // A free may repeat its alloc's fields; another value would be ignored, so it is refused.
+  EXPECT_EQ(parse_error(header + "0,alloc,a,128\n1,free,a,64\n"),
+            "t.csv:3:10: free of 'a' with size 64, but it was allocated with size 128 on line 2");
+  EXPECT_NO_THROW((void)parse_alloc_trace(header + "0,alloc,a,128\n1,free,a,128\n", "t.csv"));
+  const std::string all = "time,event,id,size,alignment,space,padding,owner\n";
+  EXPECT_EQ(parse_error(all + "0,alloc,a,128,64,hbm,0,w\n1,free,a,,32,hbm,,\n"),
+            "t.csv:3:11: free of 'a' with alignment 32, but it was allocated with alignment 64 on line 2");
+  EXPECT_EQ(parse_error(all + "0,alloc,a,128,64,hbm,8,w\n1,free,a,,,hbm,0,\n"),
+            "t.csv:3:16: free of 'a' with padding 0, but it was allocated with padding 8 on line 2");
+  EXPECT_EQ(parse_error(all + "0,alloc,a,128,64,hbm,0,w\n1,free,a,,,hbm,,v\n"),
+            "t.csv:3:17: free of 'a' by owner 'v', but it was allocated by 'w' on line 2");
+  EXPECT_NO_THROW((void)parse_alloc_trace(all + "0,alloc,a,128,64,vmem,8,w\n1,free,a,128,64,vmem,8,w\n", "t.csv"));
   EXPECT_EQ(parse_error(header + "0,alloc,a,0\n"), "t.csv:2:11: alloc of 'a' with size 0");
   EXPECT_EQ(parse_error("time,event,id,size,alignment\n0,alloc,a,64,24\n"), "t.csv:2:14: alignment 24 is not a power of two");
 }

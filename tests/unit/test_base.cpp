@@ -3,13 +3,19 @@
 
 #include "test_support.h"
 
+#include <sys/stat.h>
+
+#include <chrono>
+#include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tpuemu/base/error.h"
 #include "tpuemu/base/input_file.h"
 #include "tpuemu/base/json.h"
 #include "tpuemu/base/markup.h"
+#include "tpuemu/base/text.h"
 
 namespace tpuemu {
 namespace {
@@ -105,7 +111,10 @@ TEST(ErrorType, FormatsPlaces) {
   EXPECT_STREQ(Error::in_buffer("weights", 0x1f40, "out of range").what(),
                "buffer 'weights' at 0x1f40: out of range");
   EXPECT_STREQ(Error("no place").what(), "no place");
-  EXPECT_STREQ(Error("a\nb", "c\r\nd").what(), "a b: c  d");
+  // Control characters (a name's newline, a terminal escape) are shown escaped, on one line.
+  EXPECT_STREQ(Error("a\nb", "c\r\nd").what(), "a\\nb: c\\r\\nd");
+  EXPECT_STREQ(Error("layer '\x1b[2Jx\ty'", "bad").what(), "layer '\\x1b[2Jx\\ty': bad");
+  EXPECT_EQ(Error(Error("a\nb").what()).cause(), "a\\nb");  // escaping twice changes nothing
   const Error inner("w5", "reserved bits");
   EXPECT_STREQ(inner.within("instruction 3").what(), "instruction 3: w5: reserved bits");
   EXPECT_EQ(inner.within("instruction 3").cause(), "reserved bits");
@@ -154,6 +163,48 @@ TEST(InputLimits, EndlessAndOversizedInputsAreRefused) {
   tpuemu::test::expect_contains(tpuemu::test::error_of([&] { (void)tpuemu::read_input_file(dir.path() / "none", small); }),
                                 "none: cannot open: No such file or directory");
   EXPECT_EQ(tpuemu::limit_text(std::size_t{16} << 20), "16 MiB");
+}
+
+TEST(InputLimits, AFifoWithoutWriterIsAnErrorNotAHang) {
+  tpuemu::test::TempDir dir;
+  const auto fifo = dir.path() / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(tpuemu::test::error_of([&] { (void)tpuemu::read_input_file(fifo, tpuemu::kJsonInput); }),
+            fifo.string() + ": no process opened the FIFO for writing within 5 s");
+  EXPECT_GE(std::chrono::steady_clock::now() - start, tpuemu::kFifoWriterWait);
+  // A writer that comes a little later is waited for, and its text read whole.
+  std::thread writer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    std::ofstream(fifo) << "{\"a\": 1}\n";
+  });
+  EXPECT_EQ(tpuemu::read_input_file(fifo, tpuemu::kJsonInput), "{\"a\": 1}\n");
+  writer.join();
+}
+
+// ---- text for a terminal ---------------------------------------------------------------------
+
+TEST(Text, ControlCharactersArePrintedEscaped) {
+  EXPECT_EQ(tpuemu::printable("plain name, caf\xc3\xa9 \\ ok"), "plain name, caf\xc3\xa9 \\ ok");
+  EXPECT_EQ(tpuemu::printable("a\nb\rc\td\x1b[31me\x7f\x01"), "a\\nb\\rc\\td\\x1b[31me\\x7f\\x01");
+  EXPECT_EQ(tpuemu::printable(std::string("nul\0byte", 8)), "nul\\x00byte");
+  EXPECT_EQ(tpuemu::printable_lines("line 1\nname \x1b[2J\n"), "line 1\nname \\x1b[2J\n");
+}
+
+TEST(Text, WideValuesNeverRunColumnsTogether) {
+  const tpuemu::TextColumn columns[] = {{6, false, 0}, {5, true, 1}};
+  // Within the minimum widths the layout is fixed.
+  EXPECT_EQ(tpuemu::text_table(columns, {{"a", "1", "22"}, {"bb", "333", "4"}}, "  "),
+            "  a          1    22\n"
+            "  bb       333     4\n");
+  // A value wider than its column widens the column for every row; one space always separates.
+  EXPECT_EQ(tpuemu::text_table(columns, {{"label", "18446744073709551615", "1"}, {"x", "2", "3"}}),
+            "label  18446744073709551615     1\n"
+            "x                         2     3\n");
+  // Widths count characters, not bytes.
+  EXPECT_EQ(tpuemu::text_table(columns, {{"caf\xc3\xa9", "1"}, {"tea", "2"}}),
+            "caf\xc3\xa9       1\n"
+            "tea        2\n");
 }
 
 // Found by scripts/fuzz.sh: a number too large for a double is a positioned Error, not the

@@ -93,8 +93,8 @@ TEST(Collectives, MeshesAreChecked) {
   };
   EXPECT_EQ(message("2x2", 4), "--mesh 2x2: a 2-D torus needs an interconnect with topology torus2d, the preset's is ring");
   EXPECT_EQ(message("3", 4), "--mesh 3 has 3 devices, --devices is 4");
-  EXPECT_EQ(message("2y2", 4), "--mesh 2y2: expected N or AxB with positive integers");
-  EXPECT_EQ(message("0x4", 0), "--mesh 0x4: expected N or AxB with positive integers");
+  EXPECT_EQ(message("2y2", 4), "--mesh: '2y2' is not N or AxB with positive integers");
+  EXPECT_EQ(message("0x4", 0), "--mesh: '0x4' is not N or AxB with positive integers");
 }
 
 TEST(Collectives, ShippedPresetsCarryAnInterconnect) {

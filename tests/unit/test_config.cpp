@@ -141,7 +141,9 @@ TEST(Presets, InvalidValuesAreRejectedWithPointer) {
       {"/queue_depth", 0, "must be in [1, 255]"},
       {"/queue_depth", 256, "must be in [1, 255]"},
       {"/mem_outstanding", 0, "must be in [1, 1024]"},
-      {"/clock_ghz", 0, "must be in (0, 100]"},
+      {"/clock_ghz", 0, "must be in [0.001, 100]"},
+      {"/clock_ghz", 1e-300, "must be in [0.001, 100], got 1e-300"},  // not a clock: infinite seconds
+      {"/clock_ghz", 1000, "must be in [0.001, 100]"},
       {"/clock_ghz", "fast", "expected a number"},
       {"/name", "", "non-empty"},
       {"/name", "a b", "non-empty [A-Za-z0-9._-] name"},

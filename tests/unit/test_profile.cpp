@@ -1,6 +1,7 @@
 // Layer profile: the moment a memory profile shows, and the kinds and layers of buffers.
 #include <gtest/gtest.h>
 
+#include "test_support.h"
 #include "tpuemu/alloc/alloc_trace.h"
 #include "tpuemu/profile/chrome_trace.h"
 #include "tpuemu/profile/memory_profile.h"
@@ -31,6 +32,11 @@ TEST(MemoryProfile, PeakIsTheStateAfterEveryEventAtItsTime) {
   EXPECT_EQ(end.live_bytes, 110u);
   const MemorySnapshot t3 = snapshot_at(sample_trace(), ProfileMoment::parse("3"));
   EXPECT_EQ(t3.live_bytes, 150u);
+  EXPECT_EQ(snapshot_at(sample_trace(), ProfileMoment::parse("9")).live_bytes, 110u);  // the last event's cycle
+  // After the last event the run is over: an empty profile is refused, not written.
+  EXPECT_EQ(test::error_of([] { (void)snapshot_at(sample_trace(), ProfileMoment::parse("10")); }),
+            "--profile-at 10: after the end of the run (its last allocation event is at cycle 9): the profile would "
+            "be empty; give a cycle up to 9, peak or end");
   EXPECT_THROW((void)ProfileMoment::parse("-1"), Error);
   EXPECT_THROW((void)ProfileMoment::parse("middle"), Error);
 }

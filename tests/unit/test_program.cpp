@@ -456,5 +456,18 @@ TEST(CheckProgram, RequiresAnEnd) {
   EXPECT_NE(after[0].find("never fetched"), std::string::npos);
 }
 
+// A program from a .s file: every problem names its line there (comments and blank lines count).
+TEST(CheckProgram, ProblemsNameTheSourceLine) {
+  const SourceProgram p = assemble_source("# header\n\nnop.dma\n  # note\ndma hbm=3 local=0 len=1 count=1 path=hbm2vmem\nend\nnop.dma\n",
+                                          "prog.s");
+  ASSERT_EQ(p.lines, (std::vector<std::size_t>{3, 5, 6, 7}));
+  const auto problems = check_program(p, small_preset());
+  ASSERT_EQ(problems.size(), 2u);
+  EXPECT_EQ(problems[0].rfind("prog.s:5: instruction 1 (dma): hbm address 0x3 is not aligned", 0), 0u) << problems[0];
+  EXPECT_EQ(problems[1], "prog.s:7: instructions after the end at 2 are never fetched");
+  EXPECT_EQ(check_program(assemble_source("nop.dma\n", "x.s"), small_preset()).front(),
+            "x.s: program has no end instruction: fetch would run past it");
+}
+
 }  // namespace
 }  // namespace tpuemu

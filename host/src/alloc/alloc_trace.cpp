@@ -10,6 +10,7 @@
 #include "tpuemu/alloc/csv_reader.h"
 #include "tpuemu/base/atomic_file.h"
 #include "tpuemu/base/error.h"
+#include "tpuemu/base/text.h"
 
 namespace tpuemu::alloc {
 namespace {
@@ -34,7 +35,8 @@ AllocTrace read_events(CsvReader csv) {
   csv.require_columns({"time", "event", "id"});
   AllocTrace trace;
   trace.source = csv.source();
-  std::unordered_map<std::string, std::size_t> live;  // id -> line of its alloc
+  // space + id -> its alloc: the line, and the event, which a free's optional fields must repeat.
+  std::unordered_map<std::string, TraceEvent> live;
   std::uint64_t last_time = 0;
   while (csv.next_row()) {
     TraceEvent e;
@@ -69,13 +71,31 @@ AllocTrace read_events(CsvReader csv) {
       if (e.owner.empty()) e.owner = e.id;
       if (const auto it = live.find(key); it != live.end()) {
         throw csv.error_at("id", fmt::format("alloc of '{}', which is still live (allocated on line {})", e.id,
-                                             it->second));
+                                             it->second.line));
       }
-      live.emplace(key, e.line);
+      live.emplace(key, e);
     } else {
-      if (live.erase(key) == 0) {
-        throw csv.error_at("id", fmt::format("free of unknown id '{}' in space {}", e.id, e.space));
+      const auto it = live.find(key);
+      if (it == live.end()) throw csv.error_at("id", fmt::format("free of unknown id '{}' in space {}", e.id, e.space));
+      // A free may leave size, alignment, padding and owner empty or repeat its alloc's; a
+      // different value would be ignored by the replay, so it is refused instead.
+      const TraceEvent& a = it->second;
+      const auto same = [&](std::string_view column, std::uint64_t allocated) {
+        if (!csv.has_value(column)) return;
+        const std::uint64_t given = csv.unsigned_field(column);
+        if (given != allocated) {
+          throw csv.error_at(column, fmt::format("free of '{}' with {} {}, but it was allocated with {} {} on line {}",
+                                                 e.id, column, given, column, allocated, a.line));
+        }
+      };
+      same("size", a.size);
+      same("alignment", a.alignment);
+      same("padding", a.padding);
+      if (const std::string owner = csv.field_or("owner", ""); !owner.empty() && owner != a.owner) {
+        throw csv.error_at("owner", fmt::format("free of '{}' by owner '{}', but it was allocated by '{}' on line {}",
+                                                e.id, owner, a.owner, a.line));
       }
+      live.erase(it);
     }
     trace.events.push_back(std::move(e));
   }
@@ -204,12 +224,13 @@ std::string format_replay(const ReplayResult& result) {
     std::size_t j = i;
     while (j < result.runs.size() && result.runs[j].metrics.space == result.runs[i].metrics.space) ++j;
     const SpaceMetrics& first = result.runs[i].metrics;
-    out += fmt::format("{} space '{}', capacity {} ({} bytes)\n", result.source, first.space,
+    out += fmt::format("{} space '{}', capacity {} ({} bytes)\n", printable(result.source), printable(first.space),
                        format_bytes(first.capacity), first.capacity);
+    // One column per policy; text_table widens a column for a value wider than 13 characters.
+    std::vector<std::vector<std::string>> rows;
     auto row = [&](std::string_view label, auto value_of) {
-      out += fmt::format("  {:<34}", label);
-      for (std::size_t k = i; k < j; ++k) out += fmt::format("{:>14}", value_of(result.runs[k].metrics));
-      out += '\n';
+      std::vector<std::string>& cells = rows.emplace_back(1, std::string(label));
+      for (std::size_t k = i; k < j; ++k) cells.push_back(value_of(result.runs[k].metrics));
     };
     row("policy", [](const SpaceMetrics& m) { return m.policy; });
     row("allocations", [](const SpaceMetrics& m) { return std::to_string(m.allocations); });
@@ -227,9 +248,11 @@ std::string format_replay(const ReplayResult& result) {
     row("at end: in use", [](const SpaceMetrics& m) { return format_bytes(m.now.in_use_bytes); });
     row("at end: free blocks", [](const SpaceMetrics& m) { return std::to_string(m.now.free_blocks); });
     row("at end: largest free block", [](const SpaceMetrics& m) { return format_bytes(m.now.largest_free_block); });
+    const TextColumn columns[] = {{34, false, 0}, {13, true, 1}};
+    out += text_table(columns, rows, "  ");
     for (std::size_t k = i; k < j; ++k) {
       if (result.runs[k].first_failure) {
-        out += fmt::format("  {} first failure: {}\n", result.runs[k].metrics.policy, *result.runs[k].first_failure);
+        out += fmt::format("  {} first failure: {}\n", result.runs[k].metrics.policy, printable(*result.runs[k].first_failure));
       }
     }
     i = j;

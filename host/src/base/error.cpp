@@ -2,18 +2,15 @@
 
 #include <fmt/format.h>
 
+#include "tpuemu/base/text.h"
+
 namespace tpuemu {
 namespace {
 
 // Messages are promised to be one line; a stray newline (e.g. from a JSON string echoed back)
-// would break log parsing and editors' file:line matching.
-std::string one_line(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c == '\n' || c == '\r') c = ' ';
-  }
-  return out;
-}
+// would break log parsing and editors' file:line matching, and an escape sequence in a name would
+// reach the terminal: every control character is shown escaped (\n, \x1b).
+std::string one_line(std::string_view s) { return printable(s); }
 
 std::string compose(const std::string& place, const std::string& cause) {
   return place.empty() ? cause : place + ": " + cause;

@@ -1,8 +1,11 @@
 #include "tpuemu/base/input_file.h"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -19,11 +22,39 @@ std::string limit_text(std::size_t bytes) {
   return fmt::format("{} B", bytes);
 }
 
+namespace {
+
+// Opens path for reading. O_NONBLOCK: opening a FIFO does not wait for a writer (a blocking open
+// would wait forever); the first data or the first writer's close is then awaited for at most
+// kFifoWriterWait, and the descriptor made blocking again for the reads.
+int open_input(const std::filesystem::path& path, const std::string& name) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) throw Error(name, fmt::format("cannot open: {}", std::strerror(errno)));
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) {
+    using Clock = std::chrono::steady_clock;
+    const Clock::time_point deadline = Clock::now() + kFifoWriterWait;
+    pollfd p{fd, POLLIN, 0};
+    int ready = 0;
+    do {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      ready = ::poll(&p, 1, static_cast<int>(std::max<std::chrono::milliseconds::rep>(left.count(), 0)));
+    } while (ready < 0 && errno == EINTR);
+    if (ready <= 0) {
+      ::close(fd);
+      throw Error(name, fmt::format("no process opened the FIFO for writing within {} s", kFifoWriterWait.count()));
+    }
+  }
+  if (const int flags = ::fcntl(fd, F_GETFL); flags >= 0) (void)::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  return fd;
+}
+
+}  // namespace
+
 std::string read_input_file(const std::filesystem::path& path, const InputLimits& limits) {
   const bool standard_input = path == "-";
   const std::string name = standard_input ? std::string("standard input") : path.string();
-  const int fd = standard_input ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) throw Error(name, fmt::format("cannot open: {}", std::strerror(errno)));
+  const int fd = standard_input ? STDIN_FILENO : open_input(path, name);
   std::string text;
   std::size_t line = 1, line_start = 0;
   char buf[1 << 16];

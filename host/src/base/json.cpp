@@ -299,12 +299,12 @@ std::int64_t JsonObjectReader::get_int(std::string_view key, std::int64_t min, s
   throw error(key, fmt::format("must be in [{}, {}], got {}", min, max, v.dump()));
 }
 
-double JsonObjectReader::get_number(std::string_view key, double min_exclusive, double max) {
+double JsonObjectReader::get_number(std::string_view key, double min, double max) {
   const auto& v = require(key);
   if (!v.is_number()) throw error(key, fmt::format("expected a number, got {}", type_name(v)));
   const double x = v.get<double>();
-  if (!(x > min_exclusive && x <= max) || !std::isfinite(x)) {
-    throw error(key, fmt::format("must be in ({}, {}], got {}", min_exclusive, max, v.dump()));
+  if (!(x >= min && x <= max) || !std::isfinite(x)) {
+    throw error(key, fmt::format("must be in [{}, {}], got {}", min, max, v.dump()));
   }
   return x;
 }

@@ -2,13 +2,17 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <bit>
 #include <charconv>
 #include <cmath>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "tpuemu/alloc/memory_space.h"
 #include "tpuemu/base/atomic_file.h"
+#include "tpuemu/base/text.h"
 
 namespace tpuemu::cli {
 
@@ -49,16 +53,88 @@ CLI::Validator finite_in(double min, double max) {
       "NUMBER");
 }
 
-CLI::Validator byte_count() {
+CLI::Validator byte_count(std::uint64_t multiple) {
   return CLI::Validator(
-      [](std::string& text) -> std::string {
+      [multiple](std::string& text) -> std::string {
+        std::uint64_t bytes = 0;
         try {
-          if (alloc::parse_bytes(text) > 0) return {};
+          bytes = alloc::parse_bytes(text);
         } catch (const Error&) {
         }
-        return fmt::format("'{}' is not a byte count (e.g. 65536, 64KiB, 16MiB)", text);
+        if (bytes == 0) return fmt::format("'{}' is not a byte count (e.g. 65536, 64KiB, 16MiB)", text);
+        if (bytes % multiple != 0) return fmt::format("{} is not a multiple of {} bytes", text, multiple);
+        return {};
       },
       "BYTES");
+}
+
+CLI::Validator one_of(std::vector<std::string> names, std::string type_name) {
+  return CLI::Validator(
+      [names = std::move(names)](std::string& text) -> std::string {
+        if (std::find(names.begin(), names.end(), text) != names.end()) return {};
+        return fmt::format("'{}' is not one of {}", text, fmt::join(names, ", "));
+      },
+      std::move(type_name));
+}
+
+std::vector<std::string> split_list(std::string_view text) {
+  std::vector<std::string> items;
+  for (std::size_t start = 0; start <= text.size();) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    items.emplace_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return items;
+}
+
+CLI::Validator list_of(CLI::Validator item, ListItems kind, std::string type_name) {
+  return CLI::Validator(
+      [item, kind](std::string& text) -> std::string {
+        const std::vector<std::string> items = split_list(text);
+        for (std::size_t i = 0; i < items.size(); ++i) {
+          if (items[i].empty()) return fmt::format("'{}': item {} is empty", text, i + 1);
+          const auto before = items.begin() + static_cast<std::ptrdiff_t>(i);
+          if (kind == ListItems::Distinct && std::find(items.begin(), before, items[i]) != before)
+            return fmt::format("'{}': '{}' is given twice", text, items[i]);
+          std::string value = items[i];
+          if (std::string problem = item(value); !problem.empty()) return problem;
+        }
+        return {};
+      },
+      std::move(type_name));
+}
+
+CLI::Validator power_of_two_in(std::uint64_t min, std::uint64_t max) {
+  const CLI::Validator range = unsigned_in(min, max);
+  return CLI::Validator(
+      [range](std::string& text) -> std::string {
+        if (std::string problem = range(text); !problem.empty()) return problem;
+        if (!std::has_single_bit(std::stoull(text))) return fmt::format("{} is not a power of two", text);
+        return {};
+      },
+      "N");
+}
+
+CLI::Validator parsed_by(std::function<void(const std::string&)> parse, std::string type_name) {
+  return CLI::Validator(
+      [parse = std::move(parse)](std::string& text) -> std::string {
+        try {
+          parse(text);
+        } catch (const Error& e) {
+          return e.cause();  // CLI11 names the option; the place of a parser's Error is that option
+        }
+        return {};
+      },
+      std::move(type_name));
+}
+
+void refuse_empty_values(CLI::App& cmd) {
+  const CLI::Validator non_empty(
+      [](std::string& text) -> std::string { return text.empty() ? std::string("an empty value is not a value") : std::string(); },
+      "");
+  for (CLI::Option* option : cmd.get_options()) {
+    if (option->get_type_size() != 0) option->check(non_empty);
+  }
 }
 
 CLI::Validator input_file() {
@@ -76,7 +152,9 @@ std::string json_text(const nlohmann::json& j, JsonStyle style) {
 
 void print(const CommonOptions& options, std::string_view text) {
   if (options.quiet) return;
-  write_file_atomically("-", text);
+  // A name in a report (a layer, a workload, an owner) may hold control characters: shown escaped,
+  // never sent to the terminal. JSON escapes them itself; its newlines are kept.
+  write_file_atomically("-", printable_lines(text));
 }
 
 }  // namespace tpuemu::cli

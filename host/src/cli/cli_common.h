@@ -4,9 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -54,18 +56,38 @@ CLI::Validator unsigned_in(std::uint64_t min, std::uint64_t max, std::string nam
 inline CLI::Validator any_unsigned() { return unsigned_in(0, std::numeric_limits<std::uint64_t>::max()); }
 // A finite number in [min, max] (no nan, no inf); the message shows the bounds readably.
 CLI::Validator finite_in(double min, double max);
-// A byte count: 65536, 64KiB, 16MiB, 1GiB (alloc::parse_bytes), larger than zero.
-CLI::Validator byte_count();
+// A byte count: 65536, 64KiB, 16MiB, 1GiB (alloc::parse_bytes), larger than zero and a multiple
+// of `multiple`.
+CLI::Validator byte_count(std::uint64_t multiple = 1);
 
 // An input file that exists, or "-" for standard input.
 CLI::Validator input_file();
+
+// The validators below make every malformed option value a usage error (exit 2) when the command
+// line is parsed, before anything is read or run (docs/cli.md, "Inputs").
+// One of `names` (the message lists them).
+CLI::Validator one_of(std::vector<std::string> names, std::string type_name = "NAME");
+// A comma-separated list: no empty item ("1,,2"), each passing `item`; with `distinct`, no item
+// twice ("bfc,bfc": a set, where a repeated item would be ignored).
+enum class ListItems { Distinct, MayRepeat };
+CLI::Validator list_of(CLI::Validator item, ListItems items, std::string type_name = "LIST");
+// The items of a list list_of has checked.
+std::vector<std::string> split_list(std::string_view text);
+// A power of two in [min, max].
+CLI::Validator power_of_two_in(std::uint64_t min, std::uint64_t max);
+// Text that `parse` accepts; the cause of the Error it throws is the message.
+CLI::Validator parsed_by(std::function<void(const std::string&)> parse, std::string type_name);
+// Every option of cmd that takes a value refuses an empty one ("--space ''", "--report ''"), which
+// would otherwise read as the option not given. main applies it to every subcommand.
+void refuse_empty_values(CLI::App& cmd);
 
 // The JSON text of every JSON the CLI prints or writes: indented, and bytes that are not UTF-8
 // (file names, owners) replaced by U+FFFD instead of an exception.
 enum class JsonStyle { Indented, Compact };
 std::string json_text(const nlohmann::json& j, JsonStyle style = JsonStyle::Indented);
 
-// Writes text to stdout and checks it (Error "standard output: write failed: ..."), unless quiet.
+// Writes text to stdout and checks it (Error "standard output: write failed: ..."), unless quiet;
+// control characters other than newlines are written escaped (printable_lines).
 void print(const CommonOptions& options, std::string_view text);
 
 }  // namespace tpuemu::cli

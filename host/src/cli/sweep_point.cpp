@@ -44,7 +44,8 @@ nlohmann::json run_sweep_point(const sweep::SweepPoint& point, const std::filesy
   ss.jobs = device_jobs;
   const Model model = load_model(model_path);
   // The defaults of `tpuemu run`: the model's preset and buffers, else default and 2.
-  const Preset preset = load_preset(string_axis(point, "preset", model.preset.value_or("default")));
+  const Preset preset = point.find("preset") != nullptr ? load_preset(string_axis(point, "preset", ""))
+                                                        : load_model_preset(model);
   RunSettings settings;
   settings.backend = string_axis(point, "backend", settings.backend);
   settings.allocator = string_axis(point, "allocator", settings.allocator);

@@ -8,6 +8,7 @@
 
 #include "tpuemu/base/error.h"
 #include "tpuemu/base/json.h"
+#include "tpuemu/config/config.h"
 
 namespace tpuemu {
 
@@ -19,6 +20,25 @@ std::string_view layer_kind_name(LayerKind kind) {
     case LayerKind::Gather: return "gather";
   }
   return "?";
+}
+
+const std::vector<std::string>& model_file_kinds() {
+  static const std::vector<std::string> kinds = [] {
+    std::vector<std::string> k = workload_kinds();
+    k.push_back("model");
+    return k;
+  }();
+  return kinds;
+}
+
+Preset load_model_preset(const Model& model) {
+  if (!model.preset) return load_preset("default");
+  try {
+    return load_preset(*model.preset);
+  } catch (const Error& e) {
+    if (model.preset_place.empty()) throw;
+    throw Error(model.preset_place, fmt::format("/preset: {}", e.what()));
+  }
 }
 
 const std::vector<std::string>& model_layer_kinds() {
@@ -105,7 +125,11 @@ struct Parser {
     RawLayer r;
     r.pointer = pointer;
     JsonObjectReader lr(doc, r.pointer);
-    if (lr.has("name")) name = lr.get_string("name");
+    if (lr.has("name")) {
+      name = lr.get_string("name");
+      // "" would be the name of no tensor ("input": "" reads the layer before) and print as ''.
+      if (name.empty()) throw lr.error("name", "a layer's name must not be empty (leave \"name\" out for layerN)");
+    }
     r.layer.name = name;
     if (!lr.has("kind")) throw lr.error("", fmt::format("layer '{}': missing \"kind\" ({})", r.layer.name, kinds_text()));
     const std::string kind = lr.get_string("kind");
@@ -336,6 +360,7 @@ Model model_from_workload(const Workload& w) {
   m.batch = w.batch;
   m.seed = w.seed;
   m.preset = w.preset;
+  m.preset_place = w.preset_place;
   m.buffers = w.buffers;
   m.input = {1, 1, w.layers.front().in_features};
   for (std::size_t i = 0; i < w.layers.size(); ++i) {
@@ -360,8 +385,15 @@ Model load_model(const std::filesystem::path& path) { return load_model(JsonDocu
 Model load_model(const JsonDocument& doc, const std::filesystem::path& path) {
   {
     JsonObjectReader probe(doc, "");
-    if (probe.has("kind") && probe.get_string("kind") != "model") {
-      return model_from_workload(load_workload(doc, path));
+    if (probe.has("kind")) {
+      const std::string kind = probe.get_string("kind");
+      const auto& workloads = workload_kinds();
+      if (std::find(workloads.begin(), workloads.end(), kind) != workloads.end()) {
+        return model_from_workload(load_workload(doc, path));
+      }
+      if (kind != "model") {
+        throw probe.error("kind", fmt::format("unknown workload kind '{}' ({})", kind, expected_kinds_text(model_file_kinds())));
+      }
     }
   }
   JsonObjectReader root(doc, "");
@@ -371,10 +403,19 @@ Model load_model(const JsonDocument& doc, const std::filesystem::path& path) {
   root.get_string("kind");
   m.batch = root.has("batch") ? root.get_uint("batch", 1, kMaxDimension) : 1;
   m.seed = root.has("seed") ? root.get_uint("seed") : 1;
-  if (root.has("preset")) m.preset = root.get_string("preset");
+  if (root.has("preset")) {
+    m.preset = root.get_string("preset");
+    m.preset_place = doc.error_at("/preset", "").place();
+  }
   if (root.has("buffers")) m.buffers = static_cast<unsigned>(root.get_uint("buffers", 1, 3));
   JsonObjectReader in = root.get_object("input");
   if (in.has("name")) m.input_name = in.get_string("name");
+  if (m.input_name.empty()) throw in.error("name", "the input's name must not be empty (leave \"name\" out for \"input\")");
+  if (in.has("features") && in.has("channels")) {
+    // Two ways to give the width: a vector or sequence (features) or an image (channels).
+    throw in.error("channels", "give either \"features\" (a vector or sequence) or \"height\", \"width\" and "
+                               "\"channels\" (an image), not both");
+  }
   if (in.has("features")) {
     m.input.channels = in.get_uint("features", 1, kMaxDimension);
     if (in.has("sequence")) m.input.width = in.get_uint("sequence", 1, kMaxDimension);

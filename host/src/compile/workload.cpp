@@ -6,6 +6,7 @@
 
 #include "tpuemu/base/error.h"
 #include "tpuemu/config/config.h"
+#include "tpuemu/layout/layout.h"
 
 namespace tpuemu {
 
@@ -33,14 +34,14 @@ Workload parse_matmul_shape(const std::string& text, bool requantize, std::uint6
   for (int i = 0; i < 3; ++i) {
     const std::size_t end = i < 2 ? text.find('x', pos) : text.size();
     if (end == std::string::npos) {
-      throw Error(fmt::format("--matmul '{}': expected MxKxN, e.g. 512x512x512", text));
+      throw Error("--matmul", fmt::format("'{}' is not MxKxN (e.g. 512x512x512)", text));
     }
     const std::string part = text.substr(pos, end - pos);
     const char* first = part.data();
     const char* last = part.data() + part.size();
     auto [ptr, ec] = std::from_chars(first, last, dims[i]);
     if (part.empty() || ec != std::errc() || ptr != last) {
-      throw Error(fmt::format("--matmul '{}': '{}' is not a positive integer", text, part));
+      throw Error("--matmul", fmt::format("'{}': '{}' is not a positive integer", text, part));
     }
     pos = end + 1;
   }
@@ -56,10 +57,21 @@ void validate_workload(const Workload& w) {
   };
   check_dim(w.batch, "batch (M)");
   if (w.layers.empty()) throw Error(fmt::format("workload '{}': no layers", w.name));
+  // Every matrix of a layer must be one that can be laid out: refused here, with the workload's
+  // own sizes, not by the layout in the middle of compiling. Dimensions are at most 2^20, so the
+  // products fit.
+  const auto check_matrix = [&](std::size_t i, std::string_view what, std::uint64_t rows, std::uint64_t cols) {
+    if (rows * cols > static_cast<std::uint64_t>(kMaxTensorElements)) {
+      throw Error(fmt::format("workload '{}': layer {}: {} is {}x{}, more than 2^31 elements", w.name, i, what, rows, cols));
+    }
+  };
   for (std::size_t i = 0; i < w.layers.size(); ++i) {
     const LayerSpec& l = w.layers[i];
     check_dim(l.in_features, fmt::format("layer {} in_features (K)", i));
     check_dim(l.out_features, fmt::format("layer {} out_features (N)", i));
+    check_matrix(i, "the input (MxK)", w.batch, l.in_features);
+    check_matrix(i, "the weights (KxN)", l.in_features, l.out_features);
+    check_matrix(i, "the output (MxN)", w.batch, l.out_features);
     if (i > 0 && l.in_features != w.layers[i - 1].out_features) {
       throw Error(fmt::format("workload '{}': layer {} takes {} features but layer {} gives {}", w.name, i,
                               l.in_features, i - 1, w.layers[i - 1].out_features));
@@ -71,6 +83,17 @@ void validate_workload(const Workload& w) {
   }
 }
 
+const std::vector<std::string>& workload_kinds() {
+  static const std::vector<std::string> kinds = {"matmul", "mlp"};
+  return kinds;
+}
+
+std::string expected_kinds_text(const std::vector<std::string>& kinds) {
+  std::string s = "expected one of";
+  for (std::size_t i = 0; i < kinds.size(); ++i) s += fmt::format("{} \"{}\"", i == 0 ? "" : ",", kinds[i]);
+  return s;
+}
+
 Workload load_workload(const std::filesystem::path& path) { return load_workload(JsonDocument::load(path), path); }
 
 Workload load_workload(const JsonDocument& doc, const std::filesystem::path& path) {
@@ -79,7 +102,10 @@ Workload load_workload(const JsonDocument& doc, const std::filesystem::path& pat
   w.name = root.has("name") ? root.get_string("name") : path.stem().string();
   const std::string kind = root.get_string("kind");
   w.seed = root.has("seed") ? root.get_uint("seed") : 1;
-  if (root.has("preset")) w.preset = root.get_string("preset");
+  if (root.has("preset")) {
+    w.preset = root.get_string("preset");
+    w.preset_place = doc.error_at("/preset", "").place();
+  }
   if (root.has("buffers")) w.buffers = static_cast<unsigned>(root.get_uint("buffers", 1, 3));
   if (kind == "matmul") {
     const auto m = root.get_uint("m", 1, kMaxDimension);
@@ -89,10 +115,12 @@ Workload load_workload(const JsonDocument& doc, const std::filesystem::path& pat
     const std::string name = w.name;
     const auto seed = w.seed;
     auto preset = w.preset;
+    auto preset_place = w.preset_place;
     auto buffers = w.buffers;
     w = make_matmul_workload(m, k, n, rq, seed);
     w.name = name;
     w.preset = preset;
+    w.preset_place = preset_place;
     w.buffers = buffers;
     if (rq && root.has("shift")) w.layers[0].shift = static_cast<unsigned>(root.get_uint("shift", 0, 63));
     if (rq && root.has("scale")) {
@@ -129,7 +157,7 @@ Workload load_workload(const JsonDocument& doc, const std::filesystem::path& pat
       w.layers.push_back(l);
     }
   } else {
-    throw root.error("kind", fmt::format("unknown workload kind '{}' (expected \"matmul\" or \"mlp\")", kind));
+    throw root.error("kind", fmt::format("unknown workload kind '{}' ({})", kind, expected_kinds_text(workload_kinds())));
   }
   root.finish();
   validate_workload(w);

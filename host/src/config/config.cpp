@@ -135,7 +135,9 @@ Preset preset_from_json(const JsonDocument& doc) {
   // QUEUE_STATE reports each queue's fill in 8 bits.
   p.queue_depth = to_u32(r.get_uint("queue_depth", 1, 255));
   p.mem_outstanding = to_u32(r.get_uint("mem_outstanding", 1, 1024));
-  p.clock_ghz = r.get_number("clock_ghz", 0.0, 100.0);
+  // 1 MHz to 100 GHz: every time and bandwidth figure divides or multiplies by the clock, and a
+  // clock near zero (1e-300) would make them infinite instead of refusing the preset.
+  p.clock_ghz = r.get_number("clock_ghz", kMinClockGhz, kMaxClockGhz);
   p.hbm = hbm_from_json(r.get_object("hbm"), p.dim);
   if (r.has("interconnect")) p.interconnect = interconnect_from_json(r.get_object("interconnect"));
   r.finish();

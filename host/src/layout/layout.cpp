@@ -12,7 +12,7 @@
 namespace tpuemu {
 namespace {
 
-constexpr std::int64_t kMaxElements = std::int64_t{1} << 31;
+constexpr std::int64_t kMaxElements = kMaxTensorElements;
 constexpr std::uint64_t kMaxDeviceBytes = std::uint64_t{1} << 32;  // 32-bit device addresses
 
 std::size_t round_up(std::size_t x, std::size_t m) { return (x + m - 1) / m * m; }

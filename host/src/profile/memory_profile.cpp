@@ -44,7 +44,18 @@ ProfileMoment ProfileMoment::parse(std::string_view text) {
   return {Kind::Time, t};
 }
 
+void check_moment(const alloc::AllocTrace& trace, const ProfileMoment& moment) {
+  if (moment.kind != ProfileMoment::Kind::Time) return;
+  const std::uint64_t last = trace.events.empty() ? 0 : trace.events.back().time;
+  if (moment.time > last) {
+    throw Error(fmt::format("--profile-at {}", moment.time),
+                fmt::format("after the end of the run (its last allocation event is at cycle {}): the profile would be "
+                            "empty; give a cycle up to {}, peak or end", last, last));
+  }
+}
+
 MemorySnapshot snapshot_at(const alloc::AllocTrace& trace, const ProfileMoment& moment) {
+  check_moment(trace, moment);
   // Replays the events in order; a moment's state is the one after every event at its time.
   std::map<std::string, LiveBuffer> live;  // key: space + '\0' + id
   std::vector<std::string> order;          // allocation order of the keys

@@ -273,7 +273,12 @@ bool is_mnemonic(std::string_view m) {
 }  // namespace
 
 Program assemble(std::string_view text, std::string_view source_name) {
-  Program program;
+  return assemble_source(text, source_name).program;
+}
+
+SourceProgram assemble_source(std::string_view text, std::string_view source_name) {
+  SourceProgram source{{}, std::string(source_name), {}};
+  Program& program = source.program;
   std::size_t line_no = 0;
   while (!text.empty()) {
     ++line_no;
@@ -297,12 +302,15 @@ Program assemble(std::string_view text, std::string_view source_name) {
     in.signal = p.signal();
     p.finish();
     program.push_back(std::move(in));
+    source.lines.push_back(line_no);
   }
-  return program;
+  return source;
 }
 
-Program assemble_file(const std::filesystem::path& path) {
-  return assemble(read_input_file(path, kProgramInput), path == "-" ? "standard input" : path.string());
+Program assemble_file(const std::filesystem::path& path) { return assemble_source_file(path).program; }
+
+SourceProgram assemble_source_file(const std::filesystem::path& path) {
+  return assemble_source(read_input_file(path, kProgramInput), path == "-" ? "standard input" : path.string());
 }
 
 std::string disassemble(const Instruction& in) {

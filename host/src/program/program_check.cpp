@@ -14,11 +14,19 @@ constexpr std::uint64_t kBiasRows = 4;  // DIM int32 lanes in rows of DIM bytes
 struct Checker {
   const Preset& preset;
   std::vector<std::string>& problems;
+  const SourceProgram* source = nullptr;  // set: problems start with "file:line: "
   std::size_t index = 0;
   std::string_view name = {};
 
+  // "file:line: " of instruction i, "file: " for the whole program (i = npos), or nothing.
+  std::string place(std::size_t i) const {
+    if (source == nullptr) return {};
+    if (i >= source->lines.size()) return source->source + ": ";
+    return fmt::format("{}:{}: ", source->source, source->lines[i]);
+  }
+
   void report(std::string_view msg) {
-    problems.push_back(fmt::format("instruction {} ({}): {}", index, name, msg));
+    problems.push_back(fmt::format("{}instruction {} ({}): {}", place(index), index, name, msg));
   }
 
   // Rows [first, first+count) of a memory with `size` rows; 64-bit so nothing wraps.
@@ -103,9 +111,11 @@ struct Checker {
 
 }  // namespace
 
-std::vector<std::string> check_program(const Program& program, const Preset& preset) {
+namespace {
+
+std::vector<std::string> check_program(const Program& program, const Preset& preset, const SourceProgram* source) {
   std::vector<std::string> problems;
-  Checker c{preset, problems};
+  Checker c{preset, problems, source};
   std::optional<std::size_t> first_end;
   for (std::size_t i = 0; i < program.size(); ++i) {
     const Instruction& in = program[i];
@@ -130,11 +140,21 @@ std::vector<std::string> check_program(const Program& program, const Preset& pre
                in.op);
   }
   if (!first_end) {
-    problems.push_back("program has no end instruction: fetch would run past it");
+    problems.push_back(c.place(std::string::npos) + "program has no end instruction: fetch would run past it");
   } else if (*first_end + 1 < program.size()) {
-    problems.push_back(fmt::format("instructions after the end at {} are never fetched", *first_end));
+    problems.push_back(c.place(*first_end + 1) + fmt::format("instructions after the end at {} are never fetched", *first_end));
   }
   return problems;
+}
+
+}  // namespace
+
+std::vector<std::string> check_program(const Program& program, const Preset& preset) {
+  return check_program(program, preset, nullptr);
+}
+
+std::vector<std::string> check_program(const SourceProgram& program, const Preset& preset) {
+  return check_program(program.program, preset, &program);
 }
 
 }  // namespace tpuemu

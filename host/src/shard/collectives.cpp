@@ -60,12 +60,12 @@ std::string_view to_string(Collective c) {
   return "?";
 }
 
-Mesh parse_mesh(std::string_view text, std::uint32_t devices, const InterconnectConfig& ic) {
+Mesh parse_mesh_shape(std::string_view text) {
   auto number = [&](std::string_view part) {
     std::uint32_t v = 0;
     const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
     if (part.empty() || ec != std::errc{} || end != part.data() + part.size() || v == 0)
-      throw Error(fmt::format("--mesh {}: expected N or AxB with positive integers", text));
+      throw Error("--mesh", fmt::format("'{}' is not N or AxB with positive integers", text));
     return v;
   };
   Mesh m;
@@ -75,6 +75,11 @@ Mesh parse_mesh(std::string_view text, std::uint32_t devices, const Interconnect
   } else {
     m.cols = number(text);
   }
+  return m;
+}
+
+Mesh parse_mesh(std::string_view text, std::uint32_t devices, const InterconnectConfig& ic) {
+  const Mesh m = parse_mesh_shape(text);
   if (m.devices() != devices)
     throw Error(fmt::format("--mesh {} has {} devices, --devices is {}", text, m.devices(), devices));
   if (m.torus() && ic.topology != "torus2d")

@@ -80,8 +80,8 @@ class JsonObjectReader {
                          std::uint64_t max = UINT64_MAX);
   std::int64_t get_int(std::string_view key, std::int64_t min = INT64_MIN,
                        std::int64_t max = INT64_MAX);
-  // Any JSON number within (min_exclusive, max].
-  double get_number(std::string_view key, double min_exclusive, double max);
+  // A finite JSON number within [min, max].
+  double get_number(std::string_view key, double min, double max);
   JsonObjectReader get_object(std::string_view key);
 
   // Throws on any member not read via the functions above.

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tpuemu/compile/workload.h"
+#include "tpuemu/config/config.h"
 
 namespace tpuemu {
 
@@ -27,6 +28,8 @@ inline bool has_weights(LayerKind kind) { return kind == LayerKind::Dense || kin
 // The kinds a model file may name, in the order docs/workloads.md lists them (`ffn` expands into
 // dense, dense, add).
 const std::vector<std::string>& model_layer_kinds();
+// The top-level "kind"s load_model reads: workload_kinds() and "model".
+const std::vector<std::string>& model_file_kinds();
 
 // Per-sample shape of an activation: height x width x channels (a vector is 1 x 1 x C, a sequence
 // of length S is 1 x S x C).
@@ -65,6 +68,7 @@ struct Model {
   TensorShape input;
   std::vector<ModelLayer> layers;  // in execution order (a topological order of the graph)
   std::optional<std::string> preset;
+  std::string preset_place;  // "file:line:column" of "preset" in its file, for errors about it
   std::optional<unsigned> buffers;
 
   const TensorShape& shape_of(std::size_t tensor) const { return tensor == 0 ? input : layers[tensor - 1].out; }
@@ -79,6 +83,9 @@ Model load_model(const std::filesystem::path& path);
 // The same from a parsed document (text already read, e.g. by a fuzzer); `path` names defaults.
 Model load_model(const JsonDocument& doc, const std::filesystem::path& path);
 Model model_from_workload(const Workload& workload);
+// The preset the model's file names (default: "default"); an unknown or invalid preset is an Error
+// at the "preset" member of the file ("m.json:4:13: /preset: unknown preset 'x' ...").
+Preset load_model_preset(const Model& model);
 
 // Default requantisation shift for a K-term int8 dot product: keeps outputs of random inputs
 // mostly inside int8 (docs/workloads.md).

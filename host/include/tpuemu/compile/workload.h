@@ -31,8 +31,15 @@ struct Workload {
   std::uint64_t seed = 1;
   // Optional run settings the file may carry; command-line options override them.
   std::optional<std::string> preset;
+  std::string preset_place;  // "file:line:column" of "preset" in its file, for errors about it
   std::optional<unsigned> buffers;
 };
+
+// The "kind"s load_workload reads, in the order docs/workloads.md lists them: the one list its
+// errors name, and the base of the lists of the commands that read other kinds too.
+const std::vector<std::string>& workload_kinds();
+// "expected one of \"a\", \"b\"": the kinds a reader accepts, for its unknown-kind error.
+std::string expected_kinds_text(const std::vector<std::string>& kinds);
 
 // Largest extent of any dimension: beyond it no preset's HBM could hold the tensors.
 inline constexpr std::uint64_t kMaxDimension = 1u << 20;

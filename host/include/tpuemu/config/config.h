@@ -18,6 +18,10 @@
 
 namespace tpuemu {
 
+// The range of a preset's clock_ghz: 1 MHz to 100 GHz.
+inline constexpr double kMinClockGhz = 0.001;
+inline constexpr double kMaxClockGhz = 100.0;
+
 struct HbmConfig {
   std::string model;                 // memory model: "simple" (fixed latency + bandwidth cap)
   std::uint64_t capacity_bytes = 0;  // multiple of dim, <= 4 GiB (addresses are 32-bit)

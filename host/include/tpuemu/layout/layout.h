@@ -25,6 +25,9 @@
 
 namespace tpuemu {
 
+// The most elements a laid-out tensor may have (offsets are computed in 32-bit words on the device).
+inline constexpr std::int64_t kMaxTensorElements = std::int64_t{1} << 31;
+
 struct TiledLayout {
   std::string name = "tensor";  // for error messages
   std::size_t rows = 0;         // logical shape

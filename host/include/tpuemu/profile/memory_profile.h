@@ -43,7 +43,10 @@ struct ProfileMoment {
   static ProfileMoment parse(std::string_view text);
 };
 
-MemorySnapshot snapshot_at(const alloc::AllocTrace& trace, const ProfileMoment& moment);
+// Throws Error "--profile-at N: ..." for a time after the trace's last event: the run is over by
+// then and the profile would be empty (`end` is its last moment).
+void check_moment(const alloc::AllocTrace& trace, const ProfileMoment& moment);
+MemorySnapshot snapshot_at(const alloc::AllocTrace& trace, const ProfileMoment& moment);  // check_moment first
 
 // The gzip-compressed pprof profile of a snapshot (the bytes of memory.pb.gz).
 std::string memory_profile(const MemorySnapshot& snapshot, std::string_view model);

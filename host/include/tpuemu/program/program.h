@@ -180,6 +180,16 @@ struct Program {
 Program assemble(std::string_view text, std::string_view source_name = "<asm>");
 Program assemble_file(const std::filesystem::path& path);
 
+// A program assembled from text with the source line of each instruction, so that the checks
+// below point into the .s file ("prog.s:7: instruction 3 (dma): ...").
+struct SourceProgram {
+  Program program;
+  std::string source;               // the name errors use: the path as given, "standard input"
+  std::vector<std::size_t> lines;   // lines[i]: the line of instruction i
+};
+SourceProgram assemble_source(std::string_view text, std::string_view source_name);
+SourceProgram assemble_source_file(const std::filesystem::path& path);
+
 // One line, no newline, in the assembler's format.
 std::string disassemble(const Instruction& instruction);
 // One line per instruction, each ending in '\n'; assemble(disassemble(p)) == p.
@@ -190,5 +200,8 @@ std::string disassemble(const Program& program);
 // SMEM/HBM, zero-length transfers, no END, a VADD whose output partially overlaps an input. Returns one message per problem
 // ("instruction 4 (matmul): ..."); empty means the program is fine.
 std::vector<std::string> check_program(const Program& program, const Preset& preset);
+// The same problems placed at their source line: "prog.s:7: instruction 3 (dma): ...", and a
+// missing end at the file ("prog.s: program has no end instruction ...").
+std::vector<std::string> check_program(const SourceProgram& program, const Preset& preset);
 
 }  // namespace tpuemu

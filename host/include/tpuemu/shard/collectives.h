@@ -24,6 +24,8 @@ struct Mesh {
 // "4" (a ring) or "2x4" (a torus); throws Error naming the text unless it has `devices` devices
 // and the preset's interconnect can form it (a torus needs topology torus2d).
 Mesh parse_mesh(std::string_view text, std::uint32_t devices, const InterconnectConfig& ic);
+// The form alone ("N" or "RxC", positive integers), as the command line checks it when parsed.
+Mesh parse_mesh_shape(std::string_view text);
 // The mesh of `devices` without --mesh: a ring.
 inline Mesh ring_of(std::uint32_t devices) { return {1, devices}; }
 
