@@ -25,10 +25,10 @@ struct ExecArgs {
 
 int run_exec(const ExecArgs& a) {
   const Preset preset = load_preset(a.preset);
-  const Program program = assemble_file(a.program_file);
-  if (const auto problems = check_program(program, preset); !problems.empty()) {
-    throw Error(fmt::format("{}: {}", a.program_file, problems.front()));
-  }
+  const SourceProgram source = assemble_source_file(a.program_file);
+  const Program& program = source.program;
+  // "prog.s:7: instruction 3 (dma): ...": the check names the line of the .s file.
+  if (const auto problems = check_program(source, preset); !problems.empty()) throw Error(problems.front());
   auto device = open_device(a.backend, preset);
   constexpr std::uint64_t kProgramAddr = 0;
   device->load_program(kProgramAddr, program.to_bytes());

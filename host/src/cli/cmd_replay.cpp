@@ -54,16 +54,8 @@ std::map<std::string, std::uint64_t> parse_capacities(const std::vector<std::str
 
 int run_replay(const ReplayArgs& a) {
   alloc::ReplayOptions options;
-  if (a.allocator == "all") {
-    options.policies = alloc::allocator_names();
-  } else {
-    for (std::size_t start = 0; start <= a.allocator.size();) {
-      const std::size_t comma = std::min(a.allocator.find(',', start), a.allocator.size());
-      options.policies.push_back(a.allocator.substr(start, comma - start));
-      alloc::make_allocator(options.policies.back(), {1u << 20, a.granularity});  // unknown names fail before reading
-      start = comma + 1;
-    }
-  }
+  // --allocator and --granularity were checked when parsed (names, no duplicate, a power of two).
+  options.policies = a.allocator == "all" ? alloc::allocator_names() : split_list(a.allocator);
   options.granularity = a.granularity;
   options.keep_samples = !a.common.out.empty();
   const alloc::AllocTrace trace = alloc::read_alloc_trace(a.trace_file);
@@ -98,9 +90,16 @@ Subcommand add_replay_command(CLI::App& app) {
   cmd->add_option("--capacity", args->capacities,
                   "Bytes per memory space: N for every space, or SPACE=N (repeatable); suffixes KiB, MiB, GiB")
       ->required();
-  cmd->add_option("--allocator", args->allocator, "Policies, comma-separated (bfc, first-fit, best-fit, buddy, tlsf), or all");
+  cmd->add_option("--allocator", args->allocator, "Policies, comma-separated (bfc, first-fit, best-fit, buddy, tlsf), or all")
+      ->check(CLI::Validator(
+          [names = list_of(one_of(alloc::allocator_names()), ListItems::Distinct)](std::string& text) {
+            if (text == "all") return std::string();
+            std::string problem = names(text);
+            return problem.empty() ? problem : problem + " (or all of them: all)";
+          },
+          ""));
   cmd->add_option("--granularity", args->granularity, "Smallest block a policy hands out (power of two)")
-      ->check(unsigned_in(1, std::uint64_t{1} << 30));
+      ->check(power_of_two_in(1, std::uint64_t{1} << 30));
   add_common_options(cmd, args->common, "Print the metrics as JSON",
                      "Write the time series (one row per event and policy) as CSV (- for stdout)");
   return {cmd, [args] { return run_replay(*args); }, &args->common};

@@ -3,6 +3,7 @@
 // stderr (and, under --json, a JSON error object on stdout) with the documented exit code.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +19,7 @@
 #include "tpuemu/run/runner.h"
 #include "tpuemu/base/error.h"
 
+#include "tpuemu/base/text.h"
 #ifndef TPUEMU_VERSION
 #error "TPUEMU_VERSION comes from the project version (host/src/cli/CMakeLists.txt)"
 #endif
@@ -27,19 +29,16 @@ namespace {
 using namespace tpuemu;
 using namespace tpuemu::cli;
 
-std::string one_line(std::string message) {
-  for (char& ch : message) {
-    if (ch == '\n' || ch == '\r') ch = ' ';
-  }
-  return message;
-}
-
 // The error line on stderr, and under --json the same as {"error": {...}} on stdout, so that a
 // script reading stdout always gets JSON.
 int fail(const std::string& message, int code, bool json) {
   // Under mpirun every rank meets the same bad input: rank 0 alone says so.
   if (const char* rank = std::getenv("OMPI_COMM_WORLD_RANK"); rank != nullptr && std::string_view(rank) != "0") return code;
-  const std::string line = one_line(message);
+  // CLI11's messages may span lines (joined here); any other control character, such as an escape
+  // sequence in a name, is shown escaped (an Error's message already is).
+  std::string joined = message;
+  std::replace_if(joined.begin(), joined.end(), [](char ch) { return ch == '\n' || ch == '\r'; }, ' ');
+  const std::string line = printable(joined);
   if (json) {
     try {
       write_file_atomically("-", json_text({{"error", {{"message", line}, {"exit_code", code}}}}));
@@ -86,6 +85,7 @@ int main(int argc, char** argv) {
   // Whether the chosen subcommand asked for JSON, known even when parsing fails part-way.
   auto json_requested = [&] {
     for (const Subcommand& c : commands) {
+  for (const Subcommand& c : commands) refuse_empty_values(*c.command);
       if (c.command->parsed() && c.common != nullptr && c.common->json) return true;
     }
     for (int i = 1; i < argc; ++i) {
@@ -98,6 +98,18 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return check_stdout(app.exit(e));
+  // The first word that is not an option names the subcommand; CLI11 would call an unknown one
+  // "arguments not expected".
+  if (argc > 1 && argv[1][0] != '-') {
+    const std::string_view word = argv[1];
+    std::string known;
+    bool found = false;
+    for (const Subcommand& c : commands) {
+      found = found || c.command->get_name() == word;
+      known += (known.empty() ? "" : ", ") + c.command->get_name();
+    }
+    if (!found) return fail(fmt::format("unknown subcommand '{}' (the subcommands: {})", word, known), kExitUsage, json_requested());
+  }
   } catch (const CLI::CallForAllHelp& e) {
     return check_stdout(app.exit(e));
   } catch (const CLI::CallForVersion& e) {

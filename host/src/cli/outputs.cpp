@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "tpuemu/base/text.h"
 #include "tpuemu/run/runner.h"
 
 namespace tpuemu::cli {
@@ -64,7 +65,9 @@ void CommandOutputs::stage(const std::function<void(OutputTransaction&)>& f) {
 }
 
 void CommandOutputs::print(std::string text) {
-  if (!common_.quiet) tx_.add_stdout(std::move(text));
+  // Names in a report (a layer, a workload, an owner) may hold control characters: shown escaped,
+  // never sent to the terminal (cli::print's rule; JSON escapes them itself, its newlines stay).
+  if (!common_.quiet) tx_.add_stdout(printable_lines(text));
 }
 
 void CommandOutputs::commit() {
