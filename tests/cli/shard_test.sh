@@ -78,8 +78,8 @@ bad() {
   shift 2
   rm -rf "$tmp/out"
   "$@" --out "$tmp/out" >"$tmp/stdout" 2>"$tmp/err"
-  local got=$?
-  if [[ $got -ne 1 ]]; then fail "$name: exit $got, expected 1"; return; fi
+  local got=$? want=${BAD_EXIT:-1}
+  if [[ $got -ne $want ]]; then fail "$name: exit $got, expected $want"; return; fi
   if [[ $(grep -c "tpuemu: error" "$tmp/err") -ne 1 ]]; then fail "$name: not one error line"; return; fi
   if ! grep -qF -e "$expect" "$tmp/err"; then fail "$name: stderr lacks '$expect'"; return; fi
   if [[ -e "$tmp/out" ]]; then fail "$name: --out was created"; return; fi
@@ -91,8 +91,9 @@ bad more_devices_than_columns "layer 'layer 0' has 256 output channels, which do
   "${run[@]}" --devices 3 --shard tensor
 bad mesh_not_n "--mesh 2x3 has 6 devices, --devices is 4" "${run[@]}" --devices 4 --shard batch --mesh 2x3
 bad torus_on_a_ring "a 2-D torus needs an interconnect with topology torus2d" "${run[@]}" --devices 4 --shard batch --mesh 2x2
-bad unknown_mode "unknown shard mode 'pipeline' (batch, tensor, fsdp)" "${run[@]}" --devices 2 --shard pipeline
-bad devices_without_mode "--devices 2: give --shard batch, tensor or fsdp" "${run[@]}" --devices 2
+# A malformed or missing --shard is a usage error (exit 2), found before anything runs.
+BAD_EXIT=2 bad unknown_mode "unknown shard mode 'pipeline' (batch, tensor, fsdp)" "${run[@]}" --devices 2 --shard pipeline
+BAD_EXIT=2 bad devices_without_mode "--devices 2: give --shard batch, tensor or fsdp" "${run[@]}" --devices 2
 bad world_size "mpirun -np 3: the ranks must split --devices 4 into equal groups" \
   mpi -np 3 "$tpuemu" run "$mlp" --preset small --backend fake --devices 4 --shard fsdp
 

@@ -18,9 +18,9 @@ struct ReportArgs {
   std::string dir;
 };
 
-// summary.json and trace.json grow with the run (a buffer per allocation, 10^5 engine slices) and
-// a trace from another tool may be one line: bounded as a whole, as large as a table, not by lines.
-constexpr InputLimits kArtefactJson{kTableInput.max_bytes, kTableInput.max_bytes, "JSON artefact"};
+// summary.json is read with the limit of every JSON file (16 MiB): a run's summary is kilobytes
+// (the memory map has a line per buffer). trace.json grows with the run (an engine slice per
+// instruction) and is one compact line: kTraceJsonInput.
 
 profile::ReportFile read_artefact(const std::filesystem::path& dir, const char* name, const InputLimits& limits) {
   const std::filesystem::path path = dir / name;
@@ -32,9 +32,9 @@ int run_report(const ReportArgs& a) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec))
     throw Error(a.dir, "not a directory (the artefacts of tpuemu run -o DIR)");
-  const std::string html = profile::report_html(read_artefact(dir, "summary.json", kArtefactJson),
+  const std::string html = profile::report_html(read_artefact(dir, "summary.json", kJsonInput),
                                                 read_artefact(dir, "fragmentation.csv", kTableInput),
-                                                read_artefact(dir, "trace.json", kArtefactJson));
+                                                read_artefact(dir, "trace.json", kTraceJsonInput));
   const std::string out = a.common.out.empty() ? (dir / "report.html").string() : a.common.out;
   write_file_atomically(out, html);
   if (a.common.json) print(a.common, json_text({{"report", out}, {"bytes", html.size()}}));

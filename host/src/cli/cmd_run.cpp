@@ -9,6 +9,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -25,6 +26,8 @@
 #include "tpuemu/profile/report_html.h"
 #include "tpuemu/device/timeline.h"
 #include "tpuemu/run/runner.h"
+#include "tpuemu/shard/collectives.h"
+#include "tpuemu/shard/shard_plan.h"
 #include "tpuemu/shard/sharded_run.h"
 #include "tpuemu/shard_mpi/mpi_exchange.h"
 
@@ -52,6 +55,7 @@ struct RunArgs {
   std::string alloc_trace_file;
   std::string report_file;
   std::string profile_at = "peak";
+  const CLI::Option* profile_at_option = nullptr;  // given on the command line
   std::optional<std::size_t> batch;
   std::size_t requests = 1;
   std::string hbm_capacity;
@@ -119,6 +123,11 @@ void engine_tracks(const WorkloadReport& r, profile::ChromeTraceInputs& out) {
 void write_artefacts(const std::filesystem::path& dir, std::span<const WorkloadReport> devices, std::uint32_t first_device,
                      nlohmann::json summary, const profile::ProfileMoment& moment, bool every_policy) {
   const WorkloadReport& r = devices.front();
+  try {
+    profile::check_moment(r.allocation_trace, moment);  // a cycle after the run: known only now
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
   const profile::RunPlacements placements =
       profile::run_placements(r.allocation_trace, "hbm", r.hbm_allocation.policy, r.hbm_allocation.capacity,
                               kHbmGranularity, every_policy);
@@ -169,16 +178,13 @@ void write_artefacts(const std::filesystem::path& dir, std::span<const WorkloadR
 int run_sharded_command(const RunArgs& a, const Preset& preset, const Model& model, RunSettings s,
                         const profile::ProfileMoment& moment) {
   const std::uint32_t devices = a.devices.value_or(1);
-  if (!a.shard) throw Error(fmt::format("--devices {}: give --shard batch, tensor or fsdp", devices));
+  if (!a.shard) throw UsageError(fmt::format("--devices {}", devices), "give --shard batch, tensor or fsdp");
   shard::ShardSettings ss;
   ss.mode = shard::parse_shard_mode(*a.shard);
   ss.devices = devices;
   ss.mesh = a.mesh.value_or("");
   ss.overlap = !a.no_overlap;
   ss.jobs = a.jobs.value_or(0);
-  if (a.no_overlap && ss.mode != shard::ShardMode::Fsdp) {
-    throw UsageError("--no-overlap", "applies to --shard fsdp (the weight gathers it overlaps with compute)");
-  }
   if (!a.alloc_trace_file.empty()) throw UsageError("--alloc-trace", "writes one device's trace; not with --devices (-o DIR has every device's memory map)");
   if (!a.wave_file.empty()) throw UsageError("--wave", "records one device; not with --devices");
   if (a.allocator == kEveryAllocator) throw UsageError("--allocator all", "replays one device's trace; not with --devices");
@@ -209,29 +215,42 @@ int run_sharded_command(const RunArgs& a, const Preset& preset, const Model& mod
   }
 }
 
+// The options that mean something only beside others, one rule each, checked before anything is
+// read: refused, never ignored (docs/cli.md, "run across devices").
+void check_option_combinations(const RunArgs& a) {
+  if (!a.devices) {
+    const std::pair<bool, const char*> sharding[] = {
+        {a.shard.has_value(), "--shard"}, {a.mesh.has_value(), "--mesh"}, {a.jobs.has_value(), "--jobs"}, {a.no_overlap, "--no-overlap"}};
+    for (const auto& [given, name] : sharding) {
+      if (given) throw UsageError(name, "applies to a run across devices: give --devices N (docs/sharding.md)");
+    }
+  } else if (!a.shard) {
+    throw UsageError(fmt::format("--devices {}", *a.devices), "give --shard batch, tensor or fsdp");
+  }
+  if (a.no_overlap && a.shard && shard::parse_shard_mode(*a.shard) != shard::ShardMode::Fsdp) {
+    throw UsageError("--no-overlap", fmt::format("applies to --shard fsdp (the weight gathers it overlaps with compute), "
+                                                 "not --shard {}", *a.shard));
+  }
+  if (a.profile_at_option->count() > 0 && a.common.out.empty()) {
+    throw UsageError("--profile-at", "chooses the moment of memory.pb.gz, an artefact of -o DIR: give -o DIR");
+  }
+}
+
 int run_run(const RunArgs& a) {
   if (a.workload_file.empty() == a.matmul.empty()) {
     throw UsageError("run: give either a workload file or --matmul MxKxN");
   }
+  check_option_combinations(a);
   Model w;
   if (a.workload_file.empty()) {
-    try {
-      w = model_from_workload(parse_matmul_shape(a.matmul, a.requantize, a.seed.value_or(1)));
-    } catch (const Error& e) {
-      throw UsageError(e.what());
-    }
+    w = model_from_workload(parse_matmul_shape(a.matmul, a.requantize, a.seed.value_or(1)));  // checked when parsed
   } else {
     w = load_model(a.workload_file);
   }
   if (a.seed) w.seed = *a.seed;
-  profile::ProfileMoment moment;
-  try {
-    moment = profile::ProfileMoment::parse(a.profile_at);
-  } catch (const Error& e) {
-    throw UsageError(e.what());
-  }
-  const std::string preset_name = !a.preset.empty() ? a.preset : w.preset.value_or("default");
-  const Preset preset = load_preset(preset_name);
+  const profile::ProfileMoment moment = profile::ProfileMoment::parse(a.profile_at);  // checked when parsed
+  // A preset the workload file names is an error at its place in the file.
+  const Preset preset = !a.preset.empty() ? load_preset(a.preset) : load_model_preset(w);
   if (a.backpressure != 0 && preset.hbm.model != "simple") {
     throw UsageError("--backpressure", fmt::format("applies to the simple memory model; preset {} uses hbm.model \"{}\", "
                                                    "whose controller and DRAM model decide when requests are accepted",
@@ -259,7 +278,15 @@ int run_run(const RunArgs& a) {
   s.record_timeline = !a.common.out.empty();  // trace.json's engine and HBM channel tracks
   s.batch = a.batch;
   s.requests = a.requests;
-  if (!a.hbm_capacity.empty()) s.hbm_capacity = alloc::parse_bytes(a.hbm_capacity);
+  if (!a.hbm_capacity.empty()) {
+    s.hbm_capacity = alloc::parse_bytes(a.hbm_capacity);
+    // The preset decides what fits: a usage error like any malformed value, before the run.
+    if (*s.hbm_capacity % preset.dim != 0 || *s.hbm_capacity > preset.hbm.capacity_bytes) {
+      throw UsageError(fmt::format("--hbm-capacity {}", a.hbm_capacity),
+                       fmt::format("must be a multiple of {} bytes (preset {}'s beat) and at most its {} bytes of HBM",
+                                   preset.dim, preset.name, preset.hbm.capacity_bytes));
+    }
+  }
   s.plan_hbm = a.plan;
   s.plan_timeout_seconds = a.plan_timeout;
   if (a.plan && a.allocator != std::string(alloc::kDefaultAllocator)) {
@@ -289,6 +316,7 @@ Subcommand add_run_command(CLI::App& app) {
   cmd->add_option("--preset", a->preset, "Hardware preset: small, default, tpu-v4-like, or a JSON file "
                                          "(default: the workload's, else default)");
   auto* matmul = cmd->add_option("--matmul", a->matmul, "Run C = A.B of shape MxKxN, e.g. 512x512x512")
+                     ->check(parsed_by([](const std::string& text) { (void)parse_matmul_shape(text); }, "MxKxN"))
                      ->excludes(workload);
   cmd->add_flag("--requantize", a->requantize, "With --matmul: requantise C to int8 in the vector unit")
       ->needs(matmul);
@@ -315,14 +343,22 @@ Subcommand add_run_command(CLI::App& app) {
       ->check(unsigned_in(0, 100000));
   cmd->add_option("--allocator", a->allocator,
                   "HBM allocation policy: bfc, first-fit, best-fit, buddy, tlsf, or all (run with bfc, replay the "
-                  "HBM trace through every policy for the memory maps of -o DIR)");
+                  "HBM trace through every policy for the memory maps of -o DIR)")
+      ->check(one_of([] {
+        std::vector<std::string> names = alloc::allocator_names();
+        names.emplace_back(kEveryAllocator);
+        return names;
+      }()));
   cmd->add_option("--vmem-allocator", a->vmem_allocator,
-                  "Place VMEM buffers with this policy at run time instead of the offline planner");
+                  "Place VMEM buffers with this policy at run time instead of the offline planner")
+      ->check(one_of(alloc::allocator_names()));
   cmd->add_option("--alloc-trace", a->alloc_trace_file, "Write the run's HBM allocations as a trace (tpuemu replay)")
       ->type_name("FILE");
   cmd->add_option("--wave", a->wave_file, "FST waveform of the run (needs -DTPUEMU_RTL_TRACE=ON)")->type_name("FILE.fst");
   cmd->add_option("--report", a->report_file, "Also write the JSON report to this file (- for stdout)")->type_name("FILE");
-  cmd->add_option("--profile-at", a->profile_at, "The moment memory.pb.gz shows: peak, end or a cycle");
+  a->profile_at_option =
+      cmd->add_option("--profile-at", a->profile_at, "The moment memory.pb.gz shows: peak, end or a cycle (needs -o DIR)")
+          ->check(parsed_by([](const std::string& text) { (void)profile::ProfileMoment::parse(text); }, "WHEN"));
   cmd->add_option("--batch", a->batch, "Samples per request (default: the workload's batch)")->check(unsigned_in(1, kMaxDimension));
   cmd->add_option("--requests", a->requests, "Requests in flight, interleaved layer by layer (docs/workloads.md)")
       ->check(unsigned_in(1, 64));
@@ -333,9 +369,11 @@ Subcommand add_run_command(CLI::App& app) {
       ->check(finite_in(0, 3600))->needs(plan);
   cmd->add_option("--devices", a->devices, "Split the run across this many simulated devices (docs/sharding.md)")
       ->check(unsigned_in(1, 64));
-  cmd->add_option("--shard", a->shard, "How --devices split the run: batch, tensor or fsdp");
+  cmd->add_option("--shard", a->shard, "How --devices split the run: batch, tensor or fsdp")
+      ->check(parsed_by([](const std::string& text) { (void)shard::parse_shard_mode(text); }, ""));
   cmd->add_option("--mesh", a->mesh, "The devices' arrangement: N (a ring) or RxC (a 2-D torus; preset topology torus2d)")
-      ->type_name("RxC");
+      ->type_name("RxC")
+      ->check(parsed_by([](const std::string& text) { (void)shard::parse_mesh_shape(text); }, ""));
   cmd->add_option("--jobs", a->jobs, "Threads simulating the devices (default: one per core)")->check(unsigned_in(1, 256));
   cmd->add_flag("--no-overlap", a->no_overlap, "fsdp: gather each layer's weights just before it, not while the layer before runs");
   add_common_options(cmd, a->common, "Print the report as JSON",

@@ -1,13 +1,18 @@
 // tpuemu trace: the allocation trace of a model served with varying batch sizes
 // (docs/alloc-trace.md); examples/traces/*.csv are made with it.
+#include <algorithm>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "commands.h"
 #include "tpuemu/alloc/alloc_trace.h"
 #include "tpuemu/base/error.h"
 #include "tpuemu/compile/workload.h"
+#include "tpuemu/base/json.h"
 #include "tpuemu/config/config.h"
 #include "tpuemu/run/serving_trace.h"
 
@@ -18,7 +23,7 @@ namespace {
 struct TraceArgs {
   CommonOptions common;
   std::string workload_file;
-  std::vector<std::size_t> batches;
+  std::string batches;  // "1,8,32", checked when parsed
   std::size_t requests = 0;
   std::size_t in_flight = 2;
   std::string preset = "default";
@@ -27,12 +32,20 @@ struct TraceArgs {
 int run_trace(const TraceArgs& a) {
   const Preset preset = load_preset(a.preset);
   ServingOptions options;
-  options.batches = a.batches;
+  for (const std::string& batch : split_list(a.batches)) options.batches.push_back(std::stoull(batch));
   options.requests = a.requests;
   options.in_flight = a.in_flight;
-  const alloc::AllocTrace trace = workload_kind(a.workload_file) == "cnn"
-                                      ? serving_trace(preset, load_cnn_model(a.workload_file), options)
-                                      : serving_trace(preset, load_workload(a.workload_file), options);
+  // Read once (standard input or a pipe works), then handed to the reader of its kind.
+  const JsonDocument doc = JsonDocument::load(a.workload_file);
+  const std::string kind = JsonObjectReader(doc, "").get_string("kind");
+  const auto& workloads = workload_kinds();
+  if (kind != "cnn" && std::find(workloads.begin(), workloads.end(), kind) == workloads.end()) {
+    std::vector<std::string> kinds = workloads;
+    kinds.emplace_back("cnn");
+    throw doc.error_at("/kind", fmt::format("unknown workload kind '{}' for trace ({})", kind, expected_kinds_text(kinds)));
+  }
+  const alloc::AllocTrace trace = kind == "cnn" ? serving_trace(preset, load_cnn_model(doc, a.workload_file), options)
+                                                : serving_trace(preset, load_workload(doc, a.workload_file), options);
   if (a.common.json) {
     // stdout stays JSON: a summary; the trace itself (CSV) goes to -o
     if (a.common.out.empty() || a.common.out == "-")
@@ -55,11 +68,10 @@ Subcommand add_trace_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("trace", "Write the allocation trace of a model (mlp or cnn) serving requests of varying batch size");
   cmd->add_option("workload", args->workload_file, "Workload file of kind mlp, matmul or cnn (examples/)")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(input_file());
   cmd->add_option("--batches", args->batches, "Batch size of each request, cycled (e.g. 1,8,32)")
       ->required()
-      ->delimiter(',')
-      ->check(unsigned_in(1, kMaxServingBatch));
+      ->check(list_of(unsigned_in(1, kMaxServingBatch), ListItems::MayRepeat));
   cmd->add_option("--requests", args->requests, "Number of requests (0: one per batch size)")
       ->check(unsigned_in(0, kMaxServingRequests));
   cmd->add_option("--in-flight", args->in_flight, "Requests interleaved layer by layer")->check(unsigned_in(1, 64));
