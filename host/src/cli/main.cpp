@@ -18,8 +18,8 @@
 #include "tpuemu/base/atomic_file.h"
 #include "tpuemu/run/runner.h"
 #include "tpuemu/base/error.h"
-
 #include "tpuemu/base/text.h"
+
 #ifndef TPUEMU_VERSION
 #error "TPUEMU_VERSION comes from the project version (host/src/cli/CMakeLists.txt)"
 #endif
@@ -81,11 +81,11 @@ int main(int argc, char** argv) {
   commands.push_back(add_report_command(app));
   commands.push_back(add_serve_command(app));
   commands.push_back(add_sweep_command(app));
+  for (const Subcommand& c : commands) refuse_empty_values(*c.command);
 
   // Whether the chosen subcommand asked for JSON, known even when parsing fails part-way.
   auto json_requested = [&] {
     for (const Subcommand& c : commands) {
-  for (const Subcommand& c : commands) refuse_empty_values(*c.command);
       if (c.command->parsed() && c.common != nullptr && c.common->json) return true;
     }
     for (int i = 1; i < argc; ++i) {
@@ -94,10 +94,6 @@ int main(int argc, char** argv) {
     return false;
   };
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return check_stdout(app.exit(e));
   // The first word that is not an option names the subcommand; CLI11 would call an unknown one
   // "arguments not expected".
   if (argc > 1 && argv[1][0] != '-') {
@@ -110,6 +106,10 @@ int main(int argc, char** argv) {
     }
     if (!found) return fail(fmt::format("unknown subcommand '{}' (the subcommands: {})", word, known), kExitUsage, json_requested());
   }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return check_stdout(app.exit(e));
   } catch (const CLI::CallForAllHelp& e) {
     return check_stdout(app.exit(e));
   } catch (const CLI::CallForVersion& e) {
