@@ -1,12 +1,13 @@
 // tpuemu exec: a hand-written program (.s, docs/assembly.md) assembled, checked and run on a
 // backend; prints the run's status and counters.
+#include <filesystem>
 #include <memory>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "commands.h"
-#include "tpuemu/base/atomic_file.h"
+#include "outputs.h"
 #include "tpuemu/config/config.h"
 #include "tpuemu/device/device.h"
 #include "tpuemu/program/program.h"
@@ -24,6 +25,10 @@ struct ExecArgs {
 };
 
 int run_exec(const ExecArgs& a) {
+  CommandOutputs out(a.common);
+  out.input(a.program_file, "the program");
+  if (std::filesystem::is_regular_file(a.preset)) out.input(a.preset, "the --preset file");
+  out.check(a.common.out, "-o");
   const Preset preset = load_preset(a.preset);
   const SourceProgram source = assemble_source_file(a.program_file);
   const Program& program = source.program;
@@ -40,14 +45,15 @@ int run_exec(const ExecArgs& a) {
   nlohmann::json j = {{"program", a.program_file}, {"status", std::string(to_string(result.status))},
                       {"cycles", result.cycles}};
   for (std::size_t i = 0; i < Counters::kCount; ++i) j["counters"][std::string(Counters::name(i))] = values[i];
-  if (!a.common.out.empty()) write_file_atomically(a.common.out, json_text(j));
+  if (!a.common.out.empty()) out.file(a.common.out, json_text(j));
   if (a.common.json) {
-    print(a.common, json_text(j));
+    out.print(json_text(j));
   } else {
     std::string text = fmt::format("{}: {} after {} cycles\n", a.program_file, to_string(result.status), result.cycles);
     for (std::size_t i = 0; i < Counters::kCount; ++i) text += fmt::format("  {:<28} {}\n", Counters::name(i), values[i]);
-    print(a.common, text);
+    out.print(text);
   }
+  out.commit();
   return 0;
 }
 

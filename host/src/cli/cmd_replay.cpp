@@ -9,8 +9,8 @@
 #include <fmt/ranges.h>
 
 #include "commands.h"
+#include "outputs.h"
 #include "tpuemu/alloc/alloc_trace.h"
-#include "tpuemu/base/atomic_file.h"
 #include "tpuemu/base/error.h"
 
 namespace tpuemu::cli {
@@ -53,6 +53,9 @@ std::map<std::string, std::uint64_t> parse_capacities(const std::vector<std::str
 }
 
 int run_replay(const ReplayArgs& a) {
+  CommandOutputs out(a.common);
+  out.input(a.trace_file, "the trace");
+  out.check(a.common.out, "-o");
   alloc::ReplayOptions options;
   // --allocator and --granularity were checked when parsed (names, no duplicate, a power of two).
   options.policies = a.allocator == "all" ? alloc::allocator_names() : split_list(a.allocator);
@@ -61,8 +64,9 @@ int run_replay(const ReplayArgs& a) {
   const alloc::AllocTrace trace = alloc::read_alloc_trace(a.trace_file);
   options.capacity = parse_capacities(a.capacities, trace);
   const alloc::ReplayResult result = alloc::replay_alloc_trace(trace, options);
-  if (!a.common.out.empty()) write_file_atomically(a.common.out, alloc::replay_samples_csv(result));
-  print(a.common, a.common.json ? json_text(alloc::replay_to_json(result)) : alloc::format_replay(result));
+  if (!a.common.out.empty()) out.file(a.common.out, alloc::replay_samples_csv(result));
+  out.print(a.common.json ? json_text(alloc::replay_to_json(result)) : alloc::format_replay(result));
+  out.commit();  // the comparison is complete even when a policy ran out of memory (below)
   // Out of memory is an error even though the comparison is complete: the first failure, one line.
   std::size_t failing = 0;
   const alloc::ReplayRun* first = nullptr;

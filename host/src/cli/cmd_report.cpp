@@ -5,7 +5,7 @@
 #include <string>
 
 #include "commands.h"
-#include "tpuemu/base/atomic_file.h"
+#include "outputs.h"
 #include "tpuemu/base/input_file.h"
 #include "tpuemu/profile/report_html.h"
 
@@ -28,16 +28,21 @@ profile::ReportFile read_artefact(const std::filesystem::path& dir, const char* 
 }
 
 int run_report(const ReportArgs& a) {
+  CommandOutputs out(a.common);
   const std::filesystem::path dir(a.dir);
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec))
     throw Error(a.dir, "not a directory (the artefacts of tpuemu run -o DIR)");
-  const std::string html = profile::report_html(read_artefact(dir, "summary.json", kJsonInput),
-                                                read_artefact(dir, "fragmentation.csv", kTableInput),
-                                                read_artefact(dir, "trace.json", kTraceJsonInput));
-  const std::string out = a.common.out.empty() ? (dir / "report.html").string() : a.common.out;
-  write_file_atomically(out, html);
-  if (a.common.json) print(a.common, json_text({{"report", out}, {"bytes", html.size()}}));
+  for (const char* name : {"summary.json", "fragmentation.csv", "trace.json"}) out.input((dir / name).string());
+  const std::string target = a.common.out.empty() ? (dir / "report.html").string() : a.common.out;
+  out.check(target, "-o");
+  std::string html = profile::report_html(read_artefact(dir, "summary.json", kJsonInput),
+                                          read_artefact(dir, "fragmentation.csv", kTableInput),
+                                          read_artefact(dir, "trace.json", kTraceJsonInput));
+  const std::size_t bytes = html.size();
+  out.file(target, std::move(html));
+  if (a.common.json) out.print(json_text({{"report", target}, {"bytes", bytes}}));
+  out.commit();
   return 0;
 }
 

@@ -10,13 +10,14 @@
 #include <span>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "outputs.h"
 #include "progress.h"
 #include "tpuemu/alloc/alloc_trace.h"
-#include "tpuemu/base/atomic_file.h"
 #include "tpuemu/compile/model.h"
 #include "tpuemu/compile/workload.h"
 #include "tpuemu/config/config.h"
@@ -116,11 +117,16 @@ void engine_tracks(const WorkloadReport& r, profile::ChromeTraceInputs& out) {
   if (r.hbm) out.hbm_channel_count = std::max<unsigned>(out.hbm_channel_count, static_cast<unsigned>(r.hbm->channels()));
 }
 
-// The artefacts of `run -o DIR` (docs/profile.md), each written atomically; only after the run
-// succeeded and every one of them was made, so a failed run leaves nothing in DIR.
+// The files of `run -o DIR` (docs/profile.md).
+const std::vector<std::string> kArtefacts = {"summary.json", "fragmentation.csv", "memory.pb.gz", "trace.json",
+                                             "report.html"};
+
+// The artefacts of `run -o DIR` (docs/profile.md), staged in the command's outputs: published
+// with its other outputs once all of them were made, so a failed run leaves nothing in DIR.
 // A sharded run's artefacts are device `first_device`'s (the summary, trace and memory profile),
 // with one HBM memory map and fragmentation curve per device, spaces "hbm device D".
-void write_artefacts(const std::filesystem::path& dir, std::span<const WorkloadReport> devices, std::uint32_t first_device,
+void write_artefacts(CommandOutputs& out, const std::filesystem::path& dir, std::span<const WorkloadReport> devices,
+                     std::uint32_t first_device,
                      nlohmann::json summary, const profile::ProfileMoment& moment, bool every_policy) {
   const WorkloadReport& r = devices.front();
   try {
@@ -163,19 +169,16 @@ void write_artefacts(const std::filesystem::path& dir, std::span<const WorkloadR
                                                   {(dir / "fragmentation.csv").string(), fragmentation},
                                                   {(dir / "trace.json").string(), trace_text, &trace});
   const std::string memory = profile::memory_profile(profile::snapshot_at(r.allocation_trace, moment), r.workload);
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw Error(dir.string(), fmt::format("cannot create the output directory: {}", ec.message()));
-  write_file_atomically(dir / "summary.json", summary_text);
-  write_file_atomically(dir / "fragmentation.csv", fragmentation);
-  write_file_atomically(dir / "memory.pb.gz", memory);
-  write_file_atomically(dir / "trace.json", trace_text);
-  write_file_atomically(dir / "report.html", report);
+  out.file_in(dir, "summary.json", summary_text);
+  out.file_in(dir, "fragmentation.csv", std::move(fragmentation));
+  out.file_in(dir, "memory.pb.gz", memory);
+  out.file_in(dir, "trace.json", trace_text);
+  out.file_in(dir, "report.html", report);
 }
 
 // A run over --devices devices: on threads here, or on this rank's share of them under mpirun
 // (only rank 0 prints and writes; the others exit with its code).
-int run_sharded_command(const RunArgs& a, const Preset& preset, const Model& model, RunSettings s,
+int run_sharded_command(const RunArgs& a, CommandOutputs& out, const Preset& preset, const Model& model, RunSettings s,
                         const profile::ProfileMoment& moment) {
   const std::uint32_t devices = a.devices.value_or(1);
   if (!a.shard) throw UsageError(fmt::format("--devices {}", devices), "give --shard batch, tensor or fsdp");
@@ -201,13 +204,14 @@ int run_sharded_command(const RunArgs& a, const Preset& preset, const Model& mod
     shard::ShardReport r = shard::run_sharded(preset, model, s, ss, *exchange);
     if (!root) return r.bit_exact ? 0 : kExitMismatch;
     nlohmann::json j = shard::shard_report_to_json(r);
-    if (!a.report_file.empty()) write_file_atomically(a.report_file, json_text(j));
+    if (!a.report_file.empty()) out.file(a.report_file, json_text(j));
     if (!a.common.out.empty()) {
       nlohmann::json summary = report_to_json(r.local_reports.front());
       summary["sharded"] = j;
-      write_artefacts(a.common.out, r.local_reports, r.first_local_device, summary, moment, false);
+      write_artefacts(out, a.common.out, r.local_reports, r.first_local_device, summary, moment, false);
     }
-    print(a.common, a.common.json ? json_text(j) : shard::format_shard_report(r));
+    out.print(a.common.json ? json_text(j) : shard::format_shard_report(r));
+    out.commit();
     return r.bit_exact ? 0 : kExitMismatch;
   } catch (const Error&) {
     if (root) throw;
@@ -241,6 +245,18 @@ int run_run(const RunArgs& a) {
     throw UsageError("run: give either a workload file or --matmul MxKxN");
   }
   check_option_combinations(a);
+  // Every output is checked before the run (an output that is an input, a directory in the way, a
+  // "-" beside --json) and staged in `out`, published only when all were made (docs/cli.md).
+  CommandOutputs out(a.common);
+  if (a.common.out == "-") {
+    throw UsageError("-o -", "run writes a directory of artefacts; --report - or --json prints the report on stdout");
+  }
+  out.input(a.workload_file, "the workload");
+  if (std::filesystem::is_regular_file(a.preset)) out.input(a.preset, "the --preset file");
+  out.check(a.report_file, "--report");
+  out.check_folder(a.common.out, kArtefacts, "-o");
+  out.check(a.alloc_trace_file, "--alloc-trace");
+  out.check(a.wave_file, "--wave");
   Model w;
   if (a.workload_file.empty()) {
     w = model_from_workload(parse_matmul_shape(a.matmul, a.requantize, a.seed.value_or(1)));  // checked when parsed
@@ -269,7 +285,7 @@ int run_run(const RunArgs& a) {
   s.max_cycles = a.max_cycles;
   s.device.backpressure_permille = a.backpressure;
   s.device.board_shim_max_latency = a.board_shim;
-  s.device.trace_fst = a.wave_file;
+  s.device.trace_fst = out.produced(a.wave_file);
   const bool every_policy = a.allocator == kEveryAllocator;
   if (every_policy && a.common.out.empty())
     throw UsageError("--allocator all", "compares the policies in the artefacts of -o DIR (report.html); give -o DIR");
@@ -293,16 +309,16 @@ int run_run(const RunArgs& a) {
     throw UsageError("--plan", "places HBM buffers with the offline planner; it cannot be combined with --allocator");
   }
   ProgressBar bar(!a.common.json && !a.common.quiet && isatty(STDERR_FILENO));
-  InterruptGuard interrupt;
   s.progress = [&bar](const RunProgress& p) { bar.update(p); };
-  s.interrupted = [&interrupt] { return interrupt.interrupted(); };
-  if (a.sharded()) return run_sharded_command(a, preset, w, s, moment);
+  s.interrupted = [&out] { return out.interrupted(); };
+  if (a.sharded()) return run_sharded_command(a, out, preset, w, s, moment);
   const WorkloadReport r = run_model(preset, w, s);
   const nlohmann::json j = report_to_json(r);
-  if (!a.report_file.empty()) write_file_atomically(a.report_file, json_text(j));
-  if (!a.common.out.empty()) write_artefacts(a.common.out, std::span(&r, 1), 0, j, moment, every_policy);
-  if (!a.alloc_trace_file.empty()) alloc::write_alloc_trace(a.alloc_trace_file, r.allocation_trace);
-  print(a.common, a.common.json ? json_text(j) : format_report(r));
+  if (!a.report_file.empty()) out.file(a.report_file, json_text(j));
+  if (!a.common.out.empty()) write_artefacts(out, a.common.out, std::span(&r, 1), 0, j, moment, every_policy);
+  if (!a.alloc_trace_file.empty()) out.file(a.alloc_trace_file, alloc::format_alloc_trace(r.allocation_trace));
+  out.print(a.common.json ? json_text(j) : format_report(r));
+  out.commit();
   return r.bit_exact ? 0 : kExitMismatch;
 }
 

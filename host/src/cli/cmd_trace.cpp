@@ -9,10 +9,11 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "outputs.h"
 #include "tpuemu/alloc/alloc_trace.h"
 #include "tpuemu/base/error.h"
-#include "tpuemu/compile/workload.h"
 #include "tpuemu/base/json.h"
+#include "tpuemu/compile/workload.h"
 #include "tpuemu/config/config.h"
 #include "tpuemu/run/serving_trace.h"
 
@@ -30,6 +31,10 @@ struct TraceArgs {
 };
 
 int run_trace(const TraceArgs& a) {
+  CommandOutputs out(a.common);
+  out.input(a.workload_file, "the workload");
+  if (std::filesystem::is_regular_file(a.preset)) out.input(a.preset, "the --preset file");
+  if (a.common.out != "-") out.check(a.common.out, "-o");
   const Preset preset = load_preset(a.preset);
   ServingOptions options;
   for (const std::string& batch : split_list(a.batches)) options.batches.push_back(std::stoull(batch));
@@ -50,14 +55,15 @@ int run_trace(const TraceArgs& a) {
     // stdout stays JSON: a summary; the trace itself (CSV) goes to -o
     if (a.common.out.empty() || a.common.out == "-")
       throw UsageError("trace --json", "the trace is CSV: name its file with -o FILE; stdout gets a JSON summary");
-    alloc::write_alloc_trace(a.common.out, trace);
-    print(a.common, json_text({{"workload", a.workload_file}, {"preset", preset.name}, {"events", trace.events.size()},
-                               {"spaces", trace.spaces()}, {"output", a.common.out}}));
+    out.file(a.common.out, alloc::format_alloc_trace(trace));
+    out.print(json_text({{"workload", a.workload_file}, {"preset", preset.name}, {"events", trace.events.size()},
+                         {"spaces", trace.spaces()}, {"output", a.common.out}}));
   } else if (a.common.out.empty() || a.common.out == "-") {
-    print(a.common, alloc::format_alloc_trace(trace));
+    out.print(alloc::format_alloc_trace(trace));
   } else {
-    alloc::write_alloc_trace(a.common.out, trace);
+    out.file(a.common.out, alloc::format_alloc_trace(trace));
   }
+  out.commit();
   return 0;
 }
 

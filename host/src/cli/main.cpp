@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "progress.h"
 #include "tpuemu/base/atomic_file.h"
 #include "tpuemu/run/runner.h"
 #include "tpuemu/base/error.h"
@@ -63,6 +64,9 @@ int check_stdout(int code) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Ctrl-C from the first instruction on is noted, not fatal: a command checks it before it
+  // publishes anything (outputs.h), so a signal during start-up still ends in one line, exit 130.
+  const InterruptGuard interrupt(/*restore=*/false);
   CLI::App app{"tpuemu: a cycle-accurate emulator of a TPU-like accelerator's memory system"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "tpuemu " TPUEMU_VERSION);
