@@ -236,7 +236,8 @@ TEST(SweepRun, AFailingPointStopsTheSweepAndIsNamed) {
       const SweepTable table = run_sweep(grid, runner, options);
       write_sweep_outputs(table, grid, dir.path() / "out");
     });
-    EXPECT_EQ(message, "sweep point 5 (buffers=2 batch=4): preset 'tiny': no such preset second line");
+    // One line: the newline inside the point's message is escaped, as every printed message is.
+    EXPECT_EQ(message, "sweep point 5 (buffers=2 batch=4): preset 'tiny': no such preset\\nsecond line");
     EXPECT_LT(ran.load(), grid.point_count());  // no point started after the failure was seen
     EXPECT_FALSE(fs::exists(dir.path() / "out"));
   }

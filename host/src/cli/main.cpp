@@ -47,6 +47,7 @@ int fail(const std::string& message, int code, bool json) {
       // stdout is gone as well; the line on stderr below still says what failed
     }
   }
+  InterruptGuard::outcome_reported();
   std::fprintf(stderr, "tpuemu: error: %s\n", line.c_str());
   return code;
 }
@@ -140,5 +141,6 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     return fail(e.what(), kExitError, json);
   }
+  InterruptGuard::outcome_reported();
   return check_stdout(code);
 }

@@ -45,6 +45,7 @@ void ProgressBar::update(const RunProgress& p) {
 
 void InterruptGuard::on_signal(int sig) {
   if (!flag_.exchange(true)) return;  // the first: a clean stop at the command's next check
+  if (reported_.load()) return;  // the process is exiting with what it said
   if (OutputTransaction::publishing_outputs()) return;  // the renames finish, then the command stops
   // The second: stop now (a step may run for minutes), leaving no temporary file. Only
   // async-signal-safe calls from here on.

@@ -42,11 +42,15 @@ class InterruptGuard {
   bool interrupted() const { return flag_.load(); }
   // Every output has been published: what a second signal says from now on.
   void outputs_published() { published_.store(true); }
+  // The command's outcome has been said (its error line printed, or it finished): a later signal
+  // changes nothing - the cleanup is done and a second line would contradict the first.
+  static void outcome_reported() { reported_.store(true); }
 
  private:
   static void on_signal(int);
   static inline std::atomic<bool> flag_{false};
   static inline std::atomic<bool> published_{false};
+  static inline std::atomic<bool> reported_{false};
   bool restore_;
   struct sigaction old_int_{}, old_term_{};
 };
