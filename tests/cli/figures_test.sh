@@ -9,22 +9,7 @@ set -u
 tpuemu=$1
 root=$2
 mode=${3:-quick}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-pass() { echo "ok   $1"; }
-fail() { echo "FAIL $1"; [[ -f "$tmp/err" ]] && head -3 "$tmp/err"; failures=$((failures + 1)); }
-# check NAME EXPECTED_EXIT STDERR_PATTERN -- ARGS...: exit code, one line on stderr matching
-check() {
-  local name=$1 code=$2 pattern=$3
-  shift 4
-  "$tpuemu" "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [[ $got -ne $code ]]; then fail "$name: exit $got, expected $code"; return; fi
-  if [[ $code -ne 0 && $(grep -c . "$tmp/err") -ne 1 ]]; then fail "$name: not one line on stderr"; return; fi
-  if [[ -n "$pattern" ]] && ! grep -qE -e "$pattern" "$tmp/err"; then fail "$name: stderr does not match /$pattern/"; return; fi
-  pass "$name"
-}
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 # variant BASE OUT KEY VALUE: a copy of preset BASE with hbm.KEY set (named after OUT)
 variant() {
   python3 - "$root/configs/presets/$1.json" "$tmp/$2.json" "$3" "$4" <<'EOF'
@@ -115,5 +100,4 @@ for p in default small; do
   done
 done
 
-echo "$failures failures"
-[[ $failures -eq 0 ]]
+finish

@@ -5,22 +5,7 @@
 set -u
 tpuemu=$1
 root=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-pass() { echo "ok   $1"; }
-fail() { echo "FAIL $1"; [[ -f "$tmp/err" ]] && head -3 "$tmp/err"; failures=$((failures + 1)); }
-# check NAME EXPECTED_EXIT STDERR_PATTERN -- ARGS...: exit code, one line on stderr matching
-check() {
-  local name=$1 code=$2 pattern=$3
-  shift 4
-  "$tpuemu" "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [[ $got -ne $code ]]; then fail "$name: exit $got, expected $code"; return; fi
-  if [[ $code -ne 0 && $(grep -c . "$tmp/err") -ne 1 ]]; then fail "$name: not one line on stderr"; return; fi
-  if [[ -n "$pattern" ]] && ! grep -qE -e "$pattern" "$tmp/err"; then fail "$name: stderr does not match /$pattern/"; return; fi
-  pass "$name"
-}
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 small=(--matmul 16x16x16 --preset small --backend fake)
 
 # ---- 1. outputs never clobber special files
@@ -152,5 +137,4 @@ check range_message_short 2 "--read-ratio: 7 is not in \\[0, 1\\]" -- hbm --patt
 [[ $(wc -c <"$tmp/err") -lt 200 ]] && pass "range error is short" || fail "range error is long"
 "$tpuemu" run - --preset small --backend fake <"$root/examples/mlp.json" >"$tmp/out" 2>"$tmp/err" && grep -q "PASS" "$tmp/out" && pass "- reads the workload from stdin" || fail "stdin workload"
 
-echo "$failures failures"
-exit $((failures > 0))
+finish

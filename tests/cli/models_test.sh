@@ -5,11 +5,7 @@
 set -u
 tpuemu=$1
 root=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-pass() { echo "ok   $1"; }
-fail() { echo "FAIL $1"; [[ -f "$tmp/err" ]] && head -3 "$tmp/err"; failures=$((failures + 1)); }
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 bad=$root/tests/data/models-bad
 # bad NAME FILE PATTERN...: exit 1, one line on stderr matching every pattern, --out left empty
 bad() {

@@ -4,22 +4,8 @@
 set -u
 tpuemu=$1
 root=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-pass() { echo "ok   $1"; }
-fail() { echo "FAIL $1"; [[ -f "$tmp/err" ]] && head -3 "$tmp/err"; failures=$((failures + 1)); }
-# check NAME EXPECTED_EXIT STDERR_PATTERN -- ARGS...: exit code, one line on stderr matching
-check() {
-  local name=$1 code=$2 pattern=$3
-  shift 4
-  "$tpuemu" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
-  local got=$?
-  if [[ $got -ne $code ]]; then fail "$name: exit $got, expected $code"; return; fi
-  if [[ $code -ne 0 && $(grep -c . "$tmp/err") -ne 1 ]]; then fail "$name: not one line on stderr"; return; fi
-  if [[ -n "$pattern" ]] && ! grep -qE -e "$pattern" "$tmp/err"; then fail "$name: stderr does not match /$pattern/"; return; fi
-  pass "$name"
-}
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
+exec </dev/null  # no check reads the terminal
 small=(--matmul 16x16x16 --preset small --backend fake)
 trace="$root/examples/traces/mlp-serving.csv"
 cd "$tmp" || exit 1
@@ -114,5 +100,4 @@ PY
 check report_json_limit 1 "art/summary.json: larger than the 16 MiB limit of a JSON file" -- report art -o page.html
 [[ ! -e page.html ]] && pass "no page from an oversized summary" || fail "page.html written"
 
-echo "$failures failures"
-[[ $failures -eq 0 ]]
+finish

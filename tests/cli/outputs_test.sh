@@ -7,22 +7,8 @@
 set -u
 tpuemu=$1
 root=$2
-tmp=$(mktemp -d)
-trap 'exec 3>&- 2>/dev/null; rm -rf "$tmp"' EXIT
-failures=0
-pass() { echo "ok   $1"; }
-fail() { echo "FAIL $1"; [[ -f "$tmp/err" ]] && head -3 "$tmp/err"; failures=$((failures + 1)); }
-# check NAME EXPECTED_EXIT STDERR_PATTERN -- ARGS...: exit code, one line on stderr matching
-check() {
-  local name=$1 code=$2 pattern=$3
-  shift 4
-  "$tpuemu" "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [[ $got -ne $code ]]; then fail "$name: exit $got, expected $code"; return; fi
-  if [[ $code -ne 0 && $(grep -c . "$tmp/err") -ne 1 ]]; then fail "$name: not one line on stderr"; return; fi
-  if [[ -n "$pattern" ]] && ! grep -qE -e "$pattern" "$tmp/err"; then fail "$name: stderr does not match /$pattern/"; return; fi
-  pass "$name"
-}
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
+on_exit+=('exec 3>&- 2>/dev/null')
 # same NAME FILE SUM: the file still has the checksum it had
 same() { [[ $(md5sum <"$2") == "$3" ]] && pass "$1" || fail "$1: the file changed"; }
 # leftovers NAME DIR: no temporary file or staging folder anywhere under DIR
@@ -182,5 +168,4 @@ check run_report_dash_ok 0 "" -- run "${mm[@]}" --report -
 [[ $(head -c 1 "$tmp/out") == "{" ]] && grep -q "cycles" "$tmp/out" && pass "--report - without --json: the report, then the text" ||
   fail "--report - without --json"
 
-echo "$failures failures"
-[[ $failures -eq 0 ]]
+finish

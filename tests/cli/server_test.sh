@@ -7,28 +7,10 @@
 set -u
 tpuemu=$1
 root=$2
-tmp=$(mktemp -d)
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 pids=()
-cleanup() {
-  exec 3<&- 2>/dev/null
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-failures=0
-pass() { echo "ok   $1"; }
-fail() { echo "FAIL $1"; [[ -f "$tmp/err" ]] && head -3 "$tmp/err"; failures=$((failures + 1)); }
-# check NAME EXPECTED_EXIT STDERR_PATTERN -- ARGS...: exit code (within 20 s), one line on stderr matching
-check() {
-  local name=$1 code=$2 pattern=$3
-  shift 4
-  timeout 20 "$tpuemu" "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [[ $got -ne $code ]]; then fail "$name: exit $got, expected $code"; return; fi
-  if [[ $code -ne 0 && $(grep -c . "$tmp/err") -ne 1 ]]; then fail "$name: not one line on stderr"; return; fi
-  if [[ -n "$pattern" ]] && ! grep -qE -e "$pattern" "$tmp/err"; then fail "$name: stderr does not match /$pattern/"; return; fi
-  pass "$name"
-}
+on_exit+=('exec 3<&- 2>/dev/null' 'for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done')
+check_timeout=20
 # start_server NAME ARGS...: a server on a free port of 127.0.0.1; sets port and server_pid, logs
 # JSON lines to $tmp/NAME.log.
 start_server() {
@@ -121,5 +103,4 @@ exec 3<&-
 kill -TERM "$server_pid"; wait "$server_pid"; rc=$?
 [[ $rc -eq 0 ]] && pass "SIGTERM: exit 0" || fail "SIGTERM: exit $rc"
 
-echo "$failures failures"
-[[ $failures -eq 0 ]]
+finish

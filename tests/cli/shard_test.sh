@@ -7,11 +7,8 @@
 set -u
 tpuemu=$1
 root=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-pass() { echo "ok   $1"; }
-fail() { echo "FAIL $1"; [[ -f "$tmp/err" ]] && head -5 "$tmp/err"; failures=$((failures + 1)); }
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
+fail_context=5
 mlp=$root/examples/mlp.json
 if ! command -v mpirun >/dev/null; then
   echo "FAIL mpirun not found (scripts/setup.sh installs openmpi-bin)"

@@ -6,11 +6,7 @@
 set -u
 tpuemu=$1
 root=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-pass() { echo "ok   $1"; }
-fail() { echo "FAIL $1"; [[ -f "$tmp/err" ]] && head -3 "$tmp/err"; failures=$((failures + 1)); }
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 
 # The model beside the grid, named relative to the grid's folder; the sweep runs from elsewhere.
 mkdir -p "$tmp/grids/models" "$tmp/elsewhere"
