@@ -70,7 +70,7 @@ check plan_in_place 0 "" -- plan "$w/x.csv" --capacity 1KiB -o "$w/x.csv"
 head -1 "$w/x.csv" | grep -q offset && pass "plan x.csv -o x.csv: planned in place" || fail "plan in place: $(head -1 "$w/x.csv")"
 check plan_space_trace 2 "t.csv: is the allocation trace" -- plan "$w/t.csv" --space hbm --capacity 1GiB -o "$w/t.csv"
 same "plan --space -o t.csv keeps the trace" "$w/t.csv" "$t"
-leftovers "item 4" "$w"
+leftovers "outputs naming inputs" "$w"
 
 # ---- 5. run -o DIR: all or nothing
 mkdir -p "$tmp/d1/trace.json"
@@ -96,7 +96,7 @@ check existing_dir_kept 1 "report.html: is a directory" -- run "${mm[@]}" -o "$t
 check out_is_a_file 1 "exists and is not a directory" -- run "${mm[@]}" -o "$tmp/ro.csv"
 "$tpuemu" run "${mm[@]}" -q -o "$tmp/d6" --report "$tmp/d6.json" --alloc-trace "$tmp/d6.csv" 2>"$tmp/err"
 [[ -f "$tmp/d6/report.html" && -f "$tmp/d6.json" && -f "$tmp/d6.csv" ]] && pass "success: every output" || fail "success: $(cat "$tmp/err")"
-leftovers "item 5" "$tmp"
+leftovers "all-or-nothing run -o" "$tmp"
 
 # ---- 6. signals. A reader that never reads holds the write phase still: tpuemu has staged its
 # files and blocks writing stdout to a full FIFO (the shell keeps it open on fd 3 and fills it).
@@ -151,7 +151,7 @@ sleep 0.5; kill -TERM "$pid"; wait "$pid"; rc=$?
   grep -q "nothing was written" "$tmp/s3.err" && pass "SIGTERM during the run: exit 130, nothing written" ||
   fail "SIGTERM during the run: exit $rc, $(cat "$tmp/s3.err")"
 exec 3>&-
-leftovers "item 6" "$tmp"
+leftovers "signals" "$tmp"
 
 # ---- 7. stdout carries one document
 check run_out_dash 2 "-o -: run writes a directory" -- run "${mm[@]}" -o -
