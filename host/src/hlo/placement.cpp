@@ -1,0 +1,262 @@
+// The placement policies other than "xla" (placement_xla.cpp): tpuemu's offline planner and the
+// runtime policies of the alloc layer, the metrics every policy is reported with, and the
+// dispatch by name. Definitions: docs/hlo.md, "Buffer assignment".
+#include "tpuemu/hlo/placement.h"
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "placement_detail.h"
+#include "tpuemu/alloc/allocator.h"
+#include "tpuemu/alloc/memory_space.h"
+#include "tpuemu/base/error.h"
+#include "tpuemu/plan/planner.h"
+
+namespace tpuemu::hlo {
+
+namespace detail {
+
+void check_buffers(const BufferSet& set) {
+  for (const LiveBuffer& b : set.buffers) {
+    if (b.start < 0 || b.end < b.start || b.end >= set.positions) {
+      throw Error(fmt::format("buffer '{}': live range [{}, {}] is not inside positions [0, {})", b.name,
+                              b.start, b.end, set.positions));
+    }
+    if (b.unpadded > b.bytes) {
+      throw Error(fmt::format("buffer '{}': {} unpadded bytes exceed its {} stored bytes", b.name,
+                              b.unpadded, b.bytes));
+    }
+  }
+}
+
+std::uint64_t heap_of(const BufferSet& set, const std::vector<std::uint64_t>& offsets) {
+  std::uint64_t heap = 0;
+  for (std::size_t i = 0; i < set.buffers.size() && i < offsets.size(); ++i) {
+    if (set.buffers[i].bytes != 0) heap = std::max(heap, offsets[i] + set.buffers[i].bytes);
+  }
+  return heap;
+}
+
+void fill_metrics(const BufferSet& set, Placement& p) {
+  p.peak_live_bytes = peak_live_bytes(set);
+  p.peak_live_unpadded = peak_live_unpadded_bytes(set);
+  // Live at every position: what no placement can reuse (XProf's "indefinite" allocations).
+  p.whole_program_bytes = 0;
+  for (const LiveBuffer& b : set.buffers) {
+    if (b.whole_program || (b.start == 0 && b.end == set.positions - 1)) p.whole_program_bytes += b.bytes;
+  }
+  // Padding as XProf's memory viewer counts it: at the first position where the padded live bytes
+  // reach their peak, those bytes minus the same buffers' unpadded bytes. A sweep over the start
+  // and end events finds that position.
+  struct Event {
+    std::int64_t at;
+    bool ends;  // ends after `at`: applied after every start at `at`
+    std::uint64_t bytes, unpadded;
+  };
+  std::vector<Event> events;
+  events.reserve(2 * set.buffers.size());
+  for (const LiveBuffer& b : set.buffers) {
+    events.push_back({b.start, false, b.bytes, b.unpadded});
+    events.push_back({b.end, true, b.bytes, b.unpadded});
+  }
+  std::sort(events.begin(), events.end(),
+            [](const Event& x, const Event& y) { return x.at != y.at ? x.at < y.at : (!x.ends && y.ends); });
+  std::uint64_t live = 0, live_unpadded = 0, peak = 0, unpadded_at_peak = 0;
+  for (std::size_t k = 0; k < events.size();) {
+    const std::int64_t at = events[k].at;
+    for (; k < events.size() && events[k].at == at && !events[k].ends; ++k) {
+      live += events[k].bytes;
+      live_unpadded += events[k].unpadded;
+    }
+    if (live > peak) peak = live, unpadded_at_peak = live_unpadded;
+    for (; k < events.size() && events[k].at == at; ++k) {
+      live -= events[k].bytes;
+      live_unpadded -= events[k].unpadded;
+    }
+  }
+  p.padding_bytes = peak - unpadded_at_peak;
+  // XProf's memory viewer: (heap - peak live) / (heap - bytes live for the whole program). A failed
+  // runtime placement's heap (its high-water mark) can be below the peak: no fragmentation then.
+  const std::uint64_t floor = std::max(p.peak_live_bytes, p.whole_program_bytes);
+  p.fragmentation = p.heap_bytes > floor && p.heap_bytes > p.whole_program_bytes
+                        ? static_cast<double>(p.heap_bytes - p.peak_live_bytes) /
+                              static_cast<double>(p.heap_bytes - p.whole_program_bytes)
+                        : 0.0;
+}
+
+}  // namespace detail
+
+Placement place_planner(const BufferSet& set, const PlacementOptions& options) {
+  detail::check_buffers(set);
+  // The planner's lifetimes are half-open [lower, upper): a buffer live through position `end`
+  // is dead from end + 1. It rejects 0-byte buffers; they sit at offset 0 as in XLA.
+  std::vector<alloc::PlanBuffer> plan;
+  std::vector<std::size_t> index;  // plan row -> buffer
+  const std::uint64_t alignment = std::max<std::uint64_t>(options.alignment, 1);
+  for (std::size_t i = 0; i < set.buffers.size(); ++i) {
+    const LiveBuffer& b = set.buffers[i];
+    if (b.bytes == 0) continue;
+    plan.push_back({b.name, b.start, b.end + 1, b.bytes, alignment});
+    index.push_back(i);
+  }
+  Placement p;
+  p.policy = "planner";
+  p.offsets.assign(set.buffers.size(), 0);
+  if (plan.empty()) {
+    detail::fill_metrics(set, p);
+    return p;
+  }
+  const auto began = std::chrono::steady_clock::now();
+  const auto remaining = [&] {
+    return options.planner_timeout_seconds -
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  };
+  const auto attempt = [&](std::uint64_t capacity) {
+    return alloc::plan_buffers(plan, {.capacity = capacity, .timeout_seconds = std::max(remaining(), 0.0)});
+  };
+  const auto take = [&](const alloc::PlanResult& r) {
+    if (r.offsets.size() != plan.size()) return false;
+    for (std::size_t k = 0; k < plan.size(); ++k) p.offsets[index[k]] = r.offsets[k];
+    return true;
+  };
+  std::uint64_t nodes = 0;
+  std::string how;
+  if (options.capacity) {
+    // A capacity to meet: one run, its outcome as the planner gives it.
+    const alloc::PlanResult r = attempt(*options.capacity);
+    nodes = r.search_nodes;
+    if (r.status == alloc::PlanStatus::Infeasible) p.failure = r.reason;
+    p.timed_out = r.status == alloc::PlanStatus::Timeout;
+    if (!take(r)) p.offsets.clear();
+    how = fmt::format("capacity {} bytes{}", *options.capacity, r.reason.empty() ? std::string() : fmt::format("; {}", r.reason));
+  } else {
+    // The smallest heap the planner reaches within its timeout: bisection between the peak live
+    // bytes (no placement needs less) and XLA's heap (a placement that exists), each run given the
+    // time left. A run that times out ends the search with the best placement found.
+    const Placement xla = place_xla(set, options);
+    std::uint64_t lo = peak_live_bytes(set), hi = xla.heap_bytes;
+    bool have = false;
+    std::uint64_t target = lo;
+    for (;;) {
+      const alloc::PlanResult r = attempt(target);
+      nodes += r.search_nodes;
+      if (r.status == alloc::PlanStatus::Solved) {
+        have = take(r);
+        hi = std::min(hi, r.height);
+        if (hi <= lo) break;
+      } else if (r.status == alloc::PlanStatus::Infeasible) {
+        lo = target + 1;
+      } else {
+        p.timed_out = true;
+        how = "; the timeout ended the search";
+        if (!have && !(r.offsets.size() == plan.size() && r.height <= xla.heap_bytes && take(r))) {
+          p.offsets = xla.offsets;  // nothing better found in time: XLA's placement stands
+          how += ", XLA's placement kept";
+        }
+        have = true;
+        break;
+      }
+      if (lo > hi || remaining() <= 0) {
+        if (remaining() <= 0 && lo <= hi) p.timed_out = true;
+        break;
+      }
+      target = have ? lo + (hi - lo) / 2 : hi;
+    }
+    if (!have) p.offsets = xla.offsets;  // XLA's heap was already the lowest the search proved
+    how = fmt::format("lowest heap searched between {} and {} bytes{}", peak_live_bytes(set), xla.heap_bytes, how);
+  }
+  p.detail = fmt::format("{}, {} search nodes", how, nodes);
+  p.heap_bytes = p.offsets.empty() ? 0 : detail::heap_of(set, p.offsets);
+  detail::fill_metrics(set, p);
+  return p;
+}
+
+Placement place_runtime(std::string_view policy, const BufferSet& set, const PlacementOptions& options) {
+  detail::check_buffers(set);
+  const std::uint64_t alignment = std::max<std::uint64_t>(options.alignment, 1);
+  std::uint64_t capacity = 0;
+  if (options.capacity) {
+    capacity = *options.capacity;
+  } else {
+    // Without a capacity, one no run can exhaust: every policy here puts a block it cannot fit in
+    // a hole at the lowest free address above the highest block, so its high-water mark is at
+    // most the sum of the rounded sizes; twice that, rounded to a power of two, leaves the buddy
+    // policy whole top-level blocks. The heap reported is the high-water mark, never this.
+    const auto probe = alloc::make_allocator(policy, {.capacity = std::uint64_t{1} << 62,
+                                                      .granularity = options.granularity});
+    std::uint64_t sum = 0;
+    for (const LiveBuffer& b : set.buffers) {
+      if (b.bytes == 0) continue;
+      const std::uint64_t need = probe->needed(b.bytes, alignment).size;
+      if (need > (std::uint64_t{1} << 61) - sum) {
+        throw Error(fmt::format("buffer '{}': the buffers need more than 2^61 bytes", b.name));
+      }
+      sum += need + alignment - 1;
+    }
+    capacity = std::bit_ceil(std::max<std::uint64_t>(2 * sum, options.granularity));
+  }
+  alloc::MemorySpace space("HBM",
+                           alloc::make_allocator(policy, {.capacity = capacity, .granularity = options.granularity}));
+
+  // Events in schedule order: at each position, first the buffers whose last position was the
+  // previous one are freed, then the buffers starting here are allocated, both in BufferSet order.
+  // A buffer never shares a position with one that died before it, as XLA's inclusive ranges say.
+  std::vector<std::vector<std::size_t>> starts(static_cast<std::size_t>(std::max<std::int64_t>(set.positions, 0)));
+  std::vector<std::vector<std::size_t>> ends(starts.size());
+  for (std::size_t i = 0; i < set.buffers.size(); ++i) {
+    const LiveBuffer& b = set.buffers[i];
+    if (b.bytes == 0) continue;
+    starts[static_cast<std::size_t>(b.start)].push_back(i);
+    ends[static_cast<std::size_t>(b.end)].push_back(i);
+  }
+  Placement p;
+  p.policy = std::string(policy);
+  p.offsets.assign(set.buffers.size(), 0);
+  std::vector<alloc::BufferId> ids(set.buffers.size(), 0);
+  for (std::size_t at = 0; at < starts.size() && !p.failure; ++at) {
+    if (at > 0) {
+      for (const std::size_t i : ends[at - 1]) space.free(ids[i], at);
+    }
+    for (const std::size_t i : starts[at]) {
+      const LiveBuffer& b = set.buffers[i];
+      std::optional<alloc::OutOfMemory> oom;
+      const auto placed = space.try_allocate(
+          {.size = b.bytes, .alignment = alignment, .owner = b.name, .padding = b.bytes - b.unpadded}, at, &oom);
+      if (!placed) {
+        p.failure = oom->what();
+        break;
+      }
+      ids[i] = placed->id;
+      p.offsets[i] = placed->offset;
+    }
+  }
+  const alloc::SpaceMetrics m = space.metrics();
+  p.heap_bytes = m.peak_footprint_bytes;
+  if (p.failure) p.offsets.clear();
+  p.detail = fmt::format("capacity {} bytes, peak reserved {} bytes", capacity, m.peak_in_use_bytes);
+  detail::fill_metrics(set, p);
+  return p;
+}
+
+std::vector<std::string> placement_policy_names() {
+  std::vector<std::string> names{"xla", "planner"};
+  for (const std::string& name : alloc::allocator_names()) names.push_back(name);
+  return names;
+}
+
+Placement place(std::string_view policy, const BufferSet& set, const PlacementOptions& options) {
+  if (policy == "xla") return place_xla(set, options);
+  if (policy == "planner") return place_planner(set, options);
+  const auto& runtime = alloc::allocator_names();
+  if (std::find(runtime.begin(), runtime.end(), policy) == runtime.end()) {
+    const auto names = placement_policy_names();
+    throw Error(fmt::format("unknown allocator '{}' (known: {}, all)", policy, fmt::join(names, ", ")));
+  }
+  return place_runtime(policy, set, options);
+}
+
+}  // namespace tpuemu::hlo
