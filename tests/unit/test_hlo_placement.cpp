@@ -195,3 +195,30 @@ TEST(HloPlacement, BadInput) {
 
 }  // namespace
 }  // namespace tpuemu::hlo
+
+namespace tpuemu::hlo {
+namespace {
+
+// A module-sized set (40 000 buffers, mostly short-lived, some long): the xla and runtime
+// policies place it validly; gtest's time for this test is the figure docs/hlo.md quotes.
+TEST(HloPlacement, ModuleSizedSetsArePlacedValidly) {
+  std::mt19937_64 rng(40000);
+  std::vector<B> rows;
+  const std::int64_t positions = 40000;
+  for (std::int64_t i = 0; i < positions; ++i) {
+    const std::int64_t span = (rng() % 100 == 0) ? static_cast<std::int64_t>(rng() % 20000)
+                                                 : static_cast<std::int64_t>(rng() % 40);
+    rows.push_back({i, std::min(i + span, positions - 1), 512 * (1 + rng() % 64)});
+  }
+  const BufferSet set = make(rows);
+  for (const char* policy : {"xla", "bfc"}) {
+    SCOPED_TRACE(policy);
+    const Placement p = place(policy, set, {});
+    ASSERT_FALSE(p.failure);
+    EXPECT_GE(p.heap_bytes, p.peak_live_bytes);
+    EXPECT_EQ(overlap(set, p), std::nullopt);
+  }
+}
+
+}  // namespace
+}  // namespace tpuemu::hlo
