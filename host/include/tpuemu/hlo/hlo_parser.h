@@ -1,0 +1,30 @@
+// Layer hlo: the reader of HLO text, the format XLA prints a program in (HloModule::ToString, the
+// files of XLA_FLAGS=--xla_dump_to, JAX's compiler_ir('hlo').as_hlo_text()). docs/hlo.md,
+// "Reading HLO text", says what is read and what is kept verbatim.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "tpuemu/base/input_file.h"
+#include "tpuemu/hlo/hlo_module.h"
+
+namespace tpuemu::hlo {
+
+// HLO dumps of large models run to tens of MiB (constants and backend configs included); 128 MiB
+// admits them and refuses a runaway file. Bounded as a whole only: one line may hold a whole
+// large constant.
+inline constexpr InputLimits kHloInput{std::size_t{128} << 20, std::size_t{128} << 20, "HLO module"};
+
+// Reads one module. Throws tpuemu::Error "SOURCE:LINE:COL: cause" (one line) for a truncated
+// module, an unknown opcode, an undefined or not yet defined operand, a duplicate name, a wrong
+// operand count for the opcode, a malformed shape, a shape whose element count or byte size does
+// not fit 64 bits, an undefined computation, or a byte that is not text.
+Module parse_hlo(std::string_view text, std::string source);
+
+// The file (bounded by kHloInput; "-" is standard input), then parse_hlo.
+Module read_hlo_file(const std::filesystem::path& path);
+
+}  // namespace tpuemu::hlo

@@ -1,0 +1,823 @@
+// The HLO text reader. The format is token based: whitespace (newlines included) and comments may
+// stand between any two tokens, so an instruction may be spread over several lines; an
+// instruction ends where no ", name=value" follows. Attribute values are kept as written: the
+// reader only needs to find where one ends (a ',' or whitespace outside brackets and strings), so
+// an attribute it does not know is never an error.
+#include "tpuemu/hlo/hlo_parser.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "tpuemu/base/error.h"
+#include "tpuemu/base/input_file.h"
+
+namespace tpuemu::hlo {
+
+namespace {
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+bool is_name_char(char c) { return is_alpha(c) || is_digit(c) || c == '_' || c == '.' || c == '-'; }
+
+// Text is UTF-8 without control characters other than tab, newline and carriage return: anything
+// else is binary data handed in by mistake, refused at its byte before any parsing.
+void check_text(std::string_view text, const std::string& source) {
+  std::size_t line = 1, line_start = 0;
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    std::size_t extra = 0;
+    bool ok = true;
+    if (c == '\n') {
+      ++line;
+      line_start = i + 1;
+    } else if (c < 0x20) {
+      ok = c == '\t' || c == '\r';
+    } else if (c == 0x7f) {
+      ok = false;
+    } else if (c >= 0x80) {
+      extra = c >= 0xc2 && c <= 0xdf ? 1 : c >= 0xe0 && c <= 0xef ? 2 : c >= 0xf0 && c <= 0xf4 ? 3 : 0;
+      ok = extra > 0 && i + extra < text.size();
+      for (std::size_t k = 1; ok && k <= extra; ++k) ok = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
+    }
+    if (!ok)
+      throw Error::at(source, line, i - line_start + 1,
+                      fmt::format("byte 0x{:02x} is not text: the file is binary, not HLO text", c));
+    i += 1 + extra;
+  }
+}
+
+// A position in the text and the scanning primitives. Copyable: a known attribute's value is
+// read again from a copy placed at its start, so its errors point into the file.
+struct Cursor {
+  std::string_view text;
+  const std::string* source = nullptr;
+  std::size_t pos = 0;
+  std::size_t end = 0;
+  std::uint32_t line = 1;
+  std::size_t line_start = 0;
+
+  bool at_end() const { return pos >= end; }
+  char peek(std::size_t ahead = 0) const { return pos + ahead < end ? text[pos + ahead] : '\0'; }
+  SourcePos here() const { return {line, static_cast<std::uint32_t>(pos - line_start + 1)}; }
+  void advance() {
+    if (text[pos] == '\n') {
+      ++line;
+      line_start = pos + 1;
+    }
+    ++pos;
+  }
+
+  [[noreturn]] void fail(SourcePos at, std::string_view cause) const {
+    throw Error::at(*source, at.line, at.col, cause);
+  }
+  [[noreturn]] void fail(std::string_view cause) const { fail(here(), cause); }
+  [[noreturn]] void truncated(std::string_view expected) const {
+    fail(fmt::format("unexpected end of file: the module is truncated (expected {})", expected));
+  }
+
+  // Whitespace, /* comments */ and // comments.
+  void skip_ws() {
+    while (!at_end()) {
+      const char c = peek();
+      if (is_space(c)) {
+        advance();
+      } else if (c == '/' && peek(1) == '*') {
+        const SourcePos start = here();
+        advance();
+        advance();
+        while (!at_end() && !(peek() == '*' && peek(1) == '/')) advance();
+        if (at_end()) fail(start, "unterminated /* comment: the module is truncated");
+        advance();
+        advance();
+      } else if (c == '/' && peek(1) == '/') {
+        while (!at_end() && peek() != '\n') advance();
+      } else {
+        return;
+      }
+    }
+  }
+
+  bool eat(char c) {
+    skip_ws();
+    if (peek() != c || at_end()) return false;
+    advance();
+    return true;
+  }
+  void expect(char c, std::string_view context) {
+    skip_ws();
+    if (at_end()) truncated(fmt::format("'{}' {}", c, context));
+    if (peek() != c) fail(fmt::format("expected '{}' {}, found '{}'", c, context, peek()));
+    advance();
+  }
+
+  // A name: letters, digits, '_', '.', '-' after an optional '%'; a '-' that starts "->" ends it.
+  std::string_view name() {
+    skip_ws();
+    if (peek() == '%') advance();
+    const std::size_t start = pos;
+    while (!at_end() && is_name_char(peek()) && !(peek() == '-' && peek(1) == '>')) advance();
+    return text.substr(start, pos - start);
+  }
+
+  // A word of letters and digits only (element types, keywords).
+  std::string_view word() {
+    skip_ws();
+    const std::size_t start = pos;
+    while (!at_end() && (is_alpha(peek()) || is_digit(peek()))) advance();
+    return text.substr(start, pos - start);
+  }
+
+  std::int64_t integer(std::string_view what) {
+    skip_ws();
+    const SourcePos at = here();
+    const std::size_t start = pos;
+    if (peek() == '-') advance();
+    while (!at_end() && is_digit(peek())) advance();
+    std::int64_t value = 0;
+    const auto [ptr, ec] = std::from_chars(text.data() + start, text.data() + pos, value);
+    if (ec == std::errc::result_out_of_range) fail(at, fmt::format("{} does not fit 64 bits", what));
+    if (ec != std::errc() || ptr != text.data() + pos) {
+      if (at_end()) truncated(what);
+      fail(at, fmt::format("expected {}", what));
+    }
+    return value;
+  }
+
+  // A "string" with its escapes; the cursor is on the opening quote. Returns the raw text.
+  void skip_string() {
+    const SourcePos start = here();
+    advance();
+    while (!at_end() && peek() != '"') {
+      if (peek() == '\\' && pos + 1 < end) advance();
+      advance();
+    }
+    if (at_end()) fail(start, "unterminated string: the module is truncated");
+    advance();
+  }
+
+  // Skips a bracketed group starting at the cursor ('(', '{' or '['), strings and comments
+  // inside included; brackets must match.
+  void skip_group() {
+    std::vector<std::pair<char, SourcePos>> open;
+    do {
+      const char c = peek();
+      if (c == '"') {
+        skip_string();
+        continue;
+      }
+      if (c == '/' && peek(1) == '*') {
+        skip_ws();
+        continue;
+      }
+      if (c == '(' || c == '{' || c == '[') {
+        open.emplace_back(c == '(' ? ')' : c == '{' ? '}' : ']', here());
+      } else if (c == ')' || c == '}' || c == ']') {
+        if (c != open.back().first)
+          fail(fmt::format("'{}' closes the '{}' opened at {}:{}", c,
+                           open.back().first == ')' ? '(' : open.back().first == '}' ? '{' : '[',
+                           open.back().second.line, open.back().second.col));
+        open.pop_back();
+      }
+      advance();
+    } while (!open.empty() && !at_end());
+    if (!open.empty())
+      fail(open.back().second, "unclosed bracket: the module is truncated");
+  }
+
+  // An attribute value as written: up to a ',' or whitespace outside brackets and strings, or an
+  // unmatched closing bracket.
+  std::string_view raw_value(std::string_view attribute) {
+    skip_ws();
+    const std::size_t start = pos;
+    while (!at_end()) {
+      const char c = peek();
+      if (c == '"') {
+        skip_string();
+      } else if (c == '(' || c == '{' || c == '[') {
+        skip_group();
+      } else if (c == ',' || is_space(c) || c == ')' || c == '}' || c == ']' ||
+                 (c == '/' && (peek(1) == '*' || peek(1) == '/'))) {
+        break;
+      } else {
+        advance();
+      }
+    }
+    if (pos == start) {
+      if (at_end()) truncated(fmt::format("the value of {}", attribute));
+      fail(fmt::format("expected the value of {}", attribute));
+    }
+    return text.substr(start, pos - start);
+  }
+};
+
+std::uint64_t checked_bytes(const Shape& shape, const Cursor& at, SourcePos pos);
+
+// Shapes: f32[8,128]{1,0:T(8,128)}, bf16[<=8,?], (f32[2], s32[]), token[], pred[].
+struct ShapeReader {
+  Cursor& c;
+
+  Shape shape() {
+    c.skip_ws();
+    const SourcePos at = c.here();
+    if (c.at_end()) c.truncated("a shape");
+    Shape s;
+    if (c.peek() == '(') {
+      c.advance();
+      s.type = PrimitiveType::Tuple;
+      if (!c.eat(')')) {
+        do s.elements.push_back(shape());
+        while (c.eat(','));
+        c.expect(')', "closing the tuple shape");
+      }
+      checked_bytes(s, c, at);
+      return s;
+    }
+    const std::string_view type = c.word();
+    if (type.empty()) c.fail(at, fmt::format("malformed shape: expected an element type, found '{}'", c.peek()));
+    const auto t = type_from_name(type);
+    if (!t) c.fail(at, fmt::format("malformed shape: unknown element type '{}'", type));
+    s.type = *t;
+    if (c.at_end()) c.truncated("'[' of the shape");
+    if (c.peek() != '[') c.fail(fmt::format("malformed shape: expected '[' after '{}'", type));
+    c.advance();
+    c.skip_ws();
+    if (c.peek() == ']') {
+      c.advance();
+    } else {
+      while (true) {
+        c.skip_ws();
+        bool dynamic = false;
+        std::int64_t dim = 0;
+        if (c.peek() == '?') {
+          c.advance();
+          dynamic = true;
+          dim = -1;
+        } else {
+          if (c.peek() == '<' && c.peek(1) == '=') {
+            c.advance();
+            c.advance();
+            dynamic = true;
+          }
+          c.skip_ws();
+          if (!is_digit(c.peek())) {
+            if (c.at_end()) c.truncated("a dimension");
+            c.fail(fmt::format("malformed shape: expected a dimension, found '{}'", c.peek()));
+          }
+          dim = c.integer("a dimension");
+        }
+        s.dims.push_back(dim);
+        s.dynamic.push_back(dynamic);
+        c.skip_ws();
+        if (c.at_end()) c.truncated("']' closing the shape");
+        if (c.peek() == ']') {
+          c.advance();
+          break;
+        }
+        if (c.peek() != ',') c.fail(fmt::format("malformed shape: expected ',' or ']', found '{}'", c.peek()));
+        c.advance();
+      }
+    }
+    if (s.type == PrimitiveType::Token && !s.dims.empty()) c.fail(at, "malformed shape: token has no dimensions");
+    // A layout follows the ']' directly: "f32[8] {" is a shape before a computation's body.
+    if (c.peek() == '{' && !c.at_end()) s.layout = layout(s);
+    checked_bytes(s, c, at);
+    return s;
+  }
+
+  Layout layout(const Shape& s) {
+    const SourcePos at = c.here();
+    c.advance();  // '{'
+    const std::size_t start = c.pos;
+    Layout l;
+    c.skip_ws();
+    while (is_digit(c.peek())) {
+      l.minor_to_major.push_back(c.integer("a layout dimension"));
+      if (!c.eat(',')) break;
+      c.skip_ws();
+    }
+    c.skip_ws();
+    if (c.peek() == ':') {
+      c.advance();
+      while (true) {
+        c.skip_ws();
+        if (c.at_end()) c.truncated("'}' closing the layout");
+        if (c.peek() == '}') break;
+        if (c.peek() == 'T' && c.peek(1) == '(') {
+          c.advance();
+          while (c.peek() == '(') {
+            c.advance();
+            std::vector<std::int64_t> tile;
+            do {
+              c.skip_ws();
+              if (c.peek() == '*') {
+                c.advance();
+                tile.push_back(-1);
+              } else {
+                tile.push_back(c.integer("a tile dimension"));
+              }
+            } while (c.eat(','));
+            c.expect(')', "closing the tile");
+            l.tiles.push_back(std::move(tile));
+          }
+        } else if (c.peek() == 'S' && c.peek(1) == '(') {
+          c.advance();
+          c.advance();
+          l.memory_space = c.integer("a memory space");
+          c.expect(')', "closing the memory space");
+        } else if (is_alpha(c.peek()) || c.peek() == '#') {
+          // Element size E(n), dim level types D(...), pointer types, ...: kept in the text.
+          c.advance();
+          while (is_alpha(c.peek())) c.advance();
+          while (c.peek() == '(') c.skip_group();
+        } else {
+          c.fail(fmt::format("malformed shape: unexpected '{}' in the layout", c.peek()));
+        }
+      }
+    }
+    c.skip_ws();
+    if (c.at_end()) c.truncated("'}' closing the layout");
+    if (c.peek() != '}') c.fail(fmt::format("malformed shape: expected '}}' closing the layout, found '{}'", c.peek()));
+    l.text = std::string(c.text.substr(start, c.pos - start));
+    c.advance();
+    if (!l.minor_to_major.empty() && l.minor_to_major.size() != s.dims.size())
+      c.fail(at, fmt::format("malformed shape: the layout orders {} dimensions, the shape has {}",
+                             l.minor_to_major.size(), s.dims.size()));
+    for (const std::int64_t d : l.minor_to_major)
+      if (d < 0 || static_cast<std::size_t>(d) >= s.dims.size())
+        c.fail(at, fmt::format("malformed shape: layout dimension {} is not a dimension of the shape", d));
+    return l;
+  }
+};
+
+// The shape's bytes unpadded; refuses element counts and byte sizes that do not fit 64 bits, so
+// that every later size computation on an accepted shape is exact.
+std::uint64_t checked_bytes(const Shape& shape, const Cursor& at, SourcePos pos) {
+  if (shape.is_tuple()) {
+    std::uint64_t total = 0;
+    for (const Shape& e : shape.elements)
+      if (__builtin_add_overflow(total, checked_bytes(e, at, pos), &total))
+        at.fail(pos, "tuple shape: its byte size overflows 64 bits");
+    return total;
+  }
+  std::uint64_t count = 1;
+  for (const std::int64_t d : shape.dims) {
+    if (d < 0) continue;
+    if (__builtin_mul_overflow(count, static_cast<std::uint64_t>(d), &count))
+      at.fail(pos, fmt::format("shape {}: its element count overflows 64 bits", shape.to_string()));
+  }
+  const unsigned bits = bit_width(shape.type);
+  if (bits < 8) return (count / 8) * bits + ((count % 8) * bits + 7) / 8;
+  std::uint64_t bytes = 0;
+  if (__builtin_mul_overflow(count, std::uint64_t{bits / 8}, &bytes))
+    at.fail(pos, fmt::format("shape {}: its byte size overflows 64 bits", shape.to_string()));
+  return bytes;
+}
+
+std::string unescape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 1 < s.size()) {
+      const char n = s[++i];
+      out += n == 'n' ? '\n' : n == 't' ? '\t' : n;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+// metadata={op_name="..." source_file="..." source_line=12 ...}: the fields the reports use.
+// Never an error: metadata the reader cannot follow is still kept verbatim as the attribute.
+Metadata parse_metadata(std::string_view v) {
+  Metadata m;
+  std::size_t i = v.empty() || v.front() != '{' ? v.size() : 1;
+  while (i < v.size()) {
+    while (i < v.size() && (is_space(v[i]) || v[i] == ',')) ++i;
+    const std::size_t key_start = i;
+    while (i < v.size() && is_name_char(v[i])) ++i;
+    const std::string_view key = v.substr(key_start, i - key_start);
+    if (key.empty() || i >= v.size() || v[i] != '=') break;
+    ++i;
+    std::string value;
+    if (i < v.size() && v[i] == '"') {
+      const std::size_t s = ++i;
+      while (i < v.size() && v[i] != '"') i += v[i] == '\\' ? 2 : 1;
+      value = unescape(v.substr(s, std::min(i, v.size()) - s));
+      ++i;
+    } else {
+      const std::size_t s = i;
+      while (i < v.size() && !is_space(v[i]) && v[i] != '}') ++i;
+      value = std::string(v.substr(s, i - s));
+    }
+    if (key == "op_name") m.op_name = std::move(value);
+    else if (key == "source_file") m.source_file = std::move(value);
+    else if (key == "source_line") (void)std::from_chars(value.data(), value.data() + value.size(), m.source_line);
+  }
+  return m;
+}
+
+// One line, whitespace runs collapsed, at most kTextLimit bytes: for reports.
+constexpr std::size_t kTextLimit = 400;
+std::string one_line(std::string_view s) {
+  std::string out;
+  out.reserve(std::min(s.size(), kTextLimit + 3));
+  bool space = false;
+  for (const char ch : s) {
+    if (is_space(ch)) {
+      space = !out.empty();
+      continue;
+    }
+    if (space) out += ' ';
+    space = false;
+    out += ch;
+    if (out.size() >= kTextLimit) {
+      out += "...";
+      break;
+    }
+  }
+  return out;
+}
+
+// A computation named by an attribute, resolved once every computation is known (XLA prints
+// callees first, hand-written text may not).
+struct CalleeRef {
+  std::size_t computation, instruction;
+  std::string name;
+  SourcePos pos;
+  enum Role { Called, Condition, Body, Branch, TrueBranch, FalseBranch } role;
+};
+
+class Parser {
+ public:
+  Parser(std::string_view text, std::string source) : source_(std::move(source)) {
+    c_.text = text;
+    c_.source = &source_;
+    c_.end = text.size();
+  }
+
+  Module module() {
+    Module m;
+    m.source = source_;
+    c_.skip_ws();
+    if (c_.at_end()) c_.fail("empty file: expected 'HloModule'");
+    const SourcePos at = c_.here();
+    if (c_.word() != "HloModule") c_.fail(at, "expected 'HloModule' at the start of an HLO module");
+    const SourcePos name_at = c_.here();
+    m.name = std::string(c_.name());
+    if (m.name.empty()) {
+      if (c_.at_end()) c_.truncated("the module's name");
+      c_.fail(name_at, "expected the module's name after 'HloModule'");
+    }
+    while (c_.eat(',')) module_attribute(m, attribute());
+    c_.skip_ws();
+    if (c_.at_end()) c_.truncated("a computation");
+    std::optional<std::size_t> entry;
+    while (!c_.at_end()) {
+      const SourcePos cat = c_.here();
+      const std::size_t index = m.computations.size();
+      m.computations.push_back(computation(index));
+      Computation& comp = m.computations.back();
+      if (const auto prior = names_.find(comp.name); prior != names_.end())
+        c_.fail(cat, fmt::format("duplicate computation name '{}' (first at line {})", comp.name,
+                                 m.computations[prior->second].pos.line));
+      names_.emplace(comp.name, index);
+      if (comp.is_entry) {
+        if (entry) c_.fail(cat, fmt::format("a second ENTRY computation ('{}')", comp.name));
+        entry = index;
+      }
+      c_.skip_ws();
+    }
+    // Without an ENTRY mark the last computation is the entry, as XLA's parser has it.
+    m.entry = entry.value_or(m.computations.size() - 1);
+    m.computations[m.entry].is_entry = true;
+    for (const CalleeRef& ref : callees_) {
+      const auto found = names_.find(ref.name);
+      if (found == names_.end()) c_.fail(ref.pos, fmt::format("undefined computation '{}'", ref.name));
+      Instruction& inst = m.computations[ref.computation].instructions[ref.instruction];
+      const std::size_t callee = found->second;
+      inst.called.push_back(callee);
+      if (ref.role == CalleeRef::Condition) inst.condition = callee;
+      if (ref.role == CalleeRef::Body) inst.body = callee;
+      if (ref.role == CalleeRef::Branch) inst.branches.push_back(callee);
+      if (ref.role == CalleeRef::TrueBranch) inst.branches.insert(inst.branches.begin(), callee);
+      if (ref.role == CalleeRef::FalseBranch) inst.branches.push_back(callee);
+    }
+    return m;
+  }
+
+ private:
+  struct RawAttribute {
+    Attribute attr;
+    Cursor at;  // at the value's first character, for reading it again
+  };
+
+  RawAttribute attribute() {
+    c_.skip_ws();
+    const SourcePos at = c_.here();
+    std::size_t start = c_.pos;
+    while (!c_.at_end() && is_name_char(c_.peek())) c_.advance();
+    const std::string_view name = c_.text.substr(start, c_.pos - start);
+    if (name.empty()) {
+      if (c_.at_end()) c_.truncated("an attribute after ','");
+      c_.fail(at, fmt::format("expected an attribute name=value after ',', found '{}'", c_.peek()));
+    }
+    c_.expect('=', fmt::format("after attribute '{}'", name));
+    c_.skip_ws();
+    Cursor value_at = c_;
+    const std::string_view value = c_.raw_value(fmt::format("attribute '{}'", name));
+    value_at.end = c_.pos;
+    return {Attribute{std::string(name), std::string(value), at}, value_at};
+  }
+
+  void module_attribute(Module& m, RawAttribute raw) {
+    const Attribute& a = raw.attr;
+    if (a.name == "entry_computation_layout") {
+      m.entry_computation_layout = a.value;
+    } else if (a.name == "is_scheduled") {
+      m.is_scheduled = a.value == "true";
+    } else if (a.name == "num_partitions" || a.name == "replica_count") {
+      const std::int64_t n = raw.at.integer(fmt::format("an integer for {}", a.name));
+      if (n < 1) raw.at.fail(a.pos, fmt::format("{} must be at least 1", a.name));
+      (a.name == "num_partitions" ? m.num_partitions : m.replica_count) = n;
+    } else if (a.name == "input_output_alias") {
+      m.input_output_alias = io_aliases(raw.at);
+    }
+    m.attributes.push_back(std::move(raw.attr));
+  }
+
+  // { {0}: (1, {}, may-alias), {1}: (2, {0}) }
+  static std::vector<std::int64_t> index_list(Cursor& c) {
+    std::vector<std::int64_t> out;
+    c.expect('{', "opening a shape index");
+    if (c.eat('}')) return out;
+    do out.push_back(c.integer("a shape index"));
+    while (c.eat(','));
+    c.expect('}', "closing the shape index");
+    return out;
+  }
+  static std::vector<IoAlias> io_aliases(Cursor c) {
+    std::vector<IoAlias> out;
+    c.expect('{', "opening input_output_alias");
+    if (c.eat('}')) return out;
+    do {
+      IoAlias a;
+      a.output_index = index_list(c);
+      c.expect(':', "after the output index of input_output_alias");
+      c.expect('(', "opening the aliased parameter");
+      a.parameter_number = c.integer("a parameter number");
+      c.expect(',', "after the parameter number");
+      a.parameter_index = index_list(c);
+      if (c.eat(',')) a.kind = std::string(c.name());
+      c.expect(')', "closing the aliased parameter");
+      out.push_back(std::move(a));
+    } while (c.eat(','));
+    c.expect('}', "closing input_output_alias");
+    return out;
+  }
+
+  Computation computation(std::size_t index) {
+    Computation comp;
+    comp.pos = c_.here();
+    std::string_view first = c_.name();
+    if (first == "ENTRY") {
+      comp.is_entry = true;
+      first = c_.name();
+    }
+    if (first.empty()) c_.fail(comp.pos, fmt::format("expected a computation, found '{}'", c_.peek()));
+    comp.name = std::string(first);
+    c_.skip_ws();
+    if (c_.peek() == '(') {  // the signature; the parameters are read from their instructions
+      c_.skip_group();
+      c_.skip_ws();
+      if (c_.at_end()) c_.truncated("'->' of the signature");
+      if (c_.peek() != '-' || c_.peek(1) != '>') c_.fail("expected '->' after the computation's parameters");
+      c_.advance();
+      c_.advance();
+      ShapeReader{c_}.shape();
+    }
+    c_.expect('{', fmt::format("opening computation '{}'", comp.name));
+    std::unordered_map<std::string_view, std::size_t> defined;
+    std::vector<std::vector<std::pair<std::string_view, SourcePos>>> operand_names;
+    std::optional<std::size_t> root;
+    while (true) {
+      c_.skip_ws();
+      if (c_.at_end()) c_.truncated(fmt::format("'}}' closing computation '{}'", comp.name));
+      if (c_.peek() == '}') {
+        c_.advance();
+        break;
+      }
+      const std::size_t i = comp.instructions.size();
+      operand_names.emplace_back();
+      comp.instructions.push_back(instruction(index, i, operand_names.back()));
+      const Instruction& inst = comp.instructions.back();
+      std::string_view key = c_.text.substr(name_offset_, inst.name.size());
+      if (const auto [it, fresh] = defined.emplace(key, i); !fresh)
+        c_.fail(inst.pos, fmt::format("duplicate name '{}' (first defined at line {})", inst.name,
+                                      comp.instructions[it->second].pos.line));
+      if (inst.is_root) {
+        if (root) c_.fail(inst.pos, fmt::format("a second ROOT in computation '{}'", comp.name));
+        root = i;
+      }
+    }
+    if (comp.instructions.empty()) c_.fail(comp.pos, fmt::format("computation '{}' has no instructions", comp.name));
+    // execution_thread="..." after the closing brace (async computations)
+    if (c_.eat(',')) (void)attribute();
+    comp.root = root.value_or(comp.instructions.size() - 1);
+    comp.instructions[comp.root].is_root = true;
+    for (std::size_t i = 0; i < comp.instructions.size(); ++i) {
+      Instruction& inst = comp.instructions[i];
+      for (const auto& [name, at] : operand_names[i]) {
+        const auto found = defined.find(name);
+        if (found == defined.end())
+          c_.fail(at, fmt::format("undefined operand '{}' in computation '{}'", name, comp.name));
+        if (found->second >= i)
+          c_.fail(at, fmt::format("'{}' is used before its definition (line {})", name,
+                                  comp.instructions[found->second].pos.line));
+        inst.operands.push_back(found->second);
+      }
+      if (inst.opcode == Opcode::Parameter) {
+        const auto n = static_cast<std::size_t>(inst.parameter_number);
+        if (n >= comp.instructions.size())
+          c_.fail(inst.pos, fmt::format("parameter({}) in computation '{}' of {} instructions: parameters are numbered from 0",
+                                        n, comp.name, comp.instructions.size()));
+        if (comp.parameters.size() <= n) comp.parameters.resize(n + 1, SIZE_MAX);
+        if (comp.parameters[n] != SIZE_MAX)
+          c_.fail(inst.pos, fmt::format("parameter({}) appears twice in computation '{}'", n, comp.name));
+        comp.parameters[n] = i;
+      }
+    }
+    for (std::size_t n = 0; n < comp.parameters.size(); ++n)
+      if (comp.parameters[n] == SIZE_MAX)
+        c_.fail(comp.pos, fmt::format("computation '{}' has no parameter({})", comp.name, n));
+    return comp;
+  }
+
+  Instruction instruction(std::size_t comp, std::size_t index,
+                          std::vector<std::pair<std::string_view, SourcePos>>& operands) {
+    Instruction inst;
+    const std::size_t start = c_.pos;
+    c_.skip_ws();
+    inst.pos = c_.here();
+    std::size_t name_start = c_.pos + (c_.peek() == '%' ? 1 : 0);
+    std::string_view name = c_.name();
+    if (name == "ROOT") {
+      inst.is_root = true;
+      c_.skip_ws();
+      inst.pos = c_.here();
+      name_start = c_.pos + (c_.peek() == '%' ? 1 : 0);
+      name = c_.name();
+    }
+    if (name.empty()) c_.fail(fmt::format("expected an instruction or '}}', found '{}'", c_.peek()));
+    inst.name = std::string(name);
+    name_offset_ = name_start;
+    c_.expect('=', fmt::format("after instruction name '{}'", name));
+    inst.shape = ShapeReader{c_}.shape();
+    c_.skip_ws();
+    const SourcePos op_at = c_.here();
+    const std::size_t op_start = c_.pos;
+    while (!c_.at_end() && (is_alpha(c_.peek()) || is_digit(c_.peek()) || c_.peek() == '-')) c_.advance();
+    const std::string_view op_text = c_.text.substr(op_start, c_.pos - op_start);
+    if (op_text.empty()) {
+      if (c_.at_end()) c_.truncated("an opcode");
+      c_.fail(op_at, fmt::format("expected an opcode, found '{}'", c_.peek()));
+    }
+    const auto op = opcode_from_name(op_text);
+    if (!op) c_.fail(op_at, fmt::format("unknown opcode '{}'", op_text));
+    inst.opcode = *op;
+    c_.expect('(', fmt::format("after opcode '{}'", op_text));
+    std::size_t count = 0;
+    if (*op == Opcode::Parameter) {
+      inst.parameter_number = c_.integer("a parameter number");
+      if (inst.parameter_number < 0) c_.fail(op_at, "a negative parameter number");
+      c_.expect(')', "closing parameter(");
+    } else if (*op == Opcode::Constant) {
+      // The literal, verbatim: scan to the ')' that closes constant(.
+      c_.skip_ws();
+      const std::size_t lit = c_.pos;
+      std::size_t depth = 0;
+      while (true) {
+        if (c_.at_end()) c_.truncated("')' closing the constant");
+        const char ch = c_.peek();
+        if (ch == '"') {
+          c_.skip_string();
+          continue;
+        }
+        if (ch == '(' || ch == '{' || ch == '[') ++depth;
+        if (ch == ')' || ch == '}' || ch == ']') {
+          if (depth == 0) break;
+          --depth;
+        }
+        c_.advance();
+      }
+      std::string_view literal = c_.text.substr(lit, c_.pos - lit);
+      while (!literal.empty() && is_space(literal.back())) literal.remove_suffix(1);
+      inst.literal = std::string(literal);
+      c_.expect(')', "closing constant(");
+    } else if (!c_.eat(')')) {
+      do {
+        operand(operands);
+        ++count;
+      } while (c_.eat(','));
+      c_.expect(')', fmt::format("closing the operands of '{}'", op_text));
+    }
+    const int arity = opcode_arity(*op);
+    if (arity >= 0 && count != static_cast<std::size_t>(arity))
+      c_.fail(op_at, fmt::format("'{}' takes {} operand{}, not {}", op_text, arity, arity == 1 ? "" : "s", count));
+    while (c_.eat(',')) {
+      RawAttribute raw = attribute();
+      instruction_attribute(inst, raw, comp, index);
+      inst.attributes.push_back(std::move(raw.attr));
+    }
+    inst.text = one_line(c_.text.substr(start, c_.pos - start));
+    return inst;
+  }
+
+  // An operand: a name, after the operand's shape in the older long form "f32[8]{0} %x".
+  void operand(std::vector<std::pair<std::string_view, SourcePos>>& operands) {
+    c_.skip_ws();
+    bool shaped = c_.peek() == '(';
+    if (!shaped && is_alpha(c_.peek())) {
+      std::size_t k = c_.pos;
+      while (k < c_.end && (is_alpha(c_.text[k]) || is_digit(c_.text[k]))) ++k;
+      shaped = k < c_.end && c_.text[k] == '[' && type_from_name(c_.text.substr(c_.pos, k - c_.pos));
+    }
+    if (shaped) ShapeReader{c_}.shape();
+    c_.skip_ws();
+    const SourcePos at = c_.here();
+    const std::string_view name = c_.name();
+    if (name.empty()) {
+      if (c_.at_end()) c_.truncated("an operand");
+      c_.fail(at, fmt::format("expected an operand name, found '{}'", c_.peek()));
+    }
+    operands.emplace_back(name, at);
+  }
+
+  void instruction_attribute(Instruction& inst, const RawAttribute& raw, std::size_t comp, std::size_t index) {
+    const Attribute& a = raw.attr;
+    auto callee = [&](CalleeRef::Role role) {
+      // One name, or a list {%a, %b}.
+      Cursor c = raw.at;
+      const bool list = c.eat('{');
+      if (list && c.eat('}')) return;
+      do {
+        c.skip_ws();
+        const SourcePos at = c.here();
+        const std::string_view name = c.name();
+        if (name.empty()) c.fail(at, fmt::format("expected a computation name in {}", a.name));
+        callees_.push_back({comp, index, std::string(name), at, role});
+      } while (list && c.eat(','));
+      if (list) c.expect('}', fmt::format("closing {}", a.name));
+    };
+    if (a.name == "metadata") {
+      inst.metadata = parse_metadata(a.value);
+    } else if (a.name == "index" && inst.opcode == Opcode::GetTupleElement) {
+      Cursor c = raw.at;
+      inst.tuple_index = c.integer("a tuple index");
+      if (inst.tuple_index < 0) c.fail(a.pos, "a negative tuple index");
+    } else if (a.name == "to_apply" || a.name == "calls" || a.name == "called_computations" ||
+               (inst.opcode == Opcode::SelectAndScatter && (a.name == "select" || a.name == "scatter"))) {
+      callee(CalleeRef::Called);
+    } else if (a.name == "condition") {
+      callee(CalleeRef::Condition);
+    } else if (a.name == "body") {
+      callee(CalleeRef::Body);
+    } else if (a.name == "branch_computations") {
+      callee(CalleeRef::Branch);
+    } else if (a.name == "true_computation") {
+      callee(CalleeRef::TrueBranch);
+    } else if (a.name == "false_computation") {
+      callee(CalleeRef::FalseBranch);
+    }
+  }
+
+  std::string source_;  // before c_, which points at it
+  Cursor c_;
+  std::size_t name_offset_ = 0;
+  std::unordered_map<std::string, std::size_t> names_;
+  std::vector<CalleeRef> callees_;
+};
+
+}  // namespace
+
+Module parse_hlo(std::string_view text, std::string source) {
+  check_text(text, source);
+  Parser parser(text, std::move(source));
+  return parser.module();
+}
+
+Module read_hlo_file(const std::filesystem::path& path) {
+  const std::string text = read_input_file(path, kHloInput);
+  return parse_hlo(text, path == "-" ? std::string("standard input") : path.string());
+}
+
+}  // namespace tpuemu::hlo
