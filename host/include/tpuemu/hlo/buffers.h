@@ -1,0 +1,44 @@
+// Layer hlo: the buffers of a program on one schedule, as the placement policies see them. The
+// liveness analysis (liveness.h) makes them from a Module; the policies (placement.h) place them.
+// Keeping this the only meeting point lets every policy run on buffers from any source.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tpuemu::hlo {
+
+enum class BufferKind { Temp, Parameter, Output, Constant };
+std::string_view buffer_kind_name(BufferKind kind);  // "HLO temp", "parameter", "output", "constant"
+
+// One logical buffer: live over schedule positions [start, end] (both inclusive; a position is
+// one instruction of the flattened schedule).
+struct LiveBuffer {
+  std::string name;            // the defining instruction, with the tuple index for elements: "p.1{1}"
+  std::uint64_t bytes = 0;     // as stored: padded to the layout's tiles
+  std::uint64_t unpadded = 0;  // the shape's bytes without padding
+  std::int64_t start = 0;
+  std::int64_t end = 0;
+  BufferKind kind = BufferKind::Temp;
+  bool whole_program = false;  // live from the first to the last position (ENTRY parameters, ...)
+  bool shares_argument = false;  // an output that is a donated argument's buffer (input_output_alias)
+  // For reports: what a user recognises the buffer by.
+  std::string shape;        // with its tiled layout: "bf16[512,1024]{1,0:T(8,128)(2,1)}"
+  std::string op_name;      // metadata op_name
+  std::string source;       // "file.py:12", or empty
+  std::string instruction;  // the HLO instruction, shortened
+  std::string computation;  // the computation that defines it
+};
+
+// The buffers of one schedule and its length (positions 0 .. positions-1).
+struct BufferSet {
+  std::vector<LiveBuffer> buffers;
+  std::int64_t positions = 0;
+};
+
+// The most bytes live at once, padded and unpadded.
+std::uint64_t peak_live_bytes(const BufferSet& set);
+std::uint64_t peak_live_unpadded_bytes(const BufferSet& set);
+
+}  // namespace tpuemu::hlo

@@ -1,0 +1,77 @@
+// Layer hlo, private: what liveness.cpp, schedule.cpp and shape_bytes.cpp share - 64-bit
+// arithmetic that saturates instead of wrapping, and which opcodes define no buffer of their own.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "tpuemu/hlo/hlo_module.h"
+
+namespace tpuemu::hlo::detail {
+
+inline constexpr std::uint64_t kSaturated = std::numeric_limits<std::uint64_t>::max();
+
+// A 10^12-element tensor of c128 is 1.6e13 bytes, well inside 64 bits; products of absurd shapes
+// are not, and a size that wrapped would read as small. Saturated sizes stay at the maximum.
+inline std::uint64_t sat_add(std::uint64_t a, std::uint64_t b) {
+  return a > kSaturated - b ? kSaturated : a + b;
+}
+inline std::uint64_t sat_mul(std::uint64_t a, std::uint64_t b) {
+  if (a == 0 || b == 0) return 0;
+  return a > kSaturated / b ? kSaturated : a * b;
+}
+// ceil(elements * bits / 8) without overflowing the intermediate product.
+inline std::uint64_t bits_to_bytes(std::uint64_t elements, unsigned bits) {
+  const std::uint64_t whole = sat_mul(elements / 8, bits);  // 8 elements: `bits` bytes
+  const std::uint64_t rest = ((elements % 8) * bits + 7) / 8;
+  return sat_add(whole, rest);
+}
+
+// Opcodes whose result is (part of) an operand's buffers, XLA's dataflow analysis: they define no
+// value of their own (tuple defines only its index table, handled apart).
+inline bool forwards_operand(Opcode op) {
+  switch (op) {
+    case Opcode::Bitcast:
+    case Opcode::GetTupleElement:
+    case Opcode::OptBarrier:
+    case Opcode::Domain:
+    case Opcode::AddDependency:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Every array (or token) leaf of a shape, depth first, with its tuple index path.
+struct ShapeLeaf {
+  const Shape* shape = nullptr;
+  std::vector<std::int64_t> path;
+};
+inline void collect_leaves(const Shape& shape, std::vector<std::int64_t>& path,
+                           std::vector<ShapeLeaf>& out) {
+  if (!shape.is_tuple()) {
+    out.push_back({&shape, path});
+    return;
+  }
+  for (std::size_t i = 0; i < shape.elements.size(); ++i) {
+    path.push_back(static_cast<std::int64_t>(i));
+    collect_leaves(shape.elements[i], path, out);
+    path.pop_back();
+  }
+}
+inline std::vector<ShapeLeaf> leaves_of(const Shape& shape) {
+  std::vector<ShapeLeaf> out;
+  std::vector<std::int64_t> path;
+  collect_leaves(shape, path, out);
+  return out;
+}
+inline std::size_t leaf_count(const Shape& shape) {
+  if (!shape.is_tuple()) return 1;
+  std::size_t n = 0;
+  for (const Shape& e : shape.elements) n += leaf_count(e);
+  return n;
+}
+
+}  // namespace tpuemu::hlo::detail

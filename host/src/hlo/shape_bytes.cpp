@@ -1,0 +1,128 @@
+// Bytes of an HLO shape as a TPU stores it: XLA's tiled layouts (docs/hlo.md, "Liveness,
+// schedules and sizes"). One algebra serves the module's own T(...) tiles and tpuemu's default
+// TPU tiles, so a printed layout always reproduces the bytes counted for it.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "liveness_detail.h"
+#include "tpuemu/base/error.h"
+#include "tpuemu/hlo/liveness.h"
+
+namespace tpuemu::hlo {
+namespace {
+
+using detail::sat_mul;
+using Tile = std::vector<std::int64_t>;
+
+// The default TPU tiles of an array of `bits`-wide elements with `lanes` lanes. A 32-bit word per
+// sublane: 8 sublanes x lanes words, narrower types packing 32/bits rows into each word - the
+// (2,1), (4,1), ... minor tile - so a tile spans 8*32/bits rows (16 for bf16, 32 for int8). Types
+// of 32 bits and wider take (8, lanes) elements. Rank 0 and 1 arrays are one row of granules of
+// 8*lanes bytes (TPU dumps print f32[N]{0:T(256)}, bf16 T(512), s8 T(1024) at 128 lanes).
+std::vector<Tile> default_tiles(unsigned bits, std::size_t rank, std::uint32_t lanes) {
+  const auto l = static_cast<std::int64_t>(lanes);
+  if (rank <= 1) return {{std::max<std::int64_t>(1, 8 * l * 8 / static_cast<std::int64_t>(bits))}};
+  if (bits >= 32) return {{8, l}};
+  const auto pack = static_cast<std::int64_t>(32 / bits);
+  return {{8 * pack, l}, {pack, 1}};
+}
+
+std::string tiles_text(const std::vector<Tile>& tiles) {
+  std::string s = tiles.empty() ? "" : "T";  // XLA prints T(8,128)(2,1)
+  for (const Tile& t : tiles) {
+    s += "(";
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      if (i > 0) s += ',';
+      s += t[i] < 0 ? std::string("*") : std::to_string(t[i]);
+    }
+    s += ')';
+  }
+  return s;
+}
+
+// Elements after tiling, XLA's tiled-layout algebra: each tile applies to the minor-most dims of
+// the (already tiled) shape, rounding each up to the tile and splitting it into (count, tile);
+// a tile with more dims than the shape sees leading 1s; '*' (-1) leaves a dim whole.
+std::uint64_t tiled_elements(std::vector<std::uint64_t> dims, const std::vector<Tile>& tiles) {
+  for (const Tile& tile : tiles) {
+    if (tile.empty()) continue;
+    while (dims.size() < tile.size()) dims.insert(dims.begin(), 1);
+    const std::size_t first = dims.size() - tile.size();
+    std::vector<std::uint64_t> counts, sizes;
+    for (std::size_t j = 0; j < tile.size(); ++j) {
+      const std::uint64_t d = dims[first + j];
+      if (tile[j] < 0) {
+        counts.push_back(1);
+        sizes.push_back(d);
+        continue;
+      }
+      if (tile[j] == 0) throw Error("tiled layout: a tile dimension of 0");
+      const auto t = static_cast<std::uint64_t>(tile[j]);
+      counts.push_back(d / t + (d % t != 0 ? 1 : 0));
+      sizes.push_back(t);
+    }
+    dims.resize(first);
+    dims.insert(dims.end(), counts.begin(), counts.end());
+    dims.insert(dims.end(), sizes.begin(), sizes.end());
+  }
+  std::uint64_t n = 1;
+  for (const std::uint64_t d : dims) n = sat_mul(n, d);
+  return n;
+}
+
+}  // namespace
+
+ShapeBytes shape_bytes(const Shape& shape, const SizeOptions& options) {
+  ShapeBytes out;
+  if (shape.is_tuple()) {
+    // The index table: one 8-byte pointer per element. It is storage, not program data, so it
+    // counts in the padded (stored) bytes only; unpadded sizes are the arrays' own.
+    out.padded = sat_mul(8, shape.elements.size());
+    return out;
+  }
+  const unsigned bits = bit_width(shape.type);
+  if (!shape.is_array() || bits == 0) return out;  // token: no storage
+  if (options.lanes == 0) throw Error("tiled layout: a lane count of 0");
+
+  // Logical dims in the layout's major-to-minor order (minor_to_major read backwards).
+  const std::size_t rank = shape.dims.size();
+  std::vector<std::int64_t> m2m;
+  if (shape.layout && shape.layout->minor_to_major.size() == rank) m2m = shape.layout->minor_to_major;
+  else
+    for (std::size_t i = 0; i < rank; ++i) m2m.push_back(static_cast<std::int64_t>(rank - 1 - i));
+  std::vector<std::uint64_t> physical;
+  std::uint64_t elements = 1;
+  for (std::size_t i = rank; i-- > 0;) {
+    const std::int64_t dim = m2m[i];
+    const std::int64_t d = dim >= 0 && static_cast<std::size_t>(dim) < rank ? shape.dims[dim] : 0;
+    physical.push_back(d < 0 ? 0 : static_cast<std::uint64_t>(d));
+    elements = sat_mul(elements, physical.back());
+  }
+  out.unpadded = detail::bits_to_bytes(elements, bits);
+
+  std::string m2m_text;
+  for (std::size_t i = 0; i < m2m.size(); ++i) {
+    if (i > 0) m2m_text += ',';
+    m2m_text += std::to_string(m2m[i]);
+  }
+  const std::string space = shape.layout && shape.layout->memory_space != 0
+                                ? "S(" + std::to_string(shape.layout->memory_space) + ")"
+                                : "";
+  if (!options.tiled) {
+    out.padded = out.unpadded;  // dense; sub-byte types packed
+    out.layout = "{" + m2m_text + (space.empty() ? "" : ":" + space) + "}";
+    return out;
+  }
+  if (shape.layout && !shape.layout->tiles.empty()) {
+    out.padded = detail::bits_to_bytes(tiled_elements(physical, shape.layout->tiles), bits);
+    out.layout = "{" + shape.layout->text + "}";
+    return out;
+  }
+  const std::vector<Tile> tiles = default_tiles(bits, rank, options.lanes);
+  out.padded = detail::bits_to_bytes(tiled_elements(physical, tiles), bits);
+  out.layout = "{" + m2m_text + ":" + tiles_text(tiles) + space + "}";
+  return out;
+}
+
+}  // namespace tpuemu::hlo
