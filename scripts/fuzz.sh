@@ -70,7 +70,7 @@ fuzz() {
     failed+=("$target")
   fi
 }
-for target in json preset timing model cnn trace plan hbm asm; do
+for target in json preset timing model cnn trace plan hbm asm hlo; do
   TPUEMU_FUZZ_TARGET=$target fuzz "$target" "$build/tests/fuzz_inputs" -max_len=65536
 done
 fuzz frame "$build/firmware/fuzz_firmware_frame"

@@ -1,7 +1,7 @@
 // libFuzzer harness for the readers of user files (issues 9 and 11): JSON documents with positions
 // and the preset, timing-set, model (model, mlp and matmul files) and serving-CNN loaders on top,
-// allocation traces, the planner's CSV, HBM request traces and the assembler.
-// TPUEMU_FUZZ_TARGET=json|preset|timing|model|cnn|trace|plan|hbm|asm picks one (scripts/fuzz.sh
+// allocation traces, the planner's CSV, HBM request traces, the assembler and the HLO text reader.
+// TPUEMU_FUZZ_TARGET=json|preset|timing|model|cnn|trace|plan|hbm|asm|hlo picks one (scripts/fuzz.sh
 // runs each from its seeds in tests/fuzz/corpus/<target>/; docs/fuzzing.md).
 // Any tpuemu::Error is the expected answer to bad input; anything else - a crash, a sanitizer
 // report, another exception type - is a finding.
@@ -19,6 +19,7 @@
 #include "tpuemu/config/config.h"
 #include "tpuemu/config/hbm_config.h"
 #include "tpuemu/hbm_replay/hbm_trace.h"
+#include "tpuemu/hlo/hlo_parser.h"
 #include "tpuemu/plan/planner.h"
 #include "tpuemu/program/program.h"
 #include "tpuemu/run/serving_trace.h"
@@ -73,6 +74,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       (void)tpuemu::parse_hbm_trace(text, "fuzz.trace", *g_hbm_set);
     } else if (t == "asm") {
       (void)tpuemu::assemble(text, "fuzz.s");
+    } else if (t == "hlo") {
+      (void)tpuemu::hlo::parse_hlo(text, "fuzz.hlo");
     } else {
       std::abort();  // unknown target: a usage mistake of the harness
     }

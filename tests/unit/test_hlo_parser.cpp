@@ -362,6 +362,8 @@ TEST(HloParserErrors, MoreMalformedText) {
             "m.hlo:4:1: expected the value of attribute 'sharding'");
   EXPECT_EQ(parse_error("HloModule m\nENTRY e {\n  ROOT p = f32[2] parameter(0)\n}\n\xff\n"),
             "m.hlo:5:1: byte 0xff is not text: the file is binary, not HLO text");
+  EXPECT_EQ(parse_error("HloModule m\nENTRY e {\n  ROOT p = " + std::string(65, '(') + " parameter(0)\n}\n"),
+            "m.hlo:3:76: malformed shape: tuples nested more than 64 deep");
   // UTF-8 in a string is text.
   EXPECT_EQ(parse_error("HloModule m\nENTRY e {\n  ROOT p = f32[2] parameter(0), metadata={op_name=\"\xc3\xa9\"}\n}\n"), "");
 }
@@ -373,7 +375,7 @@ TEST(HloParserErrors, FileOverTheSizeLimitIsRefusedUnread) {
   std::filesystem::resize_file(path, kHloInput.max_bytes + 1);  // sparse: no disk used
   const std::string message = error_of(path);
   std::filesystem::remove(path);
-  EXPECT_EQ(message, path.string() + ": larger than the 128 MiB limit of a HLO module");
+  EXPECT_EQ(message, path.string() + ": larger than the 128 MiB limit of a module in HLO text");
 }
 
 }  // namespace

@@ -222,8 +222,13 @@ struct Cursor {
 std::uint64_t checked_bytes(const Shape& shape, const Cursor& at, SourcePos pos);
 
 // Shapes: f32[8,128]{1,0:T(8,128)}, bf16[<=8,?], (f32[2], s32[]), token[], pred[].
+// Real programs nest tuples a few levels deep; the bound keeps the recursion off the end of the
+// stack on a file of '((((...'.
+constexpr int kMaxTupleDepth = 64;
+
 struct ShapeReader {
   Cursor& c;
+  int depth = 0;
 
   Shape shape() {
     c.skip_ws();
@@ -231,14 +236,19 @@ struct ShapeReader {
     if (c.at_end()) c.truncated("a shape");
     Shape s;
     if (c.peek() == '(') {
+      if (depth == kMaxTupleDepth)
+        c.fail(at, fmt::format("malformed shape: tuples nested more than {} deep", kMaxTupleDepth));
       c.advance();
       s.type = PrimitiveType::Tuple;
       if (!c.eat(')')) {
+        ++depth;
         do s.elements.push_back(shape());
         while (c.eat(','));
+        --depth;
         c.expect(')', "closing the tuple shape");
       }
-      checked_bytes(s, c, at);
+      // Once, at the outermost tuple: each array was checked where it was read.
+      if (depth == 0) checked_bytes(s, c, at);
       return s;
     }
     const std::string_view type = c.word();

@@ -16,7 +16,7 @@ namespace tpuemu::hlo {
 // HLO dumps of large models run to tens of MiB (constants and backend configs included); 128 MiB
 // admits them and refuses a runaway file. Bounded as a whole only: one line may hold a whole
 // large constant.
-inline constexpr InputLimits kHloInput{std::size_t{128} << 20, std::size_t{128} << 20, "HLO module"};
+inline constexpr InputLimits kHloInput{std::size_t{128} << 20, std::size_t{128} << 20, "module in HLO text"};
 
 // Reads one module. Throws tpuemu::Error "SOURCE:LINE:COL: cause" (one line) for a truncated
 // module, an unknown opcode, an undefined or not yet defined operand, a duplicate name, a wrong
