@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "hlo_run.h"
 #include "outputs.h"
 #include "progress.h"
 #include "tpuemu/alloc/alloc_trace.h"
@@ -38,6 +39,8 @@ namespace {
 
 struct RunArgs {
   CommonOptions common;
+  const CLI::App* command = nullptr;  // to see which options were given (an HLO program takes few)
+  std::string schedule;
   std::string workload_file;
   std::string preset;
   std::string matmul;
@@ -240,7 +243,31 @@ void check_option_combinations(const RunArgs& a) {
   }
 }
 
+// A JAX/XLA program (HLO text) is analysed, not run: the options the analysis reads, and no other.
+int run_hlo_workload(const RunArgs& a) {
+  refuse_options_except(*a.command, {"--preset", "--schedule", "--allocator", "--hbm-capacity", "--untiled", "--report",
+                                     "--json", "--quiet"},
+                        "applies to workloads the core runs, not to an HLO program's memory analysis (docs/hlo.md)");
+  HloRunArgs h;
+  h.common = &a.common;
+  h.file = a.workload_file;
+  h.preset = a.preset;
+  h.schedule = a.schedule;
+  h.allocator = a.command->get_option("--allocator")->count() > 0 ? a.allocator : "all";
+  h.hbm_capacity = a.hbm_capacity;
+  h.untiled = a.untiled;
+  h.report_file = a.report_file;
+  return run_hlo(h);
+}
+
 int run_run(const RunArgs& a) {
+  if (!a.workload_file.empty() && is_hlo_program(a.workload_file)) return run_hlo_workload(a);
+  if (a.command->get_option("--schedule")->count() > 0)
+    throw UsageError("--schedule", "orders an HLO program's instructions; a workload's order is its compiler's");
+  for (const std::string& policy : kHloOnlyPolicies) {
+    if (a.allocator == policy)
+      throw UsageError(fmt::format("--allocator {}", policy), "places an HLO program's buffers; a run allocates at run time");
+  }
   if (a.workload_file.empty() == a.matmul.empty()) {
     throw UsageError("run: give either a workload file or --matmul MxKxN");
   }
@@ -326,8 +353,14 @@ int run_run(const RunArgs& a) {
 
 Subcommand add_run_command(CLI::App& app) {
   auto a = std::make_shared<RunArgs>();
-  auto* cmd = app.add_subcommand("run", "Run a workload (JSON file or --matmul) and print its report");
-  auto* workload = cmd->add_option("workload", a->workload_file, "Workload JSON file (examples/mlp.json)")
+  auto* cmd = app.add_subcommand("run", "Run a workload (JSON file or --matmul) and print its report, or analyse "
+                                        "the memory of a JAX/XLA program (HLO text, docs/hlo.md)");
+  a->command = cmd;
+  cmd->add_option("--schedule", a->schedule,
+                  "HLO programs: the instruction order - text, dfs, list or best (default: text when the module "
+                  "is scheduled, else best)")
+      ->check(one_of({"text", "dfs", "list", "best"}));
+  auto* workload = cmd->add_option("workload", a->workload_file, "Workload JSON file (examples/mlp.json), or a JAX/XLA program as HLO text (*.hlo, XLA dumps)")
                        ->check(input_file());
   cmd->add_option("--preset", a->preset, "Hardware preset: small, default, tpu-v4-like, or a JSON file "
                                          "(default: the workload's, else default)");
@@ -359,9 +392,11 @@ Subcommand add_run_command(CLI::App& app) {
       ->check(unsigned_in(0, 100000));
   cmd->add_option("--allocator", a->allocator,
                   "HBM allocation policy: bfc, first-fit, best-fit, buddy, tlsf, or all (run with bfc, replay the "
-                  "HBM trace through every policy for the memory maps of -o DIR)")
+                  "HBM trace through every policy for the memory maps of -o DIR); HLO programs also xla and planner "
+                  "(default there: all)")
       ->check(one_of([] {
         std::vector<std::string> names = alloc::allocator_names();
+        names.insert(names.end(), kHloOnlyPolicies.begin(), kHloOnlyPolicies.end());
         names.emplace_back(kEveryAllocator);
         return names;
       }()));

@@ -20,7 +20,7 @@ struct PlacementOptions {
   // for any placement (the sum of all buffers).
   std::optional<std::uint64_t> capacity;
   std::uint64_t granularity = 256;   // runtime policies' smallest block
-  std::uint64_t alignment = 1;       // every buffer's offset alignment (XLA's TPU: 512 in HBM... see docs)
+  std::uint64_t alignment = 1;       // every buffer's offset alignment; tile padding already makes sizes whole tiles
   double planner_timeout_seconds = 10;
 };
 

@@ -1,0 +1,66 @@
+// Layer hlo: one program's memory, end to end (docs/hlo.md): the schedule chosen, its buffers,
+// every placement policy side by side, the usage split the TPU compiler reports, and its
+// out-of-memory message at a given HBM capacity. Printed as text or JSON by `tpuemu run X.hlo`.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tpuemu/hlo/hlo_module.h"
+#include "tpuemu/hlo/liveness.h"
+#include "tpuemu/hlo/placement.h"
+
+namespace tpuemu::hlo {
+
+struct AnalysisOptions {
+  std::string schedule;               // "", "text", "dfs", "list", "best" (liveness.h)
+  std::vector<std::string> policies;  // placement policies; empty: every one
+  SizeOptions sizes;
+  std::optional<std::uint64_t> hbm_capacity;
+  double planner_timeout_seconds = 10;
+};
+
+// What the program needs in HBM, split as the TPU compiler splits it. The total is the heap the
+// "xla" policy needs for every buffer; temporaries are what that heap holds besides the
+// arguments and the outputs that are not donated arguments (fragmentation included).
+struct HbmUsage {
+  std::uint64_t arguments = 0;
+  std::uint64_t outputs = 0;         // outputs with their own buffers
+  std::uint64_t outputs_shared = 0;  // outputs that are donated arguments' buffers
+  std::uint64_t temporaries = 0;
+  std::uint64_t temporaries_padded = 0;    // the temporaries' own peak, tiled
+  std::uint64_t temporaries_unpadded = 0;  // and unpadded
+  std::uint64_t total = 0;
+};
+
+struct Analysis {
+  std::string source;  // the file
+  std::string module;  // HloModule's name
+  std::size_t entry_instructions = 0;
+  std::size_t instructions = 0;
+  std::int64_t num_partitions = 1;
+  bool sharded = false;  // num_partitions > 1 or any sharding: shapes are per device
+  SizeOptions sizes;
+  std::string schedule_requested;  // text, dfs, list or best; schedule.name is the one used
+  ScheduleChoice schedule;
+  std::vector<Placement> placements;  // in the order asked
+  Placement xla;                      // the TPU compiler's own, whether asked or not
+  HbmUsage usage;
+  std::optional<std::uint64_t> hbm_capacity;
+  bool out_of_memory() const { return hbm_capacity && usage.total > *hbm_capacity; }
+};
+
+Analysis analyze(const Module& module, const AnalysisOptions& options);
+
+// The report for a person: schedules' peaks, the policies side by side, the usage split.
+std::string format_analysis(const Analysis& analysis);
+// The TPU compiler's out-of-memory message (first line: "Ran out of memory in memory space hbm.
+// Used X of Y hbm. Exceeded hbm capacity by Z."); empty when the program fits.
+std::string out_of_memory_report(const Analysis& analysis, std::size_t largest = 10);
+nlohmann::json analysis_to_json(const Analysis& analysis);
+
+}  // namespace tpuemu::hlo

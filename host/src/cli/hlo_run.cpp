@@ -1,0 +1,68 @@
+#include "hlo_run.h"
+
+#include <cstdio>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "outputs.h"
+#include "tpuemu/alloc/memory_space.h"
+#include "tpuemu/base/text.h"
+#include "tpuemu/config/config.h"
+#include "tpuemu/hlo/analysis.h"
+#include "tpuemu/hlo/hlo_parser.h"
+
+namespace tpuemu::cli {
+
+bool is_hlo_program(const std::string& path) {
+  if (path.size() > 4 && path.ends_with(".hlo")) return true;
+  std::error_code ec;
+  if (path == "-" || !std::filesystem::is_regular_file(path, ec)) return false;
+  std::ifstream in(path, std::ios::binary);
+  std::string head(4096, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  // The first word, after white space and /* comments */ (a hand-written module may open with one).
+  std::size_t at = 0;
+  while ((at = head.find_first_not_of(" \t\r\n", at)) != std::string::npos && head.compare(at, 2, "/*") == 0) {
+    at = head.find("*/", at + 2);
+    if (at == std::string::npos) return false;
+    at += 2;
+  }
+  return at != std::string::npos && head.compare(at, 9, "HloModule") == 0;
+}
+
+void refuse_options_except(const CLI::App& command, const std::vector<std::string>& allowed, const std::string& why) {
+  for (const CLI::Option* option : command.get_options()) {
+    if (option->count() == 0 || option->get_positional()) continue;
+    const std::string name = option->get_name();
+    if (std::find(allowed.begin(), allowed.end(), name) != allowed.end()) continue;
+    throw UsageError(name, why);
+  }
+}
+
+int run_hlo(const HloRunArgs& a) {
+  CommandOutputs out(*a.common);
+  out.input(a.file, "the HLO program");
+  if (!a.preset.empty() && std::filesystem::is_regular_file(a.preset)) out.input(a.preset, "the --preset file");
+  out.check(a.report_file, "--report");
+  hlo::AnalysisOptions options;
+  options.schedule = a.schedule;
+  if (!a.allocator.empty() && a.allocator != "all") options.policies = {a.allocator};
+  options.sizes.tiled = !a.untiled;
+  options.sizes.lanes = load_preset(a.preset.empty() ? "tpu-v4-like" : a.preset).dim;
+  if (!a.hbm_capacity.empty()) options.hbm_capacity = alloc::parse_bytes(a.hbm_capacity);
+  const hlo::Module module = hlo::read_hlo_file(a.file);
+  const hlo::Analysis analysis = hlo::analyze(module, options);
+  const nlohmann::json j = hlo::analysis_to_json(analysis);
+  if (!a.report_file.empty()) out.file(a.report_file, json_text(j));
+  out.print(a.common->json ? json_text(j) : hlo::format_analysis(analysis));
+  out.commit();
+  if (!analysis.out_of_memory()) return 0;
+  // The report (text or JSON) is on stdout whole; stderr gets its first line, as for any error.
+  const std::string report = hlo::out_of_memory_report(analysis);
+  std::fprintf(stderr, "tpuemu: error: %s: %s\n", printable(a.file).c_str(), report.substr(0, report.find('\n')).c_str());
+  return kExitError;
+}
+
+}  // namespace tpuemu::cli

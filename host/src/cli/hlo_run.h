@@ -1,0 +1,40 @@
+// `tpuemu run PROGRAM.hlo`: a JAX/XLA program's memory analysed without a device (docs/hlo.md).
+// The run command hands a workload that is HLO text here, with the options the analysis reads;
+// every other run option given beside an HLO program is refused, never ignored.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "cli_common.h"
+
+namespace tpuemu::cli {
+
+// The placement policies an HLO program can be analysed with beside the runtime allocators.
+inline const std::vector<std::string> kHloOnlyPolicies = {"xla", "planner"};
+
+struct HloRunArgs {
+  const CommonOptions* common = nullptr;
+  std::string file;
+  std::string preset;        // its lane count sizes the tiles; empty: tpu-v4-like
+  std::string schedule;      // empty: text when the module is scheduled, else best
+  std::string allocator;     // a policy, or all (the default)
+  std::string hbm_capacity;  // empty: none
+  bool untiled = false;
+  std::string report_file;
+};
+
+// True for a file that is HLO text: named *.hlo, or a regular file whose text starts with
+// "HloModule" (XLA's dumps are *.txt).
+bool is_hlo_program(const std::string& path);
+
+// Refuses (exit 2) every option of `command` given on the command line that is not in `allowed`.
+void refuse_options_except(const CLI::App& command, const std::vector<std::string>& allowed, const std::string& why);
+
+// 0 when the program fits (or no --hbm-capacity), 1 (Error with the first line of the TPU
+// compiler's message) when it does not: the full report is still printed.
+int run_hlo(const HloRunArgs& args);
+
+}  // namespace tpuemu::cli

@@ -1,0 +1,194 @@
+#include "tpuemu/hlo/analysis.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "tpuemu/alloc/memory_space.h"
+
+namespace tpuemu::hlo {
+
+namespace {
+
+using alloc::format_bytes;
+
+HbmUsage usage_of(const BufferSet& set, const Placement& xla) {
+  HbmUsage u;
+  for (const LiveBuffer& b : set.buffers) {
+    // A donated argument's buffer is the output's too: an argument, and shared by the output.
+    if (b.kind == BufferKind::Parameter || b.shares_argument) {
+      u.arguments += b.bytes;
+      if (b.shares_argument) u.outputs_shared += b.bytes;
+    } else if (b.kind == BufferKind::Output) {
+      u.outputs += b.bytes;
+    }
+  }
+  // The temporaries' unpadded need: their unpadded peak, alone (what the heap would hold untiled).
+  BufferSet temporaries;
+  temporaries.positions = set.positions;
+  for (const LiveBuffer& b : set.buffers) {
+    if (b.kind != BufferKind::Parameter && b.kind != BufferKind::Output && !b.shares_argument) temporaries.buffers.push_back(b);
+  }
+  u.temporaries_unpadded = peak_live_unpadded_bytes(temporaries);
+  u.temporaries_padded = peak_live_bytes(temporaries);
+  u.total = std::max(xla.heap_bytes, u.arguments + u.outputs);
+  u.temporaries = u.total - u.arguments - u.outputs;
+  return u;
+}
+
+bool any_sharding(const Module& module) {
+  for (const Computation& c : module.computations) {
+    for (const Instruction& i : c.instructions) {
+      if (i.attribute("sharding") != nullptr) return true;
+    }
+  }
+  return false;
+}
+
+double expansion(const LiveBuffer& b) {
+  return b.unpadded == 0 ? 1.0 : static_cast<double>(b.bytes) / static_cast<double>(b.unpadded);
+}
+
+}  // namespace
+
+Analysis analyze(const Module& module, const AnalysisOptions& options) {
+  Analysis a;
+  a.source = module.source;
+  a.module = module.name;
+  a.entry_instructions = module.entry_computation().instructions.size();
+  a.instructions = module.instruction_count();
+  a.num_partitions = module.num_partitions;
+  a.sharded = module.num_partitions > 1 || any_sharding(module);
+  a.sizes = options.sizes;
+  a.hbm_capacity = options.hbm_capacity;
+  a.schedule_requested = !options.schedule.empty() ? options.schedule : module.is_scheduled ? "text" : "best";
+  a.schedule = choose_schedule(module, a.schedule_requested, options.sizes);
+  PlacementOptions placement;
+  placement.capacity = options.hbm_capacity;
+  placement.planner_timeout_seconds = options.planner_timeout_seconds;
+  const std::vector<std::string> policies = options.policies.empty() ? placement_policy_names() : options.policies;
+  // The TPU compiler's heap is the reference of the usage split; it needs no capacity.
+  PlacementOptions unbounded = placement;
+  unbounded.capacity.reset();
+  a.xla = place("xla", a.schedule.buffers, unbounded);
+  for (const std::string& p : policies) a.placements.push_back(p == "xla" ? a.xla : place(p, a.schedule.buffers, placement));
+  a.usage = usage_of(a.schedule.buffers, a.xla);
+  return a;
+}
+
+std::string format_analysis(const Analysis& a) {
+  std::string s = fmt::format("HLO module {} ({}): {} instructions, {} in ENTRY{}\n", a.module, a.source,
+                              a.instructions, a.entry_instructions,
+                              a.sharded ? fmt::format("; {} partitions, shapes are per device", a.num_partitions) : "");
+  s += fmt::format("layout: {}\n", a.sizes.tiled ? fmt::format("TPU tiles, {} lanes", a.sizes.lanes) : std::string("dense (--untiled)"));
+  s += "schedules (peak live bytes, padded / unpadded):\n";
+  for (const ScheduleChoice::Peak& p : a.schedule.peaks) {
+    s += fmt::format("  {:<5} {:>12} / {:>12}{}\n", p.name, format_bytes(p.peak_live_bytes),
+                     format_bytes(p.peak_live_bytes_unpadded), p.name == a.schedule.name ? "   <- used" : "");
+  }
+  s += a.schedule_requested == "best" ? fmt::format("schedule used: {} (best: the lowest padded peak)\n", a.schedule.name)
+                                      : fmt::format("schedule used: {}\n", a.schedule.name);
+  s += fmt::format("{:<10} {:>12} {:>12} {:>12} {:>14} {:>12}  {}\n", "policy", "heap", "peak live", "unpadded",
+                   "fragmentation", "padding", "");
+  for (const Placement& p : a.placements) {
+    std::string note = p.failure ? "FAILED: " + *p.failure : p.timed_out ? "timed out: best placement found" : p.detail;
+    s += fmt::format("{:<10} {:>12} {:>12} {:>12} {:>13.1f}% {:>12}  {}\n", p.policy, format_bytes(p.heap_bytes),
+                     format_bytes(p.peak_live_bytes), format_bytes(p.peak_live_unpadded), 100.0 * p.fragmentation,
+                     format_bytes(p.padding_bytes), note);
+  }
+  const HbmUsage& u = a.usage;
+  s += fmt::format("hbm: {} total = arguments {} + outputs {} ({} more shared with arguments) + program temporaries {}\n",
+                   format_bytes(u.total), format_bytes(u.arguments), format_bytes(u.outputs),
+                   format_bytes(u.outputs_shared), format_bytes(u.temporaries));
+  if (a.hbm_capacity) {
+    s += a.out_of_memory() ? out_of_memory_report(a)
+                           : fmt::format("fits in {} of hbm ({} free)\n", format_bytes(*a.hbm_capacity),
+                                         format_bytes(*a.hbm_capacity - u.total));
+  }
+  return s;
+}
+
+std::string out_of_memory_report(const Analysis& a, std::size_t largest) {
+  if (!a.out_of_memory()) return {};
+  const HbmUsage& u = a.usage;
+  const std::uint64_t capacity = *a.hbm_capacity;
+  std::string s = fmt::format("Ran out of memory in memory space hbm. Used {} of {} hbm. Exceeded hbm capacity by {}.\n\n",
+                              format_bytes(u.total), format_bytes(capacity), format_bytes(u.total - capacity));
+  s += "Total hbm usage >= " + format_bytes(u.total) + ":\n";
+  s += fmt::format("    reserved        0 B\n    program         {}\n    arguments       {}\n", format_bytes(u.temporaries),
+                   format_bytes(u.arguments));
+  s += fmt::format("\nOutput size {}; shares {} with arguments.\n", format_bytes(u.outputs + u.outputs_shared),
+                   format_bytes(u.outputs_shared));
+  // Utilization: the unpadded peak of the temporaries over what the heap gives them; the rest is
+  // padding to tiles and the heap's holes (fragmentation, XProf's definition, of the whole heap).
+  const std::uint64_t holes = a.xla.heap_bytes > a.xla.peak_live_bytes ? a.xla.heap_bytes - a.xla.peak_live_bytes : 0;
+  s += fmt::format("\nProgram hbm requirement {}:\n    HLO temp          {} ({:.1f}% utilization: Unpadded ({}) Padded ({}), "
+                   "{:.1f}% fragmentation ({}))\n",
+                   format_bytes(u.temporaries), format_bytes(u.temporaries),
+                   u.temporaries_padded == 0 ? 100.0 : 100.0 * static_cast<double>(u.temporaries_unpadded) / static_cast<double>(u.temporaries_padded),
+                   format_bytes(u.temporaries_unpadded), format_bytes(u.temporaries_padded), 100.0 * a.xla.fragmentation,
+                   format_bytes(holes));
+  std::vector<const LiveBuffer*> order;
+  for (const LiveBuffer& b : a.schedule.buffers.buffers) order.push_back(&b);
+  std::stable_sort(order.begin(), order.end(), [](const LiveBuffer* x, const LiveBuffer* y) { return x->bytes > y->bytes; });
+  if (order.size() > largest) order.resize(largest);
+  s += "\nLargest program allocations in hbm:\n";
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const LiveBuffer& b = *order[i];
+    s += fmt::format("\n  {}. Size: {}\n", i + 1, format_bytes(b.bytes));
+    if (!b.op_name.empty()) s += fmt::format("     Operator: op_name=\"{}\"{}\n", b.op_name, b.source.empty() ? "" : " source=" + b.source);
+    s += fmt::format("     Shape: {}\n", b.shape);
+    s += fmt::format("     Unpadded size: {}\n", format_bytes(b.unpadded));
+    if (b.bytes > b.unpadded && b.unpadded > 0)
+      s += fmt::format("     Extra memory due to padding: {} ({:.1f}x expansion)\n", format_bytes(b.bytes - b.unpadded), expansion(b));
+    s += fmt::format("     XLA label: {}\n", b.instruction);
+    s += fmt::format("     Allocation type: {}\n", buffer_kind_name(b.kind));
+  }
+  return s;
+}
+
+nlohmann::json analysis_to_json(const Analysis& a) {
+  nlohmann::json j;
+  j["program"] = {{"module", a.module},
+                  {"source", a.source},
+                  {"instructions", a.instructions},
+                  {"entry_instructions", a.entry_instructions},
+                  {"num_partitions", a.num_partitions},
+                  {"shapes_per_device", a.sharded}};
+  j["layout"] = {{"tiled", a.sizes.tiled}, {"lanes", a.sizes.lanes}};
+  j["schedule"] = a.schedule.name;
+  j["schedule_requested"] = a.schedule_requested;
+  for (const ScheduleChoice::Peak& p : a.schedule.peaks) {
+    j["schedules"][p.name] = {{"peak_live_bytes", p.peak_live_bytes}, {"peak_live_bytes_unpadded", p.peak_live_bytes_unpadded}};
+  }
+  const BufferSet& set = a.schedule.buffers;
+  const HbmUsage& u = a.usage;
+  j["memory"] = {{"peak_live_bytes", peak_live_bytes(set)},
+                 {"peak_live_bytes_unpadded", peak_live_unpadded_bytes(set)},
+                 {"parameters_bytes", u.arguments},
+                 {"outputs_bytes", u.outputs},
+                 {"outputs_shared_with_arguments_bytes", u.outputs_shared},
+                 {"temporaries_bytes", u.temporaries},
+                 {"temporaries_peak_bytes", u.temporaries_padded},
+                 {"temporaries_peak_bytes_unpadded", u.temporaries_unpadded},
+                 {"total_bytes", u.total},
+                 {"buffers", set.buffers.size()}};
+  for (const Placement& p : a.placements) {
+    j["policies"][p.policy] = {{"heap_bytes", p.heap_bytes},
+                               {"peak_live_bytes", p.peak_live_bytes},
+                               {"peak_live_bytes_unpadded", p.peak_live_unpadded},
+                               {"fragmentation", p.fragmentation},
+                               {"padding_bytes", p.padding_bytes},
+                               {"timed_out", p.timed_out},
+                               {"failure", p.failure ? nlohmann::json(*p.failure) : nlohmann::json(nullptr)}};
+  }
+  if (a.hbm_capacity) {
+    j["hbm_capacity"] = *a.hbm_capacity;
+    j["out_of_memory"] = a.out_of_memory() ? nlohmann::json{{"used_bytes", u.total}, {"exceeded_by_bytes", u.total - *a.hbm_capacity}}
+                                           : nlohmann::json(nullptr);
+  }
+  return j;
+}
+
+}  // namespace tpuemu::hlo

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# `tpuemu run PROGRAM.hlo` (docs/hlo.md): a JAX/XLA program's memory analysed without a device.
+# The README's example, the JSON fields scripts read, the TPU compiler's out-of-memory report with
+# every field, bad modules as one line with line:col, and run options that mean nothing to an HLO
+# program refused. Host code only (label quick).
+set -u
+tpuemu=$1
+root=$2
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
+data=$root/tests/data/hlo
+
+# ---- the README's example: every schedule's peak, every policy, the usage split
+check transformer 0 "" -- run "$data/transformer_block.hlo"
+for word in "schedules" "text" "dfs" "list" "schedule used: .* (best" "xla" "planner" "bfc" "buddy" "tlsf" "program temporaries"; do
+  grep -q -- "$word" "$tmp/out" && pass "report names $word" || fail "report lacks $word"
+done
+
+# ---- JSON: the fields the docs promise, each schedule's peaks, best <= text, heaps >= peak live
+check transformer_json 0 "" -- run "$data/transformer_block.hlo" --json
+python3 - "$tmp/out" <<'PY' && pass "json fields and bounds" || fail "json fields and bounds"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["program"]["entry_instructions"] > 50
+assert j["memory"]["parameters_bytes"] > 0
+assert j["schedule_requested"] == "best" and j["schedule"] in ("text", "dfs", "list")
+peaks = {n: j["schedules"][n]["peak_live_bytes"] for n in ("text", "dfs", "list")}
+for n in peaks: assert j["schedules"][n]["peak_live_bytes_unpadded"] <= peaks[n]
+assert j["memory"]["peak_live_bytes"] == min(peaks.values()) <= peaks["text"]
+assert j["memory"]["peak_live_bytes_unpadded"] <= j["memory"]["peak_live_bytes"]
+pol = j["policies"]
+for name in ("xla", "planner", "bfc", "first-fit", "best-fit", "buddy", "tlsf"):
+    p = pol[name]
+    assert p["heap_bytes"] >= j["memory"]["peak_live_bytes"], name
+    assert 0 <= p["fragmentation"] <= 1 and p["padding_bytes"] >= 0, name
+assert pol["planner"]["heap_bytes"] <= pol["xla"]["heap_bytes"] or pol["planner"]["timed_out"]
+PY
+check schedule_text 0 "" -- run "$data/transformer_block.hlo" --schedule text --allocator xla --json
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if j["schedule"]=="text" and list(j["policies"])==["xla"] else 1)' "$tmp/out" &&
+  pass "--schedule text --allocator xla" || fail "--schedule text --allocator xla"
+# Untiled sizes are dense: no padding at all.
+check untiled 0 "" -- run "$data/transformer_block.hlo" --untiled --json
+python3 -c 'import json,sys; m=json.load(open(sys.argv[1]))["memory"]; sys.exit(0 if m["peak_live_bytes"]==m["peak_live_bytes_unpadded"] else 1)' "$tmp/out" &&
+  pass "--untiled: padded = unpadded" || fail "--untiled"
+
+# ---- out of memory in the TPU compiler's terms: exit 1, the first line on stderr, the report whole
+check oom 1 "transformer_block.hlo: Ran out of memory in memory space hbm\\. Used .* of 1\\.00 MiB hbm\\. Exceeded hbm capacity by" -- \
+  run "$data/transformer_block.hlo" --hbm-capacity 1MiB
+python3 - "$tmp/out" <<'PY' && pass "oom report has every field" || fail "oom report fields: $(head -20 "$tmp/out")"
+import re, sys
+t = open(sys.argv[1]).read()
+for field in (r"Ran out of memory in memory space hbm\. Used \S+ \S+ of \S+ \S+ hbm\. Exceeded hbm capacity by",
+              r"Total hbm usage >= ", r"\n\s+program\s+\S+", r"\n\s+arguments\s+\S+",
+              r"Output size \S+ \S+; shares \S+ \S+ with arguments", r"Program hbm requirement",
+              r"Unpadded \(", r"Padded \(", r"fragmentation", r"Largest program allocations in hbm:",
+              r"\n  1\. Size: ", r"Operator: op_name=\"jit\(transformer_block\)/", r"source=model\.py:\d+",
+              r"Shape: f32\[", r"Unpadded size: ", r"Extra memory due to padding: \S+ \S+ \(\d+\.\dx expansion\)",
+              r"XLA label: ", r"Allocation type: (HLO temp|parameter|output|constant)"):
+    assert re.search(field, t), field
+PY
+check oom_json 1 "Ran out of memory" -- run "$data/transformer_block.hlo" --hbm-capacity 1MiB --json
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); o=j["out_of_memory"]; sys.exit(0 if o["exceeded_by_bytes"]==o["used_bytes"]-1048576 else 1)' "$tmp/out" &&
+  pass "oom under --json: one JSON document" || fail "oom json"
+check fits 0 "" -- run "$data/transformer_block.hlo" --hbm-capacity 1GiB
+grep -q "fits in 1.00 GiB" "$tmp/out" && pass "fits" || fail "fits: $(tail -2 "$tmp/out")"
+
+# ---- a 10^12-element tensor is a valid program, out of memory at any real capacity
+check huge 1 "Ran out of memory in memory space hbm" -- run "$data/huge_tensor.hlo" --hbm-capacity 16GiB --allocator xla
+
+# ---- every test module is read and analysed
+for f in "$data"/*.hlo; do
+  check "analyse $(basename "$f")" 0 "" -- run "$f" --allocator xla --json
+done
+
+# ---- bad modules: one line with file:line:col, exit 1, no report
+for f in "$data"/bad/*.hlo; do
+  check "bad $(basename "$f")" 1 "$(basename "$f"):[0-9]+:[0-9]+: " -- run "$f"
+  [[ ! -s "$tmp/out" ]] && pass "bad $(basename "$f"): nothing on stdout" || fail "bad $(basename "$f"): stdout has text"
+done
+check unknown_opcode_named 1 "unknown opcode" -- run "$data/bad/unknown_opcode.hlo"
+# An XLA dump is *.txt: recognised by its first word.
+cp "$data/mlp3.hlo" "$tmp/module_0001.jit_mlp.before_optimizations.txt"
+check dump_txt 0 "" -- run "$tmp/module_0001.jit_mlp.before_optimizations.txt" --allocator xla
+
+# ---- run options that mean nothing to an HLO program are refused, and HLO options to workloads
+check hlo_buffers 2 "--buffers: applies to workloads the core runs" -- run "$data/mlp3.hlo" --buffers 2
+check hlo_backend 2 "--backend: applies to workloads the core runs" -- run "$data/mlp3.hlo" --backend fake
+check workload_schedule 2 "--schedule: orders an HLO program" -- run --matmul 16x16x16 --preset small --backend fake --schedule dfs
+check workload_xla 2 "--allocator xla: places an HLO program's buffers" -- run --matmul 16x16x16 --preset small --backend fake --allocator xla
+check bad_schedule 2 "--schedule" -- run "$data/mlp3.hlo" --schedule random
+
+finish
