@@ -2,7 +2,7 @@
 # Runs every tpuemu benchmark (docs/benchmarks.md) with one command:
 #   1. configures the default preset build dir (build/, `cmake --preset default`) if needed,
 #   2. builds the benchmark targets (bench_sim, bench_tlm, bench_roofline, bench_hbm, bench_hbm_timing, bench_alloc,
-#      bench_fragmentation, bench_planner, bench_artefacts, bench_remote, bench_shard) and what they need,
+#      bench_fragmentation, bench_planner, bench_artefacts, bench_remote, bench_shard, bench_hlo) and what they need,
 #   3. runs them and prints their results, ratios and summary tables,
 #   4. runs the fuzzers under ASan/UBSan, 100,000 iterations per target (scripts/fuzz.sh, its own
 #      clang build in build-fuzz/; docs/fuzzing.md).
@@ -25,7 +25,7 @@ cd "$root"
 build_dir=${TPUEMU_BENCH_BUILD_DIR:-build}
 min_time=${TPUEMU_BENCH_MIN_TIME:-0.2}
 out_dir=${TPUEMU_BENCH_OUT:-$build_dir/bench-results}
-benches=(bench_sim bench_tlm bench_roofline bench_hbm bench_hbm_timing bench_alloc bench_fragmentation bench_planner bench_artefacts bench_remote bench_shard)
+benches=(bench_sim bench_tlm bench_roofline bench_hbm bench_hbm_timing bench_alloc bench_fragmentation bench_planner bench_artefacts bench_remote bench_shard bench_hlo)
 
 log() { printf '\n==> %s\n' "$*" >&2; }
 
