@@ -246,7 +246,7 @@ void check_option_combinations(const RunArgs& a) {
 // A JAX/XLA program (HLO text) is analysed, not run: the options the analysis reads, and no other.
 int run_hlo_workload(const RunArgs& a) {
   refuse_options_except(*a.command, {"--preset", "--schedule", "--allocator", "--hbm-capacity", "--untiled", "--report",
-                                     "--json", "--quiet"},
+                                     "--json", "--quiet", "--out"},
                         "applies to workloads the core runs, not to an HLO program's memory analysis (docs/hlo.md)");
   HloRunArgs h;
   h.common = &a.common;

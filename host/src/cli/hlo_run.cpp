@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "hlo_artefacts.h"
 #include "outputs.h"
 #include "tpuemu/alloc/memory_space.h"
 #include "tpuemu/base/text.h"
@@ -46,6 +47,8 @@ int run_hlo(const HloRunArgs& a) {
   out.input(a.file, "the HLO program");
   if (!a.preset.empty() && std::filesystem::is_regular_file(a.preset)) out.input(a.preset, "the --preset file");
   out.check(a.report_file, "--report");
+  if (a.common->out == "-") throw UsageError("-o -", "writes a directory of artefacts; --json prints the analysis on stdout");
+  if (!a.common->out.empty()) out.check_folder(a.common->out, kHloArtefacts, "-o");
   hlo::AnalysisOptions options;
   options.schedule = a.schedule;
   if (!a.allocator.empty() && a.allocator != "all") options.policies = {a.allocator};
@@ -56,6 +59,8 @@ int run_hlo(const HloRunArgs& a) {
   const hlo::Analysis analysis = hlo::analyze(module, options);
   const nlohmann::json j = hlo::analysis_to_json(analysis);
   if (!a.report_file.empty()) out.file(a.report_file, json_text(j));
+  // With the analysis also when the program does not fit: the map shows what would not.
+  if (!a.common->out.empty()) write_hlo_artefacts(out, a.common->out, analysis, json_text(j));
   out.print(a.common->json ? json_text(j) : hlo::format_analysis(analysis));
   out.commit();
   if (!analysis.out_of_memory()) return 0;

@@ -33,7 +33,7 @@ SpaceMap space_map(const alloc::AllocTrace& trace, const std::string& space, con
     const std::string name = e.owner.empty() ? e.id : e.owner;
     open[e.id] = map.buffers.size();
     map.buffers.push_back({e.id, name, buffer_layer(name), std::string(buffer_kind(name)), *offset, e.size, e.time,
-                           map.end});
+                           map.end, {}});
   }
   return map;
 }

@@ -109,7 +109,7 @@ class Strings {
 
 }  // namespace
 
-std::string memory_profile(const MemorySnapshot& snapshot, std::string_view model) {
+std::string stack_profile(const std::vector<StackSample>& samples, const std::string& comment) {
   pprof::Profile p;
   Strings str(p);
   for (const auto& [type, unit] : {std::pair{"allocations", "count"}, std::pair{"space", "bytes"}}) {
@@ -118,7 +118,7 @@ std::string memory_profile(const MemorySnapshot& snapshot, std::string_view mode
     v->set_unit(str.id(unit));
   }
   p.set_default_sample_type(str.id("space"));
-  // One function and location per frame name: the model, each layer, each buffer.
+  // One function and location per frame name.
   std::unordered_map<std::string, std::uint64_t> location_of;
   auto location = [&](const std::string& frame) {
     const auto [it, added] = location_of.try_emplace(frame, location_of.size() + 1);
@@ -133,28 +133,24 @@ std::string memory_profile(const MemorySnapshot& snapshot, std::string_view mode
     }
     return it->second;
   };
-  const std::string root(model);
-  for (const LiveBuffer& b : snapshot.buffers) {
-    const std::string layer = buffer_layer(b.owner);
+  for (const StackSample& sample : samples) {
     pprof::Sample* s = p.add_sample();
-    s->add_location_id(location(fmt::format("{} [{}]", b.owner, b.id)));  // leaf first
-    s->add_location_id(location(fmt::format("{}/{}", root, layer)));
-    s->add_location_id(location(root));
+    for (const std::string& frame : sample.frames) s->add_location_id(location(frame));
     s->add_value(1);
-    s->add_value(static_cast<std::int64_t>(b.size));
-    for (const auto& [key, value] : {std::pair{std::string("space"), b.space}, std::pair{std::string("buffer"), b.id},
-                                     std::pair{std::string("layer"), layer},
-                                     std::pair{std::string("kind"), std::string(buffer_kind(b.owner))}}) {
+    s->add_value(static_cast<std::int64_t>(sample.bytes));
+    for (const auto& [key, value] : sample.labels) {
       pprof::Label* l = s->add_label();
       l->set_key(str.id(key));
       l->set_str(str.id(value));
     }
-    pprof::Label* at = s->add_label();
-    at->set_key(str.id("allocated_at"));
-    at->set_num(static_cast<std::int64_t>(b.allocated_at));
-    at->set_num_unit(str.id("cycles"));
+    for (const StackSample::Number& n : sample.numbers) {
+      pprof::Label* l = s->add_label();
+      l->set_key(str.id(n.key));
+      l->set_num(n.value);
+      l->set_num_unit(str.id(n.unit));
+    }
   }
-  p.add_comment(str.id(fmt::format("tpuemu device memory at time {} ({} live bytes)", snapshot.time, snapshot.live_bytes)));
+  p.add_comment(str.id(comment));
 
   std::string out;
   {
@@ -165,6 +161,22 @@ std::string memory_profile(const MemorySnapshot& snapshot, std::string_view mode
     if (!p.SerializeToZeroCopyStream(&gz) || !gz.Close()) throw Error("memory profile", "cannot encode the pprof profile");
   }
   return out;
+}
+
+std::string memory_profile(const MemorySnapshot& snapshot, std::string_view model) {
+  const std::string root(model);
+  std::vector<StackSample> samples;
+  samples.reserve(snapshot.buffers.size());
+  for (const LiveBuffer& b : snapshot.buffers) {
+    const std::string layer = buffer_layer(b.owner);
+    StackSample s;
+    s.frames = {fmt::format("{} [{}]", b.owner, b.id), fmt::format("{}/{}", root, layer), root};  // leaf first
+    s.bytes = b.size;
+    s.labels = {{"space", b.space}, {"buffer", b.id}, {"layer", layer}, {"kind", std::string(buffer_kind(b.owner))}};
+    s.numbers = {{"allocated_at", static_cast<std::int64_t>(b.allocated_at), "cycles"}};
+    samples.push_back(std::move(s));
+  }
+  return stack_profile(samples, fmt::format("tpuemu device memory at time {} ({} live bytes)", snapshot.time, snapshot.live_bytes));
 }
 
 }  // namespace tpuemu::profile

@@ -28,6 +28,12 @@ svg text.label { font-size: 10px; fill: #111; pointer-events: none; }
   padding: 4px 7px; box-shadow: 0 1px 4px rgba(0,0,0,.25); font-size: 12px; max-width: 420px; }
 canvas { display: block; }
 button { font: inherit; margin-left: 6px; }
+table.sortable { border-collapse: collapse; font-variant-numeric: tabular-nums; }
+table.sortable th { cursor: pointer; text-align: left; background: #f2f2f2; padding: 2px 8px; user-select: none; }
+table.sortable th[data-order=desc]::after { content: ' \25bc'; }
+table.sortable th[data-order=asc]::after { content: ' \25b2'; }
+table.sortable td { padding: 1px 8px; border-top: 1px solid #eee; }
+table.sortable td.num { text-align: right; }
 )css";
 }
 
@@ -44,7 +50,9 @@ std::string_view report_script() {
     '#9c755f', '#86bcb6'];
   // A kind is a tint of its layer's colour (mixed with white, not transparent: the free memory's
   // hatching must not show through a buffer).
-  const KIND_TINT = { weight: 0, program: 0, activation: 0.45, scratch: 0.7 };
+  const KIND_TINT = { weight: 0, program: 0, activation: 0.45, scratch: 0.7,
+    parameter: 0, constant: 0, output: 0.45, 'HLO temp': 0.7 };  // the last four: an HLO program's
+  const TIME_UNIT = data.time_unit || 'core cycles';
   const end = Math.max(1, data.end);
   const tooltip = document.getElementById('tooltip');
 
@@ -140,7 +148,7 @@ std::string_view report_script() {
       svg('line', { x1: x, x2: x, y1: y, y2: y + 4 }, g);
       svg('text', { x, y: y + 15, 'text-anchor': 'middle' }, g).textContent = cycles(t);
     }
-    svg('text', { x: MARGIN.left + plot, y: y + 29, 'text-anchor': 'end' }, g).textContent = 'time (core cycles)';
+    svg('text', { x: MARGIN.left + plot, y: y + 29, 'text-anchor': 'end' }, g).textContent = `time (${TIME_UNIT})`;
   }
   // A value axis with grid lines; format turns a tick into its label.
   function valueAxis(parent, width, top, height, max, binary, format, title) {
@@ -244,7 +252,8 @@ std::string_view report_script() {
       highlight(d.id, true);
       showTooltip(`<b>${escapeText(d.name)}</b> [${escapeText(d.id)}]<br>layer ${escapeText(d.layer)}, ` +
         `${escapeText(d.kind)}<br>size ${bytes(size)} (${size} B)<br>offset 0x${offset.toString(16)} (${offset})` +
-        `<br>lifetime cycles ${d.start} \u2013 ${d.end} (${Number(d.end) - Number(d.start)})` +
+        (d.detail ? '<br>' + escapeText(d.detail).replace(/\n/g, '<br>') : '') +
+        `<br>lifetime ${TIME_UNIT} ${d.start} \u2013 ${d.end} (${Number(d.end) - Number(d.start)})` +
         `<br>${escapeText(m.fig.dataset.space)}, ${escapeText(m.fig.dataset.policy)}`, event);
     });
     m.svg.addEventListener('mousemove', (event) => { if (!tooltip.hidden) moveTooltip(event); });
@@ -399,6 +408,27 @@ std::string_view report_script() {
         `<br>cycles ${lane.s[found]} \u2013 ${lane.s[found] + lane.d[found]} (${lane.d[found]})`, event);
     });
     canvas.addEventListener('mouseleave', hideTooltip);
+  }
+
+  // ---- sortable tables: a click on a heading sorts by that column (numbers largest first), again reverses
+  for (const table of document.querySelectorAll('table.sortable')) {
+    const heads = [...table.tHead.rows[0].cells];
+    heads.forEach((th, col) => th.addEventListener('click', () => {
+      const descending = th.dataset.order !== 'desc';
+      for (const h of heads) delete h.dataset.order;
+      th.dataset.order = descending ? 'desc' : 'asc';
+      const body = table.tBodies[0];
+      const key = (row) => {
+        const cell = row.cells[col];
+        return cell.dataset.sort !== undefined ? Number(cell.dataset.sort) : cell.textContent;
+      };
+      const rows = [...body.rows].sort((a, b) => {
+        const x = key(a), y = key(b);
+        const c = typeof x === 'number' ? x - y : String(x).localeCompare(String(y));
+        return descending ? -c : c;
+      });
+      for (const r of rows) body.appendChild(r);
+    }));
   }
 
   function layout() {

@@ -88,11 +88,14 @@ std::string summary_table(const JsonDocument& doc) {
 }
 
 std::string buffer_rect(const MapBuffer& b) {
+  const std::string detail = b.detail.empty() ? "" : fmt::format(" data-detail=\"{}\"", escape_markup(b.detail));
+  std::string title = fmt::format("{} ({}, {} B at {})", b.name, b.layer, b.size, b.offset);
+  if (!b.detail.empty()) title += "\n" + b.detail;
   return fmt::format(
       "<rect class=\"buffer\" data-id=\"{}\" data-name=\"{}\" data-layer=\"{}\" data-kind=\"{}\" data-offset=\"{}\" "
-      "data-size=\"{}\" data-start=\"{}\" data-end=\"{}\"><title>{}</title></rect>\n",
+      "data-size=\"{}\" data-start=\"{}\" data-end=\"{}\"{}><title>{}</title></rect>\n",
       escape_markup(b.id), escape_markup(b.name), escape_markup(b.layer), escape_markup(b.kind), b.offset, b.size, b.start,
-      b.end, escape_markup(fmt::format("{} ({}, {} B at {})", b.name, b.layer, b.size, b.offset)));
+      b.end, detail, escape_markup(title));
 }
 
 // One figure per placement; the script draws the axes and lays the rectangles out.
@@ -198,6 +201,52 @@ std::string report_html(const ReportFile& summary, const ReportFile& fragmentati
           "(fragmentation.csv), on the memory map's time axis.</p>\n<div id=\"curves\"></div>\n";
   html += "<h2 id=\"engine-timeline\">Engine timeline</h2>\n<div id=\"timeline\"></div>\n";
   html += "<div id=\"tooltip\" class=\"tooltip\" hidden></div>\n";
+  html += fmt::format("<script type=\"application/json\" id=\"report-data\">{}</script>\n", script_json(data));
+  html += fmt::format("<script>\n{}</script>\n</body>\n</html>\n", report_script());
+  return html;
+}
+
+std::string memory_map_page(const MapPage& page) {
+  const std::vector<FragmentationSeries> series = parse_fragmentation_csv(page.fragmentation.text, page.fragmentation.name);
+  std::uint64_t end = 0;
+  for (const SpaceMap& s : page.map.spaces) end = std::max(end, s.end);
+  for (const FragmentationSeries& f : series) {
+    if (!f.samples.empty()) end = std::max(end, f.samples.back().time);
+  }
+  const nlohmann::json data = {{"end", end},
+                               {"time_unit", page.time_unit},
+                               {"series", series_json(series)},
+                               {"timeline", timeline_json(EngineTimeline{})}};
+  std::string html;
+  html += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  html += fmt::format("<title>tpuemu report: {}</title>\n<style>\n{}</style>\n</head>\n<body>\n", escape_markup(page.title),
+                      report_style());
+  html += fmt::format("<h1>{}</h1>\n<table class=\"summary\">\n", escape_markup(page.title));
+  for (const auto& [label, value] : page.summary)
+    html += fmt::format("<tr><th>{}</th><td>{}</td></tr>\n", escape_markup(label), escape_markup(value));
+  html += "</table>\n";
+  html += fmt::format("<h2 id=\"memory-map\">Memory map</h2>\n<p class=\"note\">{} <button id=\"y-range\" type=\"button\">"
+                      "</button></p>\n<div id=\"legend\" class=\"legend\"></div>\n",
+                      escape_markup(page.map_note));
+  html += map_figures(page.map);
+  for (const SortableTable& t : page.tables) {
+    html += fmt::format("<h2 id=\"{}\">{}</h2>\n<p class=\"note\">{}</p>\n<table class=\"sortable\" id=\"{}-table\">\n<thead><tr>",
+                        escape_markup(t.id), escape_markup(t.title), escape_markup(t.note), escape_markup(t.id));
+    for (const std::string& c : t.columns) html += fmt::format("<th>{}</th>", escape_markup(c));
+    html += "</tr></thead>\n<tbody>\n";
+    for (const std::vector<TableCell>& row : t.rows) {
+      html += "<tr>";
+      for (const TableCell& c : row) {
+        if (c.sort) html += fmt::format("<td class=\"num\" data-sort=\"{}\">{}</td>", *c.sort, escape_markup(c.text));
+        else html += fmt::format("<td>{}</td>", escape_markup(c.text));
+      }
+      html += "</tr>\n";
+    }
+    html += "</tbody>\n</table>\n";
+  }
+  html += "<h2 id=\"fragmentation\">Fragmentation</h2>\n<p class=\"note\">Each policy's heap at every schedule position "
+          "(fragmentation.csv), on the memory map's axis.</p>\n<div id=\"curves\"></div>\n";
+  html += "<div id=\"timeline\" hidden></div>\n<div id=\"tooltip\" class=\"tooltip\" hidden></div>\n";
   html += fmt::format("<script type=\"application/json\" id=\"report-data\">{}</script>\n", script_json(data));
   html += fmt::format("<script>\n{}</script>\n</body>\n</html>\n", report_script());
   return html;

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tpuemu/alloc/alloc_trace.h"
@@ -50,5 +51,22 @@ MemorySnapshot snapshot_at(const alloc::AllocTrace& trace, const ProfileMoment& 
 
 // The gzip-compressed pprof profile of a snapshot (the bytes of memory.pb.gz).
 std::string memory_profile(const MemorySnapshot& snapshot, std::string_view model);
+
+// Any memory as a pprof profile of the same sample types (allocations/count, space/bytes): one
+// sample per buffer with its stack (leaf first: `go tool pprof -tree` groups by the outer frames),
+// string labels and numeric labels with their unit. memory_profile is this with the stack
+// model -> layer -> buffer; an HLO program's is its op_name path (docs/hlo.md).
+struct StackSample {
+  std::vector<std::string> frames;  // leaf first
+  std::uint64_t bytes = 0;
+  std::vector<std::pair<std::string, std::string>> labels;
+  struct Number {
+    std::string key;
+    std::int64_t value = 0;
+    std::string unit;
+  };
+  std::vector<Number> numbers;
+};
+std::string stack_profile(const std::vector<StackSample>& samples, const std::string& comment);
 
 }  // namespace tpuemu::profile
