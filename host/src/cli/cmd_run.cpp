@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "commands.h"
 #include "hlo_run.h"
@@ -22,6 +23,8 @@
 #include "tpuemu/compile/model.h"
 #include "tpuemu/compile/workload.h"
 #include "tpuemu/config/config.h"
+#include "tpuemu/hlo/hlo_parser.h"
+#include "tpuemu/hlo_exec/hlo_model.h"
 #include "tpuemu/profile/chrome_trace.h"
 #include "tpuemu/profile/memory_map.h"
 #include "tpuemu/profile/memory_profile.h"
@@ -42,6 +45,7 @@ struct RunArgs {
   const CLI::App* command = nullptr;  // to see which options were given (an HLO program takes few)
   std::string schedule;
   std::string workload_file;
+  bool execute = false;  // an HLO program run on the device instead of analysed
   std::string preset;
   std::string matmul;
   bool requantize = false;
@@ -243,11 +247,13 @@ void check_option_combinations(const RunArgs& a) {
   }
 }
 
-// A JAX/XLA program (HLO text) is analysed, not run: the options the analysis reads, and no other.
+// A JAX/XLA program (HLO text) without --execute is analysed, not run: the options the analysis
+// reads, and no other.
 int run_hlo_workload(const RunArgs& a) {
   refuse_options_except(*a.command, {"--preset", "--schedule", "--allocator", "--hbm-capacity", "--untiled", "--report",
                                      "--json", "--quiet", "--out"},
-                        "applies to workloads the core runs, not to an HLO program's memory analysis (docs/hlo.md)");
+                        "applies to workloads the core runs, not to an HLO program's memory analysis (--execute runs a "
+                        "program of dense and convolution layers on the device; docs/hlo.md)");
   HloRunArgs h;
   h.common = &a.common;
   h.file = a.workload_file;
@@ -260,14 +266,31 @@ int run_hlo_workload(const RunArgs& a) {
   return run_hlo(h);
 }
 
+// `run PROGRAM.hlo --execute`: the program's layers as a model (docs/hlo.md, "Executing on the
+// device"). A program the device cannot run is refused at its first instruction that cannot.
+hlo_exec::HloModel hlo_model_to_execute(const std::string& file) {
+  const hlo::Module module = hlo::read_hlo_file(file);
+  try {
+    return hlo_exec::model_from_hlo(module);
+  } catch (const Error& e) {
+    throw Error(e.place(), "--execute: " + e.cause());
+  }
+}
+
 int run_run(const RunArgs& a) {
-  if (!a.workload_file.empty() && is_hlo_program(a.workload_file)) return run_hlo_workload(a);
+  const bool hlo = !a.workload_file.empty() && is_hlo_program(a.workload_file);
+  if (hlo && !a.execute) return run_hlo_workload(a);
+  if (a.execute && !hlo) throw UsageError("--execute", "runs a JAX/XLA program (HLO text) on the device; a workload file or --matmul always runs");
+  const std::string workload_order = hlo ? "with --execute the layers run in the program's order (--schedule is for the memory analysis)"
+                                         : "a workload's order is its compiler's";
   if (a.command->get_option("--schedule")->count() > 0)
-    throw UsageError("--schedule", "orders an HLO program's instructions; a workload's order is its compiler's");
+    throw UsageError("--schedule", fmt::format("orders an HLO program's instructions; {}", workload_order));
   for (const std::string& policy : kHloOnlyPolicies) {
     if (a.allocator == policy)
       throw UsageError(fmt::format("--allocator {}", policy), "places an HLO program's buffers; a run allocates at run time");
   }
+  if (hlo && a.batch) throw UsageError("--batch", "an HLO program's shapes fix its batch");
+  if (hlo && a.sharded()) throw UsageError("--devices", "an HLO program with --execute runs on one device");
   if (a.workload_file.empty() == a.matmul.empty()) {
     throw UsageError("run: give either a workload file or --matmul MxKxN");
   }
@@ -285,7 +308,11 @@ int run_run(const RunArgs& a) {
   out.check(a.alloc_trace_file, "--alloc-trace");
   out.check(a.wave_file, "--wave");
   Model w;
-  if (a.workload_file.empty()) {
+  std::optional<hlo_exec::HloModel> program;  // --execute
+  if (hlo) {
+    program = hlo_model_to_execute(a.workload_file);
+    w = program->model;
+  } else if (a.workload_file.empty()) {
     w = model_from_workload(parse_matmul_shape(a.matmul, a.requantize, a.seed.value_or(1)));  // checked when parsed
   } else {
     w = load_model(a.workload_file);
@@ -340,11 +367,17 @@ int run_run(const RunArgs& a) {
   s.interrupted = [&out] { return out.interrupted(); };
   if (a.sharded()) return run_sharded_command(a, out, preset, w, s, moment);
   const WorkloadReport r = run_model(preset, w, s);
-  const nlohmann::json j = report_to_json(r);
+  nlohmann::json j = report_to_json(r);
+  std::string text = format_report(r);
+  if (program) {
+    // What ran stands in for the program: its arrays in int8, its values from the seed.
+    j["hlo"] = {{"executed", "int8"}, {"original_dtypes", program->original_dtypes}};
+    text = fmt::format("HLO program executed int8-quantised; original dtypes: {}\n{}", fmt::join(program->original_dtypes, ", "), text);
+  }
   if (!a.report_file.empty()) out.file(a.report_file, json_text(j));
   if (!a.common.out.empty()) write_artefacts(out, a.common.out, std::span(&r, 1), 0, j, moment, every_policy);
   if (!a.alloc_trace_file.empty()) out.file(a.alloc_trace_file, alloc::format_alloc_trace(r.allocation_trace));
-  out.print(a.common.json ? json_text(j) : format_report(r));
+  out.print(a.common.json ? json_text(j) : text);
   out.commit();
   return r.bit_exact ? 0 : kExitMismatch;
 }
@@ -362,6 +395,9 @@ Subcommand add_run_command(CLI::App& app) {
       ->check(one_of({"text", "dfs", "list", "best"}));
   auto* workload = cmd->add_option("workload", a->workload_file, "Workload JSON file (examples/mlp.json), or a JAX/XLA program as HLO text (*.hlo, XLA dumps)")
                        ->check(input_file());
+  cmd->add_flag("--execute", a->execute,
+                "HLO programs of dense and convolution layers: run them on the device int8-quantised (docs/hlo.md) "
+                "instead of analysing their memory");
   cmd->add_option("--preset", a->preset, "Hardware preset: small, default, tpu-v4-like, or a JSON file "
                                          "(default: the workload's, else default)");
   auto* matmul = cmd->add_option("--matmul", a->matmul, "Run C = A.B of shape MxKxN, e.g. 512x512x512")
