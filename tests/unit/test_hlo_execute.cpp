@@ -110,6 +110,22 @@ TEST(HloExecute, ConvolutionsResidualAndFlatteningDense) {
   EXPECT_EQ(m.original_dtypes, (std::vector<std::string>{"bf16", "f32"}));
 }
 
+// JAX's bias add as it prints it before optimizations: the bias reshaped to [1,N], then broadcast
+// with dimensions={0,1}; and a bias broadcast along another dimension, which is no bias.
+TEST(HloExecute, BiasReshapedToARowAsJaxPrintsIt) {
+  const std::string head = "HloModule m\nENTRY e {\n  x = f32[2,4] parameter(0)\n  w = f32[4,8] parameter(1)\n"
+                           "  b = f32[8] parameter(2)\n  d = f32[2,8] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n";
+  const HloModel m = translate(head + "  r = f32[1,8] reshape(b)\n  bb = f32[2,8] broadcast(r), dimensions={0,1}\n"
+                                      "  ROOT a = f32[2,8] add(d, bb)\n}\n");
+  ASSERT_EQ(m.model.layers.size(), 1u);
+  EXPECT_TRUE(m.model.layers[0].bias);
+  EXPECT_FALSE(m.model.layers[0].relu);
+  expect_has(error_of("HloModule m\nENTRY e {\n  x = f32[8,4] parameter(0)\n  w = f32[4,8] parameter(1)\n"
+                      "  b = f32[8] parameter(2)\n  d = f32[8,8] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+                      "  bb = f32[8,8] broadcast(b), dimensions={0}\n  ROOT a = f32[8,8] add(d, bb)\n}\n"),
+             "t.hlo:7:3: broadcast runs on the device only as a bias");
+}
+
 TEST(HloExecute, FirstUnsupportedOpcodeNamedAtItsLine) {
   try {
     (void)model_from_hlo(hlo::read_hlo_file(kData / "exponential.hlo"));

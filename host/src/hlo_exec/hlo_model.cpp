@@ -346,7 +346,7 @@ class Translator {
                                    "'{}' must be such a layer's result, read only here",
                                    ins(x).name));
       }
-      const std::size_t length = static_cast<std::size_t>(ins(values_[b].source).shape.dims[0]);
+      const std::size_t length = static_cast<std::size_t>(ins(values_[b].source).shape.element_count());
       if (length != l->out.channels) {
         throw error(a, fmt::format("bias of {} values for {} channels", length, l->out.channels));
       }
@@ -391,8 +391,17 @@ class Translator {
     if (v.kind == Kind::Zero) return v;
     const hlo::Attribute* dims = b.attribute("dimensions");
     const std::vector<std::int64_t> d = dims ? int_list(dims->value) : std::vector<std::int64_t>{};
-    if (v.kind == Kind::Weights && ins(b.operands[0]).shape.dims.size() == 1 && b.shape.dims.size() >= 2 &&
-        d == std::vector<std::int64_t>{static_cast<std::int64_t>(b.shape.dims.size()) - 1}) {
+    // A bias is one vector along the last dimension: b[N] with dimensions={last}, or (as JAX's
+    // broadcast_in_dim of a reshaped bias prints it) b[1,N] with dimensions={0,last}.
+    const auto& od = ins(b.operands[0]).shape.dims;
+    std::optional<std::size_t> along;
+    bool vector = v.kind == Kind::Weights && d.size() == od.size() && b.shape.dims.size() >= 2;
+    for (std::size_t k = 0; vector && k < od.size(); ++k) {
+      if (od[k] == 1) continue;
+      vector = !along;
+      along = k;
+    }
+    if (vector && along && d[*along] == static_cast<std::int64_t>(b.shape.dims.size()) - 1) {
       return Value{.kind = Kind::Bias, .source = v.source};
     }
     throw error(b, "broadcast runs on the device only as a bias (a vector along the last dimension) or a zero for ReLU");
