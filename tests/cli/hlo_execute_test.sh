@@ -19,6 +19,25 @@ for preset in small default; do
     fail "mlp3 $preset: layers: $(grep layer "$tmp/out")"
 done
 
+# ---- the same run as the model file of the same layers: every figure of the report (layers, shapes,
+# bias loads, buffers, cycles) equal. ReLU flags do not show in a report: unit_hlo_exec pins them.
+cat >"$tmp/mlp3.json" <<'JSON'
+{"name": "jit_mlp", "kind": "model", "batch": 8, "seed": 1, "input": {"name": "x", "features": 32},
+ "layers": [{"name": "dot.1", "kind": "dense", "out": 64, "bias": true, "relu": true},
+            {"name": "dot.2", "kind": "dense", "out": 64, "bias": true, "relu": true},
+            {"name": "dot.3", "kind": "dense", "out": 16, "bias": true, "relu": true}]}
+JSON
+check mlp3_as_hlo 0 "" -- run "$data/mlp3.hlo" --execute --preset small --backend rtl --json
+cp "$tmp/out" "$tmp/hlo.json"
+check mlp3_as_json 0 "" -- run "$tmp/mlp3.json" --preset small --backend rtl --json
+python3 - "$tmp/hlo.json" "$tmp/out" <<'PY' && pass "mlp3: the HLO run reports as the model file's" || fail "mlp3: reports differ"
+import json, sys
+h, m = (json.load(open(f)) for f in sys.argv[1:])
+h.pop("hlo"); h.pop("simulation"); m.pop("simulation")  # simulation: wall-clock figures
+different = sorted(k for k in set(h) | set(m) if h.get(k) != m.get(k))
+assert not different, different
+PY
+
 # ---- the fake backend, JSON: the run's report with the program's dtypes
 check mlp3_fake_json 0 "" -- run "$data/mlp3.hlo" --execute --backend fake --json --seed 7
 python3 - "$tmp/out" <<'PY' && pass "mlp3 fake json" || fail "mlp3 fake json"
