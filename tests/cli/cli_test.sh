@@ -53,7 +53,7 @@ expect_error replay_unknown_allocator 2 "--allocator: 'slab' is not one of bfc, 
 expect_error replay_bad_capacity 2 "unknown size unit" -- replay "$root/examples/traces/mlp-serving.csv" --capacity 12parsecs
 expect_error replay_no_vmem_capacity 1 "no capacity for memory space 'vmem'" -- replay "$root/examples/traces/mlp-serving.csv" --capacity hbm=1GiB
 expect_error replay_out_of_memory 1 "mlp-serving.csv:[0-9]+: out of hbm memory \\(bfc.*largest free block.*largest live buffers: 'w.layer0'" -- replay "$root/examples/traces/mlp-serving.csv" --capacity 300KiB
-expect_error run_unknown_allocator 2 "--allocator: 'nosuch' is not one of bfc, first-fit, best-fit, buddy, tlsf, all" -- run --matmul 16x16x16 --preset small --allocator nosuch
+expect_error run_unknown_allocator 2 "--allocator: 'nosuch' is not one of bfc, first-fit, best-fit, buddy, tlsf, xla, planner, all" -- run --matmul 16x16x16 --preset small --allocator nosuch
 expect_error trace_zero_batch 2 "--batches: 0 is smaller than 1" -- trace "$root/examples/mlp.json" --batches 4,0
 
 # every policy replays the shipped traces without failing at a capacity that holds them, and the

@@ -66,7 +66,7 @@ check matmul_too_large 2 "--matmul: .*more than 2\\^31 elements" -- run --matmul
 check hbm_capacity_1 2 "--hbm-capacity 1: must be a multiple of 8 bytes" -- run "${small[@]}" --hbm-capacity 1
 check granularity_3 2 "--granularity: 3 is not a power of two" -- replay "$trace" --capacity 1MiB --granularity 3
 check mesh_2y2 2 "--mesh: '2y2' is not N or AxB" -- run "${small[@]}" --devices 4 --shard batch --mesh 2y2
-check run_allocator_bogus 2 "--allocator: 'bogus' is not one of bfc, first-fit, best-fit, buddy, tlsf, all" -- run "${small[@]}" --allocator bogus
+check run_allocator_bogus 2 "--allocator: 'bogus' is not one of bfc, first-fit, best-fit, buddy, tlsf, xla, planner, all" -- run "${small[@]}" --allocator bogus
 check replay_allocator_bogus 2 "--allocator: 'bogus' is not one of" -- replay "$trace" --capacity 1MiB --allocator bogus
 check devices_needs_shard 2 "--devices 2: give --shard batch, tensor or fsdp" -- run "${small[@]}" --devices 2
 check shard_bogus 2 "--shard: unknown shard mode 'bogus'" -- run "${small[@]}" --devices 2 --shard bogus
