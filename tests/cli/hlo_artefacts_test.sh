@@ -71,11 +71,12 @@ j = json.load(open(sys.argv[2]))
 maps = re.findall(r'<figure class="map" data-space="hbm" data-policy="([^"]+)"', page)
 assert sorted(maps) == sorted(j["policies"]), maps  # the JSON's keys are sorted
 assert len(maps) == 7
-rects = re.findall(r'<rect class="buffer"[^>]*data-detail="([^"]*)"', page)
-assert rects and len(rects) == len(re.findall(r'<rect class="buffer"', page))  # every buffer has its hover
-assert any("op_name jit(transformer_block)/jit(main)/mlp/up_proj/dot_general" in html.unescape(d)
-           and "source model.py:50" in html.unescape(d) and "shape f32[128,1024]" in html.unescape(d)
-           and "padding" in html.unescape(d) for d in rects)
+# Every rectangle's hover lines, once per buffer (the same id in every policy's map).
+details = json.loads(re.search(r'<script type="application/json" id="report-data">(.*?)</script>', page, re.S).group(1))["details"]
+ids = set(re.findall(r'<rect class="buffer" data-id="([^"]*)"', page))
+assert ids and ids == set(details), (len(ids), len(details))
+assert any("op_name jit(transformer_block)/jit(main)/mlp/up_proj/dot_general" in d and "source model.py:50" in d
+           and "shape f32[128,1024]" in d and "padding" in d for d in details.values())
 table = re.search(r'<table class="sortable" id="buffers-at-peak-table">(.*?)</table>', page, re.S).group(1)
 heads = re.findall(r"<th>([^<]*)</th>", table)
 for h in ("buffer", "size", "padding", "expansion", "shape", "op_name", "source"):
@@ -92,25 +93,29 @@ assert 'data-sort=' in table and "table.sortable" in page
 PY
 
 # ---- report.html in headless Chromium (scripts/setup.sh installs it: missing is a failure): the
-# script runs without an error, lays every rectangle out on the schedule-position axis, and a click
-# on a heading sorts the table by that column's numbers.
+# script runs without an error, lays every rectangle out on the schedule-position axis, a hover
+# shows the buffer's op_name, source, shape and padding, and a click on a heading sorts the
+# table by that column's numbers.
 if ! command -v chromium >/dev/null; then
   fail "chromium is not installed (scripts/setup.sh)"
 else
   # mlp3's buffers at peak differ in padding, in an order that is not their sizes'.
   check mlp3 0 "" -- run "$data/mlp3.hlo" -o "$tmp/mlp3"
   # The page, plus a click on "padding" and then on "size" twice (largest first, then smallest first).
-  sed 's|</body>|<script>const h = [...document.querySelectorAll("#buffers-at-peak-table th")]; const col = (n) => h.find((t) => t.textContent === n); col("padding").click(); window.byPadding = [...document.querySelectorAll("#buffers-at-peak-table tbody tr")].map((r) => r.cells[h.indexOf(col("padding"))].dataset.sort).join(","); col("size").click(); col("size").click(); document.body.dataset.byPadding = window.byPadding;</script></body>|' \
+  sed 's|</body>|<script>const h = [...document.querySelectorAll("#buffers-at-peak-table th")]; const col = (n) => h.find((t) => t.textContent === n); col("padding").click(); window.byPadding = [...document.querySelectorAll("#buffers-at-peak-table tbody tr")].map((r) => r.cells[h.indexOf(col("padding"))].dataset.sort).join(","); col("size").click(); col("size").click(); document.body.dataset.byPadding = window.byPadding; document.querySelector("rect.buffer[data-name=\\"dot.1\\"]").dispatchEvent(new MouseEvent("mouseover", {bubbles: true, clientX: 10, clientY: 10})); document.body.dataset.tooltip = document.getElementById("tooltip").textContent;</script></body>|' \
     "$tmp/mlp3/report.html" >"$tmp/clicked.html"
   HOME=$tmp timeout 120 chromium --headless --no-sandbox --disable-gpu --user-data-dir="$tmp/chromium" --enable-logging=stderr \
     --v=0 --dump-dom "file://$tmp/clicked.html" >"$tmp/dom" 2>"$tmp/browser.log"
-  python3 - "$tmp/dom" "$tmp/browser.log" <<'PY' && pass "report.html in Chromium: laid out, sorts by padding and size" || fail "report.html in Chromium"
-import re, sys
+  python3 - "$tmp/dom" "$tmp/browser.log" <<'PY' && pass "report.html in Chromium: laid out, hover details, sorts by padding and size" || fail "report.html in Chromium"
+import html, re, sys
 dom, log = open(sys.argv[1]).read(), open(sys.argv[2]).read()
 assert not re.search(r"Uncaught|:CONSOLE[:(]", log), log
 rects = re.findall(r'<rect class="buffer"[^>]*>', dom)
 assert rects and all(' width="' in r for r in rects), "rectangles not laid out"
 assert "time (schedule position)" in dom
+tip = html.unescape(re.search(r'data-tooltip="([^"]*)"', dom).group(1))
+for want in ("dot.1", "op_name jit(mlp)/jit(main)/dense_0/dot_general", "source mlp.py:10", "shape f32[8,64]", "padding"):
+    assert want in tip, (want, tip)
 padding = [float(v) for v in re.search(r'data-by-padding="([^"]*)"', dom).group(1).split(",")]
 assert padding == sorted(padding, reverse=True) and padding[0] > padding[-1], padding
 table = re.search(r'id="buffers-at-peak-table">(.*?)</table>', dom, re.S).group(1)

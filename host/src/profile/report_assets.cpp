@@ -53,6 +53,7 @@ std::string_view report_script() {
   const KIND_TINT = { weight: 0, program: 0, activation: 0.45, scratch: 0.7,
     parameter: 0, constant: 0, output: 0.45, 'HLO temp': 0.7 };  // the last four: an HLO program's
   const TIME_UNIT = data.time_unit || 'core cycles';
+  const DETAILS = data.details || {};  // more tooltip lines by buffer id (memory_map_page)
   const end = Math.max(1, data.end);
   const tooltip = document.getElementById('tooltip');
 
@@ -252,7 +253,7 @@ std::string_view report_script() {
       highlight(d.id, true);
       showTooltip(`<b>${escapeText(d.name)}</b> [${escapeText(d.id)}]<br>layer ${escapeText(d.layer)}, ` +
         `${escapeText(d.kind)}<br>size ${bytes(size)} (${size} B)<br>offset 0x${offset.toString(16)} (${offset})` +
-        (d.detail ? '<br>' + escapeText(d.detail).replace(/\n/g, '<br>') : '') +
+        (DETAILS[d.id] ? '<br>' + escapeText(DETAILS[d.id]).replace(/\n/g, '<br>') : '') +
         `<br>lifetime ${TIME_UNIT} ${d.start} \u2013 ${d.end} (${Number(d.end) - Number(d.start)})` +
         `<br>${escapeText(m.fig.dataset.space)}, ${escapeText(m.fig.dataset.policy)}`, event);
     });

@@ -88,14 +88,11 @@ std::string summary_table(const JsonDocument& doc) {
 }
 
 std::string buffer_rect(const MapBuffer& b) {
-  const std::string detail = b.detail.empty() ? "" : fmt::format(" data-detail=\"{}\"", escape_markup(b.detail));
-  std::string title = fmt::format("{} ({}, {} B at {})", b.name, b.layer, b.size, b.offset);
-  if (!b.detail.empty()) title += "\n" + b.detail;
   return fmt::format(
       "<rect class=\"buffer\" data-id=\"{}\" data-name=\"{}\" data-layer=\"{}\" data-kind=\"{}\" data-offset=\"{}\" "
-      "data-size=\"{}\" data-start=\"{}\" data-end=\"{}\"{}><title>{}</title></rect>\n",
+      "data-size=\"{}\" data-start=\"{}\" data-end=\"{}\"><title>{}</title></rect>\n",
       escape_markup(b.id), escape_markup(b.name), escape_markup(b.layer), escape_markup(b.kind), b.offset, b.size, b.start,
-      b.end, detail, escape_markup(title));
+      b.end, escape_markup(fmt::format("{} ({}, {} B at {})", b.name, b.layer, b.size, b.offset)));
 }
 
 // One figure per placement; the script draws the axes and lays the rectangles out.
@@ -213,8 +210,17 @@ std::string memory_map_page(const MapPage& page) {
   for (const FragmentationSeries& f : series) {
     if (!f.samples.empty()) end = std::max(end, f.samples.back().time);
   }
+  // Each buffer's detail once, by id: the same buffer in every policy's map shares it, and a page of
+  // 10^4 buffers under seven policies stays a few tens of megabytes.
+  nlohmann::json details = nlohmann::json::object();
+  for (const SpaceMap& s : page.map.spaces) {
+    for (const MapBuffer& b : s.buffers) {
+      if (!b.detail.empty() && !details.contains(b.id)) details[b.id] = b.detail;
+    }
+  }
   const nlohmann::json data = {{"end", end},
                                {"time_unit", page.time_unit},
+                               {"details", std::move(details)},
                                {"series", series_json(series)},
                                {"timeline", timeline_json(EngineTimeline{})}};
   std::string html;

@@ -23,8 +23,8 @@ struct MapBuffer {
   std::string kind;   // buffer_kind(name)
   std::uint64_t offset = 0, size = 0;
   std::uint64_t start = 0, end = 0;  // allocated at, freed at (the trace's end when never freed)
-  // More lines for the page's tooltip (an HLO buffer's op_name, source line, shape, padding);
-  // report.html only, not in summary.json's memory_map.
+  // More lines for the tooltip of memory_map_page (an HLO buffer's op_name, source line, shape,
+  // padding), once per id; not in summary.json's memory_map.
   std::string detail;
 };
 

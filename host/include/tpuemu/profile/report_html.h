@@ -41,8 +41,8 @@ struct SortableTable {
 
 // The same page for placements that are not a run's (an HLO program's buffers placed by each
 // policy, docs/hlo.md): a summary of label/value rows, the memory maps side by side (each
-// buffer's `detail` in its tooltip), sortable tables, and the fragmentation curves of a
-// fragmentation.csv in the run's format. The time axis is in `time_unit`.
+// buffer's `detail` in its tooltip, kept once per buffer id), sortable tables, and the
+// fragmentation curves of a fragmentation.csv in the run's format. The time axis is in `time_unit`.
 struct MapPage {
   std::string title;
   std::vector<std::pair<std::string, std::string>> summary;
