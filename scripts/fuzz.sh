@@ -70,7 +70,8 @@ fuzz() {
     failed+=("$target")
   fi
 }
-for target in json preset timing model cnn trace plan hbm asm hlo; do
+input_targets=(json preset timing model cnn trace plan hbm asm hlo)
+for target in "${input_targets[@]}"; do
   TPUEMU_FUZZ_TARGET=$target fuzz "$target" "$build/tests/fuzz_inputs" -max_len=65536
 done
 fuzz frame "$build/firmware/fuzz_firmware_frame"
@@ -79,4 +80,4 @@ if ((${#failed[@]})); then
   echo "fuzz: findings in ${failed[*]} (inputs in $build/findings/)" >&2
   exit 1
 fi
-echo "fuzz: no finding in $runs runs of each of the 11 targets"
+echo "fuzz: no finding in $runs runs of each of the $((${#input_targets[@]} + 2)) targets"  # + frame, session
