@@ -8,6 +8,11 @@ tpuemu=$1
 root=$2
 source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 data=$root/tests/data/hlo
+python3 - "$root/configs/presets/tpu-v4-like.json" "$tmp/bigvmem.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1])); p["name"] = "bigvmem"; p["vmem_rows"] = 131072
+json.dump(p, open(sys.argv[2], "w"))
+PY
 
 # ---- the README's example: every schedule's peak, every policy, the usage split
 check transformer 0 "" -- run "$data/transformer_block.hlo"
@@ -62,6 +67,16 @@ python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); o=j["out_of_memory"
   pass "oom under --json: one JSON document" || fail "oom json"
 check fits 0 "" -- run "$data/transformer_block.hlo" --hbm-capacity 1GiB
 grep -q "fits in 1.00 GiB" "$tmp/out" && pass "fits" || fail "fits: $(tail -2 "$tmp/out")"
+
+# ---- VMEM (S(1)) is its own heap, checked against the preset's VMEM: the overflow is named there
+check vmem_oom 1 "vmem_overflow.hlo: Ran out of memory in memory space vmem\\. Used 8\\.00 MiB of 1\\.00 MiB vmem\\." -- \
+  run "$data/oom/vmem_overflow.hlo"
+grep -q "Largest program allocations in vmem:" "$tmp/out" && grep -q 'op_name="jit(f)/exp"' "$tmp/out" &&
+  pass "vmem report lists its buffers" || fail "vmem report: $(tail -5 "$tmp/out")"
+check vmem_json 1 "memory space vmem" -- run "$data/oom/vmem_overflow.hlo" --json
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); o=j["out_of_memory"]; v=j["memory"]["vmem"]; sys.exit(0 if o["memory_space"]=="vmem" and v["buffers"]==2 and j["memory"]["buffers"]==2 and v["heap_bytes"]==8388608 else 1)' "$tmp/out" &&
+  pass "vmem in the JSON, apart from HBM" || fail "vmem json"
+check vmem_fits_larger_preset 0 "" -- run "$data/oom/vmem_overflow.hlo" --preset "$tmp/bigvmem.json"
 
 # ---- a 10^12-element tensor is a valid program, out of memory at any real capacity
 check huge 1 "Ran out of memory in memory space hbm" -- run "$data/huge_tensor.hlo" --hbm-capacity 16GiB --allocator xla

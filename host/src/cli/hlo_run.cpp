@@ -53,7 +53,9 @@ int run_hlo(const HloRunArgs& a) {
   options.schedule = a.schedule;
   if (!a.allocator.empty() && a.allocator != "all") options.policies = {a.allocator};
   options.sizes.tiled = !a.untiled;
-  options.sizes.lanes = load_preset(a.preset.empty() ? "tpu-v4-like" : a.preset).dim;
+  const Preset preset = load_preset(a.preset.empty() ? "tpu-v4-like" : a.preset);
+  options.sizes.lanes = preset.dim;
+  options.vmem_capacity = preset.vmem_bytes();  // buffers the program places in S(1)
   if (!a.hbm_capacity.empty()) options.hbm_capacity = alloc::parse_bytes(a.hbm_capacity);
   const hlo::Module module = hlo::read_hlo_file(a.file);
   const hlo::Analysis analysis = hlo::analyze(module, options);

@@ -71,6 +71,13 @@ Analysis analyze(const Module& module, const AnalysisOptions& options) {
   // The TPU compiler's heap is the reference of the usage split; it needs no capacity.
   PlacementOptions unbounded = placement;
   unbounded.capacity.reset();
+  // VMEM (S(1)) is its own heap: its buffers leave the HBM set the policies place.
+  BufferSet hbm;
+  hbm.positions = a.vmem.positions = a.schedule.buffers.positions;
+  for (LiveBuffer& b : a.schedule.buffers.buffers) (b.memory_space == 1 ? a.vmem : hbm).buffers.push_back(std::move(b));
+  a.schedule.buffers = std::move(hbm);
+  a.vmem_capacity = options.vmem_capacity;
+  if (!a.vmem.buffers.empty()) a.vmem_xla = place("xla", a.vmem, unbounded);
   a.xla = place("xla", a.schedule.buffers, unbounded);
   for (const std::string& p : policies) a.placements.push_back(p == "xla" ? a.xla : place(p, a.schedule.buffers, placement));
   a.usage = usage_of(a.schedule.buffers, a.xla);
@@ -101,16 +108,54 @@ std::string format_analysis(const Analysis& a) {
   s += fmt::format("hbm: {} total = arguments {} + outputs {} ({} more shared with arguments) + program temporaries {}\n",
                    format_bytes(u.total), format_bytes(u.arguments), format_bytes(u.outputs),
                    format_bytes(u.outputs_shared), format_bytes(u.temporaries));
-  if (a.hbm_capacity) {
-    s += a.out_of_memory() ? out_of_memory_report(a)
-                           : fmt::format("fits in {} of hbm ({} free)\n", format_bytes(*a.hbm_capacity),
-                                         format_bytes(*a.hbm_capacity - u.total));
+  if (!a.vmem.buffers.empty()) {
+    s += fmt::format("vmem (S(1)): {} buffers, peak live {}, heap {} (xla){}\n", a.vmem.buffers.size(),
+                     format_bytes(peak_live_bytes(a.vmem)), format_bytes(a.vmem_xla.heap_bytes),
+                     a.vmem_capacity ? fmt::format(" of {}", format_bytes(*a.vmem_capacity)) : std::string());
+  }
+  if (a.out_of_memory()) {
+    s += out_of_memory_report(a);
+  } else if (a.hbm_capacity) {
+    s += fmt::format("fits in {} of hbm ({} free)\n", format_bytes(*a.hbm_capacity), format_bytes(*a.hbm_capacity - u.total));
   }
   return s;
 }
 
+namespace {
+
+// "Largest program allocations in SPACE:", the `largest` biggest buffers of a set.
+std::string largest_allocations(const BufferSet& set, std::string_view space, std::size_t largest) {
+  std::vector<const LiveBuffer*> order;
+  for (const LiveBuffer& b : set.buffers) order.push_back(&b);
+  std::stable_sort(order.begin(), order.end(), [](const LiveBuffer* x, const LiveBuffer* y) { return x->bytes > y->bytes; });
+  if (order.size() > largest) order.resize(largest);
+  std::string s = fmt::format("\nLargest program allocations in {}:\n", space);
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const LiveBuffer& b = *order[i];
+    s += fmt::format("\n  {}. Size: {}\n", i + 1, format_bytes(b.bytes));
+    if (!b.op_name.empty()) s += fmt::format("     Operator: op_name=\"{}\"{}\n", b.op_name, b.source.empty() ? "" : " source=" + b.source);
+    s += fmt::format("     Shape: {}\n", b.shape);
+    s += fmt::format("     Unpadded size: {}\n", format_bytes(b.unpadded));
+    if (b.bytes > b.unpadded && b.unpadded > 0)
+      s += fmt::format("     Extra memory due to padding: {} ({:.1f}x expansion)\n", format_bytes(b.bytes - b.unpadded), expansion(b));
+    s += fmt::format("     XLA label: {}\n", b.instruction);
+    s += fmt::format("     Allocation type: {}\n", buffer_kind_name(b.kind));
+  }
+  return s;
+}
+
+std::string vmem_out_of_memory_report(const Analysis& a, std::size_t largest) {
+  const std::uint64_t used = a.vmem_xla.heap_bytes, capacity = *a.vmem_capacity;
+  return fmt::format("Ran out of memory in memory space vmem. Used {} of {} vmem. Exceeded vmem capacity by {}.\n",
+                     format_bytes(used), format_bytes(capacity), format_bytes(used - capacity)) +
+         largest_allocations(a.vmem, "vmem", largest);
+}
+
+}  // namespace
+
 std::string out_of_memory_report(const Analysis& a, std::size_t largest) {
   if (!a.out_of_memory()) return {};
+  if (!a.hbm_out_of_memory()) return vmem_out_of_memory_report(a, largest);
   const HbmUsage& u = a.usage;
   const std::uint64_t capacity = *a.hbm_capacity;
   std::string s = fmt::format("Ran out of memory in memory space hbm. Used {} of {} hbm. Exceeded hbm capacity by {}.\n\n",
@@ -129,22 +174,8 @@ std::string out_of_memory_report(const Analysis& a, std::size_t largest) {
                    u.temporaries_padded == 0 ? 100.0 : 100.0 * static_cast<double>(u.temporaries_unpadded) / static_cast<double>(u.temporaries_padded),
                    format_bytes(u.temporaries_unpadded), format_bytes(u.temporaries_padded), 100.0 * a.xla.fragmentation,
                    format_bytes(holes));
-  std::vector<const LiveBuffer*> order;
-  for (const LiveBuffer& b : a.schedule.buffers.buffers) order.push_back(&b);
-  std::stable_sort(order.begin(), order.end(), [](const LiveBuffer* x, const LiveBuffer* y) { return x->bytes > y->bytes; });
-  if (order.size() > largest) order.resize(largest);
-  s += "\nLargest program allocations in hbm:\n";
-  for (std::size_t i = 0; i < order.size(); ++i) {
-    const LiveBuffer& b = *order[i];
-    s += fmt::format("\n  {}. Size: {}\n", i + 1, format_bytes(b.bytes));
-    if (!b.op_name.empty()) s += fmt::format("     Operator: op_name=\"{}\"{}\n", b.op_name, b.source.empty() ? "" : " source=" + b.source);
-    s += fmt::format("     Shape: {}\n", b.shape);
-    s += fmt::format("     Unpadded size: {}\n", format_bytes(b.unpadded));
-    if (b.bytes > b.unpadded && b.unpadded > 0)
-      s += fmt::format("     Extra memory due to padding: {} ({:.1f}x expansion)\n", format_bytes(b.bytes - b.unpadded), expansion(b));
-    s += fmt::format("     XLA label: {}\n", b.instruction);
-    s += fmt::format("     Allocation type: {}\n", buffer_kind_name(b.kind));
-  }
+  s += largest_allocations(a.schedule.buffers, "hbm", largest);
+  if (a.vmem_out_of_memory()) s += "\n" + vmem_out_of_memory_report(a, largest);
   return s;
 }
 
@@ -183,10 +214,25 @@ nlohmann::json analysis_to_json(const Analysis& a) {
                                {"timed_out", p.timed_out},
                                {"failure", p.failure ? nlohmann::json(*p.failure) : nlohmann::json(nullptr)}};
   }
-  if (a.hbm_capacity) {
-    j["hbm_capacity"] = *a.hbm_capacity;
-    j["out_of_memory"] = a.out_of_memory() ? nlohmann::json{{"used_bytes", u.total}, {"exceeded_by_bytes", u.total - *a.hbm_capacity}}
-                                           : nlohmann::json(nullptr);
+  if (!a.vmem.buffers.empty()) {
+    j["memory"]["vmem"] = {{"buffers", a.vmem.buffers.size()},
+                           {"peak_live_bytes", peak_live_bytes(a.vmem)},
+                           {"peak_live_bytes_unpadded", peak_live_unpadded_bytes(a.vmem)},
+                           {"heap_bytes", a.vmem_xla.heap_bytes}};
+  }
+  if (a.hbm_capacity) j["hbm_capacity"] = *a.hbm_capacity;
+  if (a.vmem_capacity) j["vmem_capacity"] = *a.vmem_capacity;
+  if (a.hbm_capacity || a.vmem_capacity) {
+    // The space the report's first line names: HBM when it overflows, else VMEM.
+    if (a.hbm_out_of_memory()) {
+      j["out_of_memory"] = {{"memory_space", "hbm"}, {"used_bytes", u.total}, {"exceeded_by_bytes", u.total - *a.hbm_capacity}};
+    } else if (a.vmem_out_of_memory()) {
+      j["out_of_memory"] = {{"memory_space", "vmem"},
+                            {"used_bytes", a.vmem_xla.heap_bytes},
+                            {"exceeded_by_bytes", a.vmem_xla.heap_bytes - *a.vmem_capacity}};
+    } else {
+      j["out_of_memory"] = nullptr;
+    }
   }
   return j;
 }

@@ -117,6 +117,7 @@ class Flattener {
     b.start = b.end = pos;
     b.kind = kind;
     b.whole_program = kind == BufferKind::Parameter;
+    b.memory_space = leaf.shape->layout ? leaf.shape->layout->memory_space : 0;
     std::string dims;
     for (std::size_t i = 0; i < leaf.shape->dims.size(); ++i) {
       if (i > 0) dims += ',';

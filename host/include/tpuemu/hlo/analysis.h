@@ -21,6 +21,7 @@ struct AnalysisOptions {
   std::vector<std::string> policies;  // placement policies; empty: every one
   SizeOptions sizes;
   std::optional<std::uint64_t> hbm_capacity;
+  std::optional<std::uint64_t> vmem_capacity;  // buffers in S(1); the preset's VMEM
   double planner_timeout_seconds = 10;
 };
 
@@ -46,12 +47,20 @@ struct Analysis {
   bool sharded = false;  // num_partitions > 1 or any sharding: shapes are per device
   SizeOptions sizes;
   std::string schedule_requested;  // text, dfs, list or best; schedule.name is the one used
+  // The schedule; its `buffers` are the HBM buffers (memory space 0), what the policies place.
+  // Its peaks cover every memory space.
   ScheduleChoice schedule;
+  // Buffers in VMEM (S(1)), placed apart by the xla heap simulator, checked against its capacity.
+  BufferSet vmem;
+  Placement vmem_xla;
+  std::optional<std::uint64_t> vmem_capacity;
+  bool vmem_out_of_memory() const { return vmem_capacity && vmem_xla.heap_bytes > *vmem_capacity; }
   std::vector<Placement> placements;  // in the order asked
   Placement xla;                      // the TPU compiler's own, whether asked or not
   HbmUsage usage;
   std::optional<std::uint64_t> hbm_capacity;
-  bool out_of_memory() const { return hbm_capacity && usage.total > *hbm_capacity; }
+  bool hbm_out_of_memory() const { return hbm_capacity && usage.total > *hbm_capacity; }
+  bool out_of_memory() const { return hbm_out_of_memory() || vmem_out_of_memory(); }
 };
 
 Analysis analyze(const Module& module, const AnalysisOptions& options);
@@ -59,7 +68,8 @@ Analysis analyze(const Module& module, const AnalysisOptions& options);
 // The report for a person: schedules' peaks, the policies side by side, the usage split.
 std::string format_analysis(const Analysis& analysis);
 // The TPU compiler's out-of-memory message (first line: "Ran out of memory in memory space hbm.
-// Used X of Y hbm. Exceeded hbm capacity by Z."); empty when the program fits.
+// Used X of Y hbm. Exceeded hbm capacity by Z.", or the same of vmem when VMEM is what overflows
+// and HBM does not); empty when the program fits.
 std::string out_of_memory_report(const Analysis& analysis, std::size_t largest = 10);
 nlohmann::json analysis_to_json(const Analysis& analysis);
 

@@ -21,6 +21,7 @@ struct LiveBuffer {
   std::int64_t start = 0;
   std::int64_t end = 0;
   BufferKind kind = BufferKind::Temp;
+  std::int64_t memory_space = 0;  // the layout's S(n): 0 is HBM, 1 the TPU's VMEM
   bool whole_program = false;  // live from the first to the last position (ENTRY parameters, ...)
   bool shares_argument = false;  // an output that is a donated argument's buffer (input_output_alias)
   // For reports: what a user recognises the buffer by.
