@@ -81,9 +81,17 @@ check vmem_fits_larger_preset 0 "" -- run "$data/oom/vmem_overflow.hlo" --preset
 # ---- a 10^12-element tensor is a valid program, out of memory at any real capacity
 check huge 1 "Ran out of memory in memory space hbm" -- run "$data/huge_tensor.hlo" --hbm-capacity 16GiB --allocator xla
 
-# ---- every test module is read and analysed
+# ---- every test module is read and analysed by every policy: each heap holds the padded peak,
+# the planner's is no larger than XLA's unless it says it timed out
 for f in "$data"/*.hlo; do
-  check "analyse $(basename "$f")" 0 "" -- run "$f" --allocator xla --json
+  check "analyse $(basename "$f")" 0 "" -- run "$f" --json
+  python3 - "$tmp/out" <<'PY' && pass "$(basename "$f"): heaps" || fail "$(basename "$f"): heaps"
+import json, sys
+j = json.load(open(sys.argv[1]))
+peak, pol = j["memory"]["peak_live_bytes"], j["policies"]
+assert all(p["heap_bytes"] >= peak for p in pol.values()), {n: p["heap_bytes"] for n, p in pol.items()}
+assert pol["planner"]["heap_bytes"] <= pol["xla"]["heap_bytes"] or pol["planner"]["timed_out"]
+PY
 done
 
 # ---- bad modules: one line with file:line:col, exit 1, no report
