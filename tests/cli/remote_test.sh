@@ -12,24 +12,7 @@ failures=0
 pass() { echo "ok   $1"; }
 fail() { echo "FAIL $1"; failures=$((failures + 1)); }
 
-# start_server NAME ARGS...: a server on a free port; sets port and server_pid, logs to $tmp/NAME.log
-start_server() {
-  local name=$1; shift
-  "$tpuemu" serve --listen 127.0.0.1:0 --json "$@" 2>"$tmp/$name.log" &
-  server_pid=$!
-  pids+=("$server_pid")
-  port=""
-  for _ in $(seq 100); do
-    port=$(python3 -c 'import json,sys
-for l in open(sys.argv[1]):
-    e = json.loads(l)
-    if e.get("event") == "listening": print(e["port"])' "$tmp/$name.log" 2>/dev/null)
-    [[ -n "$port" ]] && return 0
-    sleep 0.1
-  done
-  fail "$name: the server did not start: $(cat "$tmp/$name.log")"
-  return 1
-}
+source "$(dirname "${BASH_SOURCE[0]}")/servers.sh"
 same_summary() {  # the reports without what names the backend or the host's speed
   python3 - "$1" "$2" <<'PY'
 import json, sys

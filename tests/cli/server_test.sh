@@ -11,25 +11,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 pids=()
 on_exit+=('exec 3<&- 2>/dev/null' 'for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done')
 check_timeout=20
-# start_server NAME ARGS...: a server on a free port of 127.0.0.1; sets port and server_pid, logs
-# JSON lines to $tmp/NAME.log.
-start_server() {
-  local name=$1; shift
-  "$tpuemu" serve --listen 127.0.0.1:0 --json "$@" 2>"$tmp/$name.log" &
-  server_pid=$!
-  pids+=("$server_pid")
-  port=""
-  for _ in $(seq 100); do
-    port=$(python3 -c 'import json,sys
-for l in open(sys.argv[1]):
-    e = json.loads(l)
-    if e.get("event") == "listening": print(e["port"])' "$tmp/$name.log" 2>/dev/null)
-    [[ -n "$port" ]] && return 0
-    sleep 0.1
-  done
-  fail "$name: the server did not start: $(cat "$tmp/$name.log")"
-  return 1
-}
+source "$(dirname "${BASH_SOURCE[0]}")/servers.sh"
 # variant OUT KEY=VALUE...: configs/presets/small.json with these top-level or hbm.KEY fields set
 variant() {
   python3 - "$root/configs/presets/small.json" "$@" <<'PY'
