@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Allocation policies (tpuemu/alloc/allocator.h): how fast each one places and frees blocks, and
 // (to come) how much fragmentation each leaves on the traces shipped in examples/traces.
 //

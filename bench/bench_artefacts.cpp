@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the artefacts of `tpuemu run MODEL --out DIR` cost (docs/profile.md): the wall time of the
 // same run of examples/cnn.json on `default` with and without --out, measured side by side in
 // every iteration (the two commands alternate, so drift of the machine hits both), as the user

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared by the benchmarks: a compiled matmul workload on a Verilated core (below the firmware),
 // run through CSRs, checked bit-exactly against the C++ reference, and the failure bookkeeping
 // that makes a benchmark binary exit non-zero when a result is wrong.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One HBM stack through the Verilated RTL controller and the DRAM device model (HbmSystem), driven
 // by the replay of `tpuemu hbm` (host/src/hbm_replay/hbm_trace.cpp, docs/hbm-trace.md):
 //

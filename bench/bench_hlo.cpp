@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading and analysing a large JAX/XLA program (docs/hlo.md): a generated module of 40 000
 // instructions and 6.6 MB of HLO text (the target names 4 MB: this is the harder case), the size
 // of a mid-sized model's training step.

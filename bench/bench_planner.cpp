@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Offline planner (docs/planner.md) on tight guillotine instances (tests/unit/planner_instances.h:
 // peak live bytes == capacity at every time step, a placement within the capacity exists):
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What `remote://` costs over the in-process backend (docs/remote.md): the demo model
 // (examples/mlp.json on `default`, what scripts/demo.sh runs) in-process and through a
 // `tpuemu serve` on loopback, the two alternating in every iteration; frames per second of PING;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whole-run figures of a compiled matmul against its roofline: for `default`, C = A . B with
 // 512x512x512 int8 (int32 out), buffers 1, 2 and 3 per operand.
 //

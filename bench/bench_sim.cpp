@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Simulation speed of the Verilated cores through CoreSim (below the firmware): simulated clock
 // cycles per wall-clock second.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tlm backend's speed against the RTL's, side by side in one run (docs/benchmarks.md,
 // docs/systemc.md): the same compiled matmul (bench_sim's workloads) through sim::CoreSim on the
 // Verilated core and on the SystemC/TLM-2.0 model, both checked bit-exactly before timing; then

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # `cmake --install`: the SystemC IP blocks as a CMake package (docs/systemc-ip.md).
 #   find_package(tpuemu REQUIRED)
 #   target_link_libraries(app PRIVATE tpuemu::systemc)   # a C++17 target

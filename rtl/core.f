@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The hand-written sources of the tpuemu core (tpu_top), in compile order: leaf modules first,
 // the top last. Verilator -F format: paths are relative to this file's directory (rtl/).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One tpuemu core: instruction fetch into decoupled DMA / MXU / vector queues ordered by
 // semaphores, the DMA engine, the MXU with its controller, the vector unit, VMEM, SMEM and the
 // accumulators, behind a CSR interface for firmware and one memory port towards HBM.

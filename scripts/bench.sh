@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs every tpuemu benchmark (docs/benchmarks.md) with one command:
 #   1. configures the default preset build dir (build/, `cmake --preset default`) if needed,
 #   2. builds the benchmark targets (bench_sim, bench_tlm, bench_roofline, bench_hbm, bench_hbm_timing, bench_alloc,

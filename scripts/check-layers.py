@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Fails when a host layer includes a layer that is not below it.
 
 The layer table is host/layers.txt (the only copy of it; CMake links the layer libraries from the

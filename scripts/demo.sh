@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Quick start (a): install what is missing, build, run the default demo workload on the RTL.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

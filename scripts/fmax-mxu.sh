@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Synthesis, place and route of the MXU (rtl/mxu) for an iCE40, for its resources and measured
 # fmax (issue 14, docs/fpga.md): Yosys (npm @yowasp/yosys, scripts/synth) maps mxu_array at DIM N
 # with synth_ice40, nextpnr-ice40 places and routes it, and the script prints and writes (-o, JSON)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Fuzzes the input readers (tests/fuzz/fuzz_inputs.cpp) and the firmware's frame decoder and
 # command processor (firmware/fuzz/fuzz_frame.cpp) with libFuzzer under ASan/UBSan: RUNS
 # iterations per target (default 100000, the benchmark's run; the test suite runs 2000), seeded

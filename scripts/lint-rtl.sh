@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Verilator -Wall lint of the whole core for every preset's DIM.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

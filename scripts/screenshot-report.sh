@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A PNG of the top of a run's report.html (the summary and the memory maps), as headless Chromium
 # draws it:
 #   scripts/screenshot-report.sh DIR OUT.png [WIDTHxHEIGHT]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs every Debian package tpuemu needs. Idempotent: installs only what is missing.
 set -euo pipefail
 packages=(

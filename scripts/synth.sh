@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Synthesis of the tpuemu core (tpu_top) and, for presets with the HBM model, its HBM controller
 # (hbm_ctrl) with an open-source tool: Yosys (npm @yowasp/yosys, scripts/synth; Debian's 0.23
 # cannot parse the RTL, docs/fpga.md). Reports the resources of every module (LUT, FF, DSP, block

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Quick start (b): install what is missing, build everything, run the whole test suite.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Generates the views of the hardware/software contract (spec/tpuemu.json, docs/contract.md).
 
     gen_spec.py SPEC --sv-core OUT.sv         the core's SystemVerilog package tpu_pkg

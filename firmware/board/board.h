@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* What a board gives the firmware: the core's CSR window, the device memory, a clock to wait on
  * and a byte stream to the host. The HAL table (board_hal.cpp) and the frame loop (main.cpp) are
  * written against these alone, so a board port supplies one file of them (mmio_core.cpp for a

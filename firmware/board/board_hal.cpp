@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The firmware's HAL table (tpuemu/fw/firmware.h) over the board's primitives (board.h): the
 // same table the simulator binding fills (firmware/hal/sim_hal.cpp), with a board behind it.
 #include "board_hal.h"

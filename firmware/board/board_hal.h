@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HAL table of a board build (board_hal.cpp).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The board firmware's frame loop: a request frame from the host link, answered by the command
 // processor (fw_handle_frame), the response back on the link; forever.
 //

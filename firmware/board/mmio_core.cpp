@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A board with tpu_top behind MMIO windows (docs/fpga.md): the CSR port at BOARD_CSR_BASE and the
 // device memory at BOARD_HBM_BASE (BOARD_HBM_BYTES long), both from the build. Accesses are
 // volatile and of the width the bus expects (32-bit CSRs, bytes for memory, which any AXI

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Reset entry of the board firmware (rv32): global and stack pointers, .bss cleared, main(). */
   .section .text.start, "ax"
   .global _start

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The host link over a 16550-compatible UART (QEMU virt's ns16550a at 0x10000000; on an FPGA,
 // e.g. Xilinx's AXI UART 16550): polled, 8N1, FIFOs on. BOARD_UART_BASE and BOARD_UART_SHIFT
 // (register spacing, log2 bytes) come from the build.

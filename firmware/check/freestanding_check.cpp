@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Link check: the firmware library linked with -nostdlib (no libc, no libstdc++, no start files),
 // against a do-nothing HAL. If the firmware needed anything from a hosted C++ runtime, this
 // executable would fail to link. It is never run. The only symbols a freestanding GCC/Clang target

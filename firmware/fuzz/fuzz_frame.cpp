@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: any bytes into the firmware's command processor. The answer must always be a
 // well-formed response frame; ASan/UBSan catch any out-of-bounds access.
 //   cmake -DCMAKE_CXX_COMPILER=clang++ -DTPUEMU_BUILD_FUZZ=ON ... && ./fuzz_firmware_frame

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Simulator binding of the firmware HAL (see tpuemu/fw/sim_hal.h).
 #include "tpuemu/fw/sim_hal.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The firmware's command processor: decode a request frame, drive the core through the HAL,
 // encode the response. Freestanding: no heap, no exceptions, no library calls.
 #include "tpuemu/fw/firmware.h"

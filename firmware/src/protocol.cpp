@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Freestanding frame codec of the tpuemu wire protocol (see tpuemu/fw/protocol.h).
 #include "tpuemu/fw/protocol.h"
 

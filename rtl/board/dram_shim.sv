@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HBM device of the board top, decoupled from the board's own memory (the technique of
 // FireSim's FASED; docs/fpga.md "The host-decoupled DRAM model").
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The interconnect between the core's memory port and the HBM controller's burst port, in RTL:
 // the board top's counterpart of the C++ bridge (sim/src/hbm/beat_bridge.cpp), cycle for cycle.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The board top's memory system as the core's port sees it: the RTL beat bridge and the HBM side
 // (controller on the gated target clock, DRAM shim, backing-store port), docs/fpga.md.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HBM side of the board top: the RTL controller on the gated target clock, and the DRAM shim
 // with its backing-store port on the host clock (docs/fpga.md "The host-decoupled DRAM model").
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The target clock of the board top: the host clock with cycles left out while the target must
 // wait (the DRAM shim's backing store is late). A latch-based clock gate, transparent while the
 // clock is low, so the enable settles before the rising edge it lets through (the standard

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The board top (docs/fpga.md): one tpuemu core and its memory system on the gated target clock,
 // the DRAM shim and the backing-store port on the host clock. The firmware's CPU reaches the
 // CSRs; a CSR access is a target cycle, so the CPU holds the bus until target_en_o has been

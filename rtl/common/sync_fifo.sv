@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Synchronous FIFO with a registered storage array; the head is readable combinationally.
 `include "tpu_assert.svh"
 

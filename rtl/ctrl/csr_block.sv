@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CSR interface of the core: decodes firmware accesses into run-control commands and the
 // semaphore / SMEM side ports, holds the CSR-only state (PROG_BASE, SMEM_ADDR) and muxes the read
 // data. Addresses and register layouts come from tpu_pkg (csr_addr_e, csr_*_t), generated from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Instruction fetch: prefetches instructions from device memory through the shared memory port
 // (several beats in flight) and dispatches them in order into the DMA, MXU and vector queues. An
 // instruction whose queue is full stalls dispatch; END stops fetching and drops what was prefetched.

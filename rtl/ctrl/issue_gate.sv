@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The head-of-queue issue handshake of an engine (DMA, MXU, vector unit): a head the engine can
 // take asks the semaphore bank when it waits (wait_en) and issues (pops) once granted; a head
 // with an operand out of range raises err_o instead. An instruction that is complete when it

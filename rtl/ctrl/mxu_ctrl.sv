@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MXU controller: dispatches LOADW to the weight loader and MATMUL to the row streamer, so a
 // weight load into one bank overlaps a matmul on the other. Each unit orders itself only
 // against the older instruction held by the other unit when it was dispatched: a LOADW waits for

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The core's performance counters, COUNTER[j] of the CSR map, indexed by counter_e (tpu_pkg,
 // generated from spec/tpuemu.json). Each is 64 bits wide and cleared by start and soft reset; the
 // events below are sampled every cycle, whether or not a program runs.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Run control of the core: STATUS (busy / done / error and its code) and ERROR_INFO. A run ends
 // when everything is drained, or at the first error: an illegal opcode at fetch, an out-of-range
 // operand at a queue head, a semaphore overflow, or a deadlock (every non-empty queue's head waits

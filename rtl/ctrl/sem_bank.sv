@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Hardware semaphores that order the decoupled queues. A waiter is granted when what the granted
 // higher-priority waiters (lower index) leave of the semaphore is at least its count; a granted
 // waiter that takes (take_i) subtracts its count. Signals add one each and may arrive from several

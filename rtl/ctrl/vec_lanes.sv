@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The vector unit's per-lane datapath (combinational): the VQUANT requantisation of one ACC row,
 // with an optional int32 bias per lane added first, and the VADD saturating int8 add of two VMEM
 // rows. docs/isa.md gives the semantics; host/src/compile/reference.cpp is the bit-exact oracle.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Vector unit: one instruction at a time on its own VMEM port (reads return one cycle after the
 // grant), datapath in vec_lanes.
 //   VQUANT  requantises ACC rows to int8 and writes one VMEM row per granted cycle; with the bias

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Descriptor-driven 2-D strided DMA between HBM and VMEM / SMEM / the accumulators.
 // The issue stage walks one descriptor at a time, one beat per cycle; reads keep up to
 // Outstanding beats in flight and their data is written locally in order as it returns; writes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Controller-internal types and functions of the HBM controller (rtl/mem/hbm, contract:
 // docs/hbm.md), included at the end of the generated package hbm_spec_pkg, whose contract items
 // (burst and bus widths, timing_t, stats_t, the address-field codes and the named orders) they

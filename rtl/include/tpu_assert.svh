@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Simulation-only protocol assertions for the tpuemu RTL (active with Verilator --assert).
 // Every macro expands to nothing when SYNTHESIS is defined, so a synthesis flow sees plain RTL.
 //

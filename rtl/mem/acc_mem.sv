@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Accumulator memory: rows of Dim int32 lanes, in block RAM (sram_1w1r, docs/fpga.md).
 //
 // The MXU writes a result row or adds it in place. The add is a read-modify-write over two

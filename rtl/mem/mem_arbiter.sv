@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shares the core's single memory port between instruction fetch (priority) and the DMA engine,
 // and routes the in-order read responses back to whichever of the two asked.
 module mem_arbiter #(

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Scalar memory of 32-bit words, in block RAM (sram_1w1r, docs/fpga.md). The CSR port reads and
 // writes single words; the DMA moves whole rows of Dim/4 words; the vector unit reads a
 // (scale, shift) pair, words w and w+1.

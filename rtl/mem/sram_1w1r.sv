@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Simple dual-port RAM: one write port, one synchronous read port, coded so that synthesis infers
 // block RAM (docs/fpga.md). Data read in cycle t (re_i) appears on rdata_o in cycle t+1 and is
 // held until the next read.

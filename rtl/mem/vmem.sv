@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Banked vector memory: rows of Dim int8 lanes, row r in bank r % Banks. Each bank is a
 // single-ported SRAM (sram_1w1r, one access per cycle: block RAM on an FPGA); ports contend per
 // bank with fixed priority (lower port index wins) and every denied request is a bank conflict.

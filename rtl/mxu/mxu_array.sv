@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Weight-stationary systolic matrix unit: Dim x Dim mxu_pe instances, int8 x int8 -> int32.
 //
 // Dataflow (PE (k, n) sits in row k, column n and holds W[0][k][n] and W[1][k][n]):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Processing element of the weight-stationary systolic MXU (instantiated by mxu_array).
 //
 // Holds one int8 weight per weight bank. In a cycle with valid_i it multiplies the incoming int8

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Resource report of a scripts/synth.sh run: reads Yosys's `stat -json` of each synthesized top
 (WORK/stat_synth_core.json, WORK/stat_synth_hbm.json), sums every module's cells through the
 hierarchy, checks that each on-chip memory (sram_1w1r) became block RAM, and writes OUT.json and

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Prepares a synthesis run of scripts/synth.sh: copies the RTL named by the manifests into WORK
 and writes the tops that fix a preset's parameters (synth_core.sv; synth_hbm.sv when the preset
 uses the HBM model). Prints one line: the core's source files, then '|', then the controller's.

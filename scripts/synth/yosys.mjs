@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs Yosys (npm @yowasp/yosys, WebAssembly under Node.js) on files of the host's file system:
 //
 //   node yosys.mjs WORKDIR -- YOSYS_ARGS...

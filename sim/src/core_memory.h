@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What sits behind a core's memory port, seen once per core cycle: the simple latency/bandwidth
 // model, or the HBM subsystem (bridge + RTL controller + DRAM device model).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Constructors of the Verilated cores that this build contains.
 #pragma once
 

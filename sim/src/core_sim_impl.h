@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CoreSim over one Verilated tpu_top class. Instantiated once per preset (core_<preset>.cpp),
 // because every preset is a separately Verilated model with its own port widths.
 #pragma once

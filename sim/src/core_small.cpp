@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Verilated core of one preset behind the CoreSim interface.
 #include "Vtpu_small.h"
 #include "core_sim_impl.h"

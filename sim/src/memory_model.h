@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The simple HBM stand-in behind the core's memory port: fixed latency, a bandwidth cap as a token
 // bucket, in-order read data and write acknowledgements, optional random back-pressure. Storage is
 // sparse (1 MiB pages on first touch), so any capacity costs only what is used.

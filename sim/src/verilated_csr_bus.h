@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How a harness drives a Verilated tpu_top's reset and CSR bus - shared by the rtl backend's
 // CoreSim (core_sim_impl.h) and the SystemC IP block (sim/tlm/rtl). `edge` runs one clock cycle
 // with the harness's memory side; the reset's edges are the caller's too (during reset nothing

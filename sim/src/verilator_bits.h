@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bit and byte access to Verilator ports of any width (integral up to 64 bits, VlWide beyond;
 // both little-endian).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Verilator's user hooks for the product's models (see tpuemu/sim/verilator_messages.h).
 #include <cstdarg>
 #include <cstdio>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `tpuemu run -o DIR` (docs/profile.md): the artefacts are written, `go tool pprof` (Debian's
 # golang-go, installed by scripts/setup.sh: a missing tool is a failure) reads memory.pb.gz and its
 # total equals the allocator's peak live bytes, trace.json is valid trace-event JSON with a buffer

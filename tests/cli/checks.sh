@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # What the CLI test scripts share (sourced after they set `tpuemu`): a temporary directory $tmp
 # removed on exit, pass/fail counting, and `check`, the assertion on one command's exit code and
 # one-line error. A script adds its own clean-up (servers to kill, descriptors to close) to

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The tpuemu command line on good and bad input: exit codes, one-line errors naming cause and
 # place, no partial output files.
 set -u

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # One CLI convention across subcommands (docs/cli.md): every subcommand's --help exits 0 and shows
 # the shared options; an unknown option is a usage error (exit 2, one line); --version works.
 set -u

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # No silently wrong figure and no misleading diagnosis: preset fields the chosen memory model does
 # not simulate are refused, the report's percentages use the memory that ran (and say why when
 # above 100 %), HBM trace cycles that could wrap a count are refused, and an out-of-memory names

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The hardware-in-the-loop regression (docs/hil.md): the conformance suite against the device at
 # TPUEMU_BOARD=host:port (preset TPUEMU_BOARD_PRESET, default small). Without TPUEMU_BOARD the
 # suite runs against a `tpuemu serve` process started here, the stand-in for a board, so the path

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `tpuemu run PROGRAM.hlo -o DIR` (docs/hlo.md, "Artefacts"): report.html with every policy's memory
 # map and the buffers-at-peak table, memory.pb.gz whose stacks are the op_name paths (read back
 # with `go tool pprof`: go is part of scripts/setup.sh, so a missing go fails here), the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `tpuemu run PROGRAM.hlo --execute` (docs/hlo.md, "Executing on the device"): a JAX/XLA program of
 # dense and convolution layers run through the model compiler, int8-quantised, bit-exact against the
 # C++ reference on the RTL core (small and default presets) and the fake backend; any other program

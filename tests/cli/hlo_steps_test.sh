@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `tpuemu trace PROGRAM.hlo --steps N [--also OTHER.hlo]` (docs/hlo.md, "The runtime across
 # steps"): the trace of a JAX loop, read back by replay; the options of workloads and of HLO
 # programs refused across; and the long-run finding at a reduced scale: best-fit fails only after

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `tpuemu run PROGRAM.hlo` (docs/hlo.md): a JAX/XLA program's memory analysed without a device.
 # The README's example, the JSON fields scripts read, the TPU compiler's out-of-memory report with
 # every field, bad modules as one line with line:col, and run options that mean nothing to an HLO

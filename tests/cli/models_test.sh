@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Model files on the command line (docs/workloads.md): every bad input is one line on stderr
 # naming the file, the layer and the field, exit 1, and nothing in --out; a good model writes its
 # artefacts.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Options and fields that were silently ignored, messages that misled, exit codes that differed
 # between siblings (docs/cli.md, "Inputs"): one check per reproduction, on the fake backend only.
 set -u

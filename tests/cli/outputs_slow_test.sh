@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The scripted pass of docs/cli.md "Outputs": every output-producing command (run, exec, hbm,
 # replay, trace, plan, report, sweep) x {unwritable target, target is a directory, /dev/full,
 # SIGINT at 10 points spread over the run and its write phase, and SIGINT twice}. After each: no

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Outputs that are lost or half-written (docs/cli.md, "Outputs"): an output naming an input is
 # refused before anything runs; a command's outputs are published all together or not at all
 # (a directory in the way, a read-only side file, stdout on /dev/full); Ctrl-C at any moment

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs every `./build/tpuemu ...` command of the README exactly as written (continuation lines
 # joined, the trailing comment dropped by the shell) and checks that each exits 0. They run in a
 # scratch directory whose `build` and `examples` are links to the build tree and the source's

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `tpuemu serve` as its own process and the CLI on `--backend remote://host:port` (docs/remote.md):
 # the same reports as in-process; a server killed mid-run is one error line, a non-zero exit and no
 # output directory; SIGTERM and SIGINT stop the server cleanly (exit 0, every session logged).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # report.html (docs/profile.md): `tpuemu run -o DIR` writes it, `tpuemu report DIR` renders the same
 # bytes from the files alone, and headless Chromium (Debian's chromium, installed by
 # scripts/setup.sh: a missing browser is a failure) runs its script without a console error, ends

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The rv32 firmware in QEMU (issue 14, docs/fpga.md): qemu-system-riscv32 -M virt runs
 # tpuemu_fw_rv32_qemu.elf with its UART on a TCP port, and the host's remote backend talks to it
 # as to a board (TPUEMU_BOARD): the conformance suite's protocol subset (INFO, PING, SMEM round

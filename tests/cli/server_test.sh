@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `tpuemu serve --backend fake` as its own process on a loopback port (quick: no Verilated model
 # runs; docs/remote.md): a preset modified in one field is refused naming the field, a fake server
 # makes the client's report say its cycles are approximate, a connection that never speaks does

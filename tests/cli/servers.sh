@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # `start_server`, shared by the scripts that start `tpuemu serve` (sourced after `tpuemu`, `tmp`,
 # the array `pids` of processes killed on exit, and `fail` are defined).
 # start_server NAME ARGS...: a server on a free port of 127.0.0.1; sets port and server_pid, logs

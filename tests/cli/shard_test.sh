@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Sharded runs on the command line (docs/sharding.md): 4 MPI ranks on loopback give the same
 # cycles and results as one process (serially and on threads); a world size that does not split
 # the devices, and every other bad request, is one line on stderr, exit 1 and nothing in --out;

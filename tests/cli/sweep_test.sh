@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tpuemu sweep (docs/sweep.md) on a tiny real grid: examples/mlp.json on preset small with the fake
 # backend, buffers x batch. The table and the plots are written; a bad grid, a point the runner
 # cannot run and a bad model are one line on stderr, exit 1, and leave no output directory. A

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A `tpuemu serve` in the test process: the server on 127.0.0.1 at a free port, run on its own
 // thread, stopped and joined on destruction. backend() is the remote:// name to open it by.
 #pragma once

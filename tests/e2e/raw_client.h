@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A raw TCP client of the wire protocol for tests (test_remote.cpp, test_board_link.cpp): it
 // writes any bytes and reads frames with a deadline, so a test can play the misbehaving peer.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The firmware on a board's byte stream (TPUEMU_BOARD=host:port; tests/cli/rv32_qemu_test.sh
 // runs it against the rv32 firmware in QEMU): what a stream without connections needs beyond the
 // conformance subset - error frames for bad frames, the link taken up again after garbage or a

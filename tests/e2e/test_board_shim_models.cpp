@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whole workloads on the `default` core with the board top's HBM side (rtl/board: the DRAM shim in
 // front of a backing store of random latency, docs/fpga.md) instead of the simulation top's DRAM
 // model: every target cycle count, core counter, HBM counter and result is the simulation top's,

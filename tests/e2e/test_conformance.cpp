@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Device conformance suite (IREE's CTS is the model): one set of tests, run against every
 // backend - the in-process "rtl" and "fake", "remote" (a `tpuemu serve` over rtl that the test
 // starts on a loopback port) and, with TPUEMU_BOARD=host:port set, "board": that device, the

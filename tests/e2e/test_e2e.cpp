@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // End to end through the runner: workloads generated, laid out, compiled, run through the firmware
 // on the Verilated cores, checked bit-exactly; the acceptance figures of the issue as assertions.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Allocation policies in the runtime: every HBM policy and runtime VMEM placement by a policy run
 // the workload bit-exactly on the Verilated core, and the reports carry the policies' figures.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The shipped models (examples/*.json, docs/workloads.md) on the Verilated cores: bit-exact on
 // `small` and `default` with 1, 2 and 3 buffers; the HBM schedule's allocations and frees; a
 // capacity at which one placement fits and another fails only through fragmentation.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `tpuemu serve` and the remote backend on loopback: the same reports as in-process, the session
 // commands, faults of the stream and of the peers, shutdown, and many clients on a small pool.
 #include <utility>  // before Boost.Asio: Boost 1.74 under g++ 12 -std=c++20 needs it first

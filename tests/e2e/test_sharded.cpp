@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sharded runs on the Verilated cores and the tlm model (docs/sharding.md): the shipped MLP and transformer FFN
 // bit-exact on 1, 2, 4 and 8 devices in every shard mode on `small` and on 2 and 4 devices on
 // `default`; the interconnect bytes equal the analytic minimum; serial and threaded runs give the

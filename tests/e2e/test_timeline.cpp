@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Instruction timelines (RunOptions::record_timeline) of a compiled matmul on the rtl backend
 // (the `default` preset: DIM 16 on the HBM model) and on the fake backend: every instruction
 // issues and completes, done >= issue, each queue issues in program order, waits come before

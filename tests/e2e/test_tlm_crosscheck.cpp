@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tlm backend against the RTL (docs/systemc.md, "Accuracy"): the same runs on both, over a
 // fixed matrix - compiled matmuls of shapes that are and are not multiples of DIM, 1/2/3 buffers
 // per operand, the shipped models - on small (simple memory) and default (HBM). Both must be

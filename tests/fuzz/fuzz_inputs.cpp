@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer harness for the readers of user files (issues 9 and 11): JSON documents with positions
 // and the preset, timing-set, model (model, mlp and matmul files) and serving-CNN loaders on top,
 // allocation traces, the planner's CSV, HBM request traces, the assembler and the HLO text reader.

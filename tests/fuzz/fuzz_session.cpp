@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target `session`: the decoders of what a `tpuemu serve` peer sends - the session
 // commands' payloads (HELLO and its answer, PRESET's record, MEM_STATS JSON, TIMELINE_* records) and whole frames
 // (protocol::decode_frame). The first byte picks the decoder, the rest is its input. Any

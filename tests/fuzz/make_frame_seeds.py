@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes the seed frames of the firmware frame fuzzer (firmware/fuzz/fuzz_frame.cpp) into
 tests/fuzz/corpus/frame/: one valid request per command of docs/protocol.md, a '!' twin of each
 with a payload (the harness repairs the header and CRC of inputs starting with '!' and more than a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the build into a temporary prefix, builds tests/install (the rtl_matmul example as a
 # consumer of find_package(tpuemu) + tpuemu::systemc) against it and runs it: passes only when the
 # installed example reports a bit-exact matmul. Any missing piece fails the test (never a skip).

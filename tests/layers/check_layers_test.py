@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """scripts/check-layers.py must reject every layering violation of tests/data/layers-bad (with the
 real layer table host/layers.txt), name each as "file:line: layer X includes layer Y (not below
 it)", accept the includes there that are fine, and reject malformed tables.

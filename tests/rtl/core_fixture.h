@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Drives a whole Verilated core through its CSRs (below the firmware): loads a program into HBM,
 // starts it and runs until the core stops.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Compiled matmul programs on the Verilated cores, below the firmware: random shapes (including
 // ones that are not multiples of DIM), buffer counts 1..3, int32 and requantised outputs, bit-exact
 // against the C++ reference.

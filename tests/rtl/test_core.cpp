@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whole-core RTL tests below the firmware: DMA strides and back-pressure, VMEM bank conflicts,
 // semaphores, the deadlock detector, SMEM and the vector unit, error codes.
 #include <gtest/gtest.h>

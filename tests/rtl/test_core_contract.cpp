@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The generated contract headers agree with the Verilated cores: a CSR walk on the `small` and
 // `default` cores reads ID and CONFIG as the spec and the preset say, round-trips every SEM, and
 // runs programs that make each performance counter's event happen, reading COUNTER[j] for every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whole-core DMA tests on the small preset (DIM 8): random 2-D strided descriptors on every path
 // (HBM<->VMEM, HBM<->SMEM, ACC->HBM) checked byte for byte against a C++ model of the copy,
 // including the bytes that must stay untouched; the byte counters; the same copies under memory

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whole-core error tests on the small preset (DIM 8, VMEM 8192 rows, ACC 1024 rows, SMEM 256
 // words = 128 rows): illegal opcodes (code 1), VMEM/ACC/SMEM range errors (code 3) with the pc in
 // ERROR_INFO and the last legal row accepted, and soft reset (CTRL bit 1) clearing status,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whole-core instruction-fetch tests on the small preset (DIM 8: four beats per instruction,
 // queues of depth 8): a long program whose MXU queue fills up (fetch stalls) still runs correctly,
 // the instruction counter counts every dispatched instruction but not END, PROG_BASE at a 32-byte

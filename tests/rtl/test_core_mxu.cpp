@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whole-core MXU tests on the small preset (DIM 8, 4 VMEM banks): shadow weights (a LOADW into
 // one bank overlapping a long MATMUL on the other), the MXU's own ordering of LOADW and MATMUL on
 // the same bank, MXU.NOP as a fence, and VMEM bank conflicts between the MXU and the DMA

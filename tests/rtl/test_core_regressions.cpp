@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Regressions: each test reproduces an RTL or harness bug found by verification (semaphore
 // priority, SMEM port sharing, soft reset and restart with memory traffic in flight, programs at
 // the top of HBM). They failed before the fixes.

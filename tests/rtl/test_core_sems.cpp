@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whole-core semaphore tests on the small preset (DIM 8): a data race that semaphores fix, waits
 // with counts > 1, balanced programs leave every semaphore at 0, SEM CSR writes, priority between
 // queues, overflow, and the deadlock detector (STATUS, QUEUE_STATE, HEAD_WAIT).

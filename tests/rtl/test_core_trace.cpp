@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The instruction trace port (tpu_top trace_o, docs/isa.md "Core ports") on the small core,
 // through CoreSim::start_timeline: completions out of issue order carry the right queue index (an
 // empty DMA done at issue while earlier DMAs are in flight; a LOADW on the shadow bank finishing

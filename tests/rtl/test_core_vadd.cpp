@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whole-core tests of VADD and of VQUANT's bias on the small preset (DIM 8), bit-exact against the
 // reference (add_saturate, requantize with a bias): random rows with both saturations, ReLU, in
 // place on a and on b, signal semantics (a signal fires when the last row is in VMEM, an empty

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whole-core vector-unit tests on the small preset (DIM 8): VQUANT over accumulator rows that hold
 // extreme int32 values (INT32_MIN and INT32_MAX reached by 16384 accumulating MATMULs that wrap),
 // with immediate scale/shift/relu and with (scale, shift) read from SMEM written through the CSRs,

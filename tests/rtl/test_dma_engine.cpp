@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests of rtl/dma/dma_engine.sv (Dim 8, 256 VMEM rows, 64 ACC rows, 128 SMEM rows,
 // 4 reads in flight) in a C++ environment: an in-order memory with a fixed latency, random
 // back-pressure on the memory port and the VMEM port, and SMEM / ACC read combinationally. Every

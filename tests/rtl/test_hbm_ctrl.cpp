@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of the HBM controller rtl/mem/hbm/hbm_ctrl.sv driving the DRAM device model
 // sim/src/dram: every command the controller issues goes through dram::Device::command(), which
 // throws TimingViolation on any broken timing or state rule, and read data come from the device.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests of the weight-stationary systolic MXU (rtl/mxu/mxu_array.sv) at DIM 8 and 16.
 //
 // Cycle convention: in cycle c the test drives the inputs, reads the (registered) outputs and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests of rtl/ctrl/sem_bank.sv (3 waiters: 0 DMA, 1 MXU, 2 vector; 8 signal ports) against
 // a C++ model: a waiter is granted when what the granted higher-priority waiters leave of its
 // semaphore is at least its count, takes subtract, signals add one each (with overflow), and a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests of rtl/common/sync_fifo.sv (Width 16, Depth 8) against std::deque.
 //
 // Cycle convention: the test drives the inputs of a cycle, evaluates, checks the outputs of that

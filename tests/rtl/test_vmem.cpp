@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests of rtl/mem/vmem.sv (Dim 8, 256 rows in 4 banks, 4 ports) against a C++ model: row r
 // lives in bank r % 4; per bank the lowest requesting port wins and every other requester of that
 // bank is denied and counted as a conflict; a granted read returns its row one cycle later.

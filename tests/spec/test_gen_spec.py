@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Tests of the contract generator (spec/gen_spec.py): one edit of spec/tpuemu.json changes the
 SystemVerilog, C and C++ views together; the generated views compile/lint; a bad spec is refused
 with one line naming the place; docs/isa.md's tables are the spec's.

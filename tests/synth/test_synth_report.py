@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The checks of scripts/synth/synth_report.py on hand-made Yosys `stat -json` netlists: totals
 through the hierarchy, and the block RAM check, which must fail when a memory became LUT RAM or
 flip-flops and pass when it became block RAM.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The rtl_matmul example's program on the Verilator harness (the rtl backend's CoreSim, its simple
 // memory with the same preset figures): prints the cycles from the PROG_BASE write to the edge
 // that leaves the core idle, the span the example reports, so rtl_core_cycles_test.sh can hold

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # RtlCore in a SystemC platform takes the Verilator harness's cycles: the rtl_matmul example (with
 # the quantum of temporal decoupling at 1 and at 4096 cycles) against harness_cycles, the same
 # program on the rtl backend's CoreSim with the same simple memory.

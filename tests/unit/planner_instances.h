@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Planner instances shared by tests/unit/test_planner.cpp and bench/bench_planner.cpp: a full
 // rectangle time [0, T) x memory [0, C) cut into buffers by random guillotine cuts. Every time
 // step is then exactly full (peak live == capacity everywhere), so a placement within C exists

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Allocation traces: the CSV reader's errors, round trips, replay through every policy (the
 // serving traces generated from the workloads are in test_serving_trace.cpp).
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Allocation policies (tpuemu/alloc/allocator.h): properties every policy must keep under random
 // alloc/free sequences, checked by brute force against what the policy reports, plus what sets
 // each policy apart (best vs. first fit, buddy sizes and merging, BFC's split rule, TLSF good fit).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The base layer: JSON input with exact positions, and the one-line places of Error.
 #include <gtest/gtest.h>
 

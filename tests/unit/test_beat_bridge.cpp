@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The beat <-> burst bridge between the core's memory port and the HBM controller: random beat
 // traffic against a burst memory that answers out of order must read back exactly what a byte
 // array holds, with responses and acknowledgements in request order and consecutive beats of a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The board top's memory system (rtl/board/hbm_board_mem: the RTL beat bridge in front of the
 // controller on the gated target clock, behind the DRAM shim and a backing store of random
 // latency) against the simulation top (the C++ beat bridge, the controller driving the C++ DRAM

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The interconnect model (docs/sharding.md): every collective's cycles and bytes against the
 // closed-form ring formulas, for several sizes, device counts and both topologies; the bytes of
 // ring algorithms equal the analytic minimum; meshes and presets validated.

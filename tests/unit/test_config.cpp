@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Presets: shipped presets, validation, positioned errors, lookup (JSON input itself: test_base.cpp).
 #include <gtest/gtest.h>
 

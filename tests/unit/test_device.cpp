@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The host Device over the in-process transport, with the firmware in the loop and a fake core
 // behind its HAL: data paths, splitting of large transfers, run outcomes, counters, errors.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HBM DRAM device model (sim/src/dram/device.*, docs/hbm.md, docs/hbm-timing.md):
 // one test per timing constraint (an injected violation is caught, and the same command one
 // cycle later is accepted), state errors, refresh deadline, read-data timing, sparse storage,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The firmware's command processor against a fake core (test_firmware_fake.h): every command, and
 // every class of malformed request answered by the right error frame.
 #include <gtest/gtest.h>

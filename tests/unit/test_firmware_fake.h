@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A small fake of the tpuemu core for firmware and device tests: a CSR register file with the
 // semantics of docs/isa.md, a byte-array HBM, SMEM behind SMEM_ADDR/SMEM_DATA, and a "program"
 // whose outcome the test chooses: it completes after some cycles, deadlocks, faults, or never

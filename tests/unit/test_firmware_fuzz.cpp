@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz-ish robustness of the firmware's frame handling with a fixed seed: corrupted and random
 // input never crashes, never reads or writes out of bounds (run under ASan to see), and is always
 // answered with a well-formed error frame.

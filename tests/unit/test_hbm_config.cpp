@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HBM timing sets (configs/hbm/*.json, host/src/core/hbm_config.cpp): the shipped sets load with
 // the documented numbers and bandwidths; every malformed or inconsistent file is refused with a
 // one-line "file:line:column: /pointer: cause" error; lookup by name; address mapping.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pins the exact results of the tlm backend's HBM timing model (docs/hbm-tlm-timing.md): a fixed,
 // seeded mix of a few thousand beats (streams and random accesses, reads and writes, idle gaps
 // across refreshes) through make_hbm_beat_timing, hashed over every (accept, done) pair and the

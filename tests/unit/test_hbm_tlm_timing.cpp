@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The burst-level HBM timing model of the tlm backend (sim/tlm, docs/hbm-tlm-timing.md) against
 // what it mimics: the Verilated controller driving the DRAM device model (sim::hbm::HbmSystem),
 // and, a level up, the RTL backend's HBM memory behind a core port (make_core_memory). Same

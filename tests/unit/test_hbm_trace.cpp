@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HBM traces and patterns (host/src/run/hbm_trace.cpp, docs/hbm-trace.md): the trace parser and
 // its one-line errors, the pattern generators, the report, and replays through the RTL
 // controller + DRAM device model (HbmSystem): exact counts, data checked, stream near the peak,

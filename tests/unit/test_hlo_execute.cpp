@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HLO programs as models for the device (tpuemu/hlo_exec/hlo_model.h): the layers, their shapes,
 // folded biases and ReLUs, and the first instruction that cannot run named at its line and column.
 #include <gtest/gtest.h>

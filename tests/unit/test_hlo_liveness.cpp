@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Liveness, schedules and sizes (tpuemu/hlo/liveness.h): the hand rule on the straight-line test
 // modules, XLA's aliasing rules on small modules, the schedulers' orders and the tiled sizes.
 #include <gtest/gtest.h>

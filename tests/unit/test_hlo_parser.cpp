@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HLO text reader (tpuemu/hlo/hlo_parser.h): every construct into its fields, every error at
 // its line and column, on the hand-written modules of tests/data/hlo.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Buffer assignment side by side (docs/hlo.md, "Buffer assignment"): XLA's heap simulator on
 // hand-checked examples (the reasoning for each is written out in docs/hlo.md), the planner, the
 // runtime policies in schedule order, and the metrics. BufferSets are built by hand: placement

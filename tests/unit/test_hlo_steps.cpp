@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The runtime across steps (docs/hlo.md, "The runtime across steps"): the allocation trace of a
 // JAX loop calling its programs step after step. Sizes are untiled so that every byte is
 // hand-checked; the events are compared whole, so any change to the model fails here.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tiled layout: shapes, padding, offsets, pack/unpack.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Layer profile: the memory map built from an allocation trace (the runtime's placements and a
 // replay's), its JSON round trip, and the errors of reading it back.
 #include <gtest/gtest.h>

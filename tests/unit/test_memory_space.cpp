@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fragmentation metrics (FreeExtents, MemorySpace) against brute-force recounts, for every policy,
 // and the out-of-memory report.
 #include <algorithm>

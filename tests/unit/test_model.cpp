@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Model files (docs/workloads.md): the graph, its shapes and every bad input's message; the model
 // reference against hand-computed layers; the DMA gather of an im2col view.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The core model's MXU arithmetic (sim/tlm mxu_arith.h) against the array's contract computed the
 // plain way: out[n] = sum_k int8(x[k]) * W[k][n] in wrapping int32, over every DIM the model
 // accepts and every rotation of the weight ring it keeps.

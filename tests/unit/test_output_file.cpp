@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one output writer (issue 9, defect 1): regular files replaced atomically keeping mode and
 // owner, special files written through and never replaced, symbolic links followed, FIFOs without
 // a reader refused instead of waited for, read-only files and directories refused. Everything in a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Offline memory planner (docs/planner.md): greedy, exact search, infeasibility, timeout,
 // alignment, placement checking and the MiniMalloc CSV.
 #include <gtest/gtest.h>

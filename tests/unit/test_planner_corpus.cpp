@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The planner corpus (tests/data/planner, scripts/gen-planner-corpus.py; docs/planner.md
 // "Corpus"): every feasible instance solved at 1.0x its capacity (peak live bytes) and its
 // placement re-validated, every infeasible one proved infeasible by the search, each in three row

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Layer profile: the moment a memory profile shows, and the kinds and layers of buffers.
 #include <gtest/gtest.h>
 

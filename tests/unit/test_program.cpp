@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ISA encoding, program images, assembler and disassembler, static checks.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The wire protocol's codec: CRC-32, byte-exact header layout, the host's frame and payload
 // helpers built on the firmware's freestanding functions.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reference model: matmul, requantize, MLP chain.
 #include <gtest/gtest.h>
 

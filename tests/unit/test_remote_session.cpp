@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The session of `tpuemu serve` on the fake backend (no Verilated model runs): the preset is
 // compared by its contents - for every field of every shipped preset, a preset differing in that
 // one field is refused naming the field -, a device is assigned only after a valid HELLO, a fake

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Layer profile: report.html from the texts of a run's artefacts: one rect per buffer, nothing
 // fetched from outside, the engine lanes when the trace has them, and errors naming the file.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The allocation traces the project generates from its workloads (tpuemu trace): a model served
 // with requests of varying batch size.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How models split across devices (shard_plan.h, docs/sharding.md): the per-device models' layers
 // and gathers, the parts of every tensor, the device data cut from the single-device data, and
 // the one-line errors for splits that cannot be made. No device is opened.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers shared by the unit tests: a per-test temporary directory, the message of an Error and
 // a check on it.
 #pragma once

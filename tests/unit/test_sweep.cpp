@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sweep layer (docs/sweep.md) with fake point runners: grid files and every error they can
 // hold with its line:column, the cross product's order, the same table for any job count, a
 // failing point, the CSV, the SVG plots, the outputs folder and ranks merged.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Build-time generator of the rtl_matmul example's program (C++20): the project's compiler
 // (compile_matmul) tiles C = A . B for the preset, and the contract gives the CSRs. It writes a
 // C++17 header with the program bytes, the operands' addresses and shape, the preset's memory

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A SystemC platform around the tpuemu RTL core (C++17): the Verilated core of the preset
 // (RtlCore) bound through a small bus to device memory (MemoryTarget timed as an HBM stack,
 // hbm_target.h; or as the preset's simple memory with --simple-memory),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The memory-backed stand-in for tpu_top that the firmware runs against in QEMU (issue 14,
 // docs/fpga.md): the CSR map with the RTL's register semantics for everything the protocol
 // reaches without running a program - ID and CONFIG of the preset the build names, SMEM through

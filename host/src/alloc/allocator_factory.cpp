@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // make_allocator, allocator_names and the argument checks every policy shares.
 #include <algorithm>
 

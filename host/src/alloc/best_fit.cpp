@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Best fit (Knuth, TAOCP vol. 1, 2.5): the smallest free block that can hold the request, lowest
 // address on ties, with immediate coalescing. Free blocks are indexed twice: by (size, offset) for
 // the search and by offset to find the neighbours a freed block merges with.

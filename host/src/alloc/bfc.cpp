@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // BFC ("best-fit with coalescing"), after TensorFlow's BFCAllocator as XLA uses it for device
 // memory: chunks cover the capacity in an address-ordered doubly linked list (indices into a pool,
 // so a handle is a chunk index and deallocate needs no search), free chunks sit in power-of-two

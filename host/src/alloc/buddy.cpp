@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Binary buddy system (Knowlton 1965; Knuth, TAOCP vol. 1, 2.5): every block is a power-of-two
 // multiple of the granularity and aligned to its own size, so a block's buddy is found by flipping
 // one address bit and a freed block merges with its buddy, recursively, in O(log capacity).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // First fit (Knuth, TAOCP vol. 1, 2.5): free blocks kept in address order, the lowest-addressed
 // block that can hold the request is used, and a freed block merges with free neighbours at once.
 // The scan is linear in the number of free blocks; first fit trades that for its tendency to keep

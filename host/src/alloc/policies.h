@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The allocation policies behind make_allocator (private to the library) and the little arithmetic
 // they share. One policy per .cpp file; the published sources each follows: docs/allocators.md.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Two-Level Segregated Fit (Masmano, Ripoll, Crespo, Real: "TLSF: a new dynamic memory allocator
 // for real-time systems", ECRTS 2004). Free blocks live in segregated lists indexed by a first
 // level (floor(log2(size))) and a second level (kSlCount linear subdivisions of that power of two);

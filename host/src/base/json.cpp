@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JSON parsing with positions: nlohmann reports only a byte offset for syntax errors and nothing
 // at all for semantic ones, so we track where each key was read ourselves.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What every tpuemu subcommand shares (docs/cli.md): the options --json, --quiet and -o/--out,
 // validators that reject what CLI11 would otherwise wrap or round (negative or too large unsigned
 // numbers, non-finite numbers, byte counts), usage errors (exit 2) and checked output on stdout.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tpuemu exec: a hand-written program (.s, docs/assembly.md) assembled, checked and run on a
 // backend; prints the run's status and counters.
 #include <filesystem>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tpuemu hbm: an HBM request file or a synthetic pattern through the RTL controller and the DRAM
 // device model (docs/hbm-trace.md).
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tpuemu info: the presets found (configs/presets, TPUEMU_CONFIG_DIR) and the device backends, or
 // one preset described. A preset file that does not load is listed with its error and makes the
 // exit code 1, but does not hide the others.

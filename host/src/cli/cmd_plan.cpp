@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `tpuemu plan FILE.csv --capacity N`: the offline memory planner (docs/planner.md).
 #include <cstdio>
 #include <optional>

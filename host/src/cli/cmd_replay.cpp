@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tpuemu replay: an allocation trace through one or every allocation policy, metrics side by side.
 #include <algorithm>
 #include <map>

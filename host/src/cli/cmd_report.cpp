@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tpuemu report DIR: report.html rendered again from the artefacts of `tpuemu run -o DIR` alone
 // (summary.json, fragmentation.csv, trace.json), the same bytes run wrote (docs/profile.md).
 #include <filesystem>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tpuemu run: a workload (JSON file or --matmul) compiled, run on a backend, checked bit-exactly
 // against the C++ reference and reported.
 #include <unistd.h>

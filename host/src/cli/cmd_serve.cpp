@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tpuemu serve: devices of one preset behind a TCP port (docs/remote.md), until SIGINT/SIGTERM.
 // A log line per session goes to stderr (JSON with --json).
 #include <chrono>

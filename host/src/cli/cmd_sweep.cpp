@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tpuemu sweep: every point of a grid file run (sweep_point.cpp), the table and its plots written
 // to one directory (docs/sweep.md). The engine is the sweep layer; this file wires it to the
 // runner, the terminal and Ctrl-C.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Subcommands of the tpuemu CLI that live in their own files (cmd_*.cpp). Each registers its
 // options on the app and returns the action main() runs when it was chosen.
 #pragma once

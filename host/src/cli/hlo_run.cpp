@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "hlo_run.h"
 
 #include <cstdio>

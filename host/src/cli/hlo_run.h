@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `tpuemu run PROGRAM.hlo`: a JAX/XLA program's memory analysed without a device (docs/hlo.md).
 // The run command hands a workload that is HLO text here, with the options the analysis reads;
 // every other run option given beside an HLO program is refused, never ignored.

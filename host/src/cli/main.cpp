@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tpuemu command line (docs/cli.md): one subcommand per file (cmd_*.cpp), shared options and
 // validators in cli_common.h. main() parses, dispatches and turns every failure into one line on
 // stderr (and, under --json, a JSON error object on stdout) with the documented exit code.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The outputs of one tpuemu command as one transaction (docs/cli.md, "Outputs"): every file,
 // folder and the text for stdout are staged while the command works and published together by
 // commit(), or not at all - on an error, on Ctrl-C or SIGTERM (exit 130), on an output that names

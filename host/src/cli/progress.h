@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a long `tpuemu run` shows and how it stops: a one-line progress bar on stderr (only when
 // stderr is a terminal, not with --quiet or --json, and only once the run has taken a second),
 // and Ctrl-C turned into a clean stop between two steps (exit 130, no files written).

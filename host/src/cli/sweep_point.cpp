@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One sweep point as one sharded run (sweep_point.h): one device unless the point says more.
 #include "sweep_point.h"
 

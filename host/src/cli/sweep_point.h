@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The point runner of `tpuemu sweep` (docs/sweep.md): what one point of a grid means as a run.
 // The sweep engine only sees the results.
 #pragma once

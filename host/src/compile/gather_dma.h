@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // 2-D DMA descriptors for a gather: rows of dim bytes from arbitrary HBM addresses (or zeros)
 // into consecutive local rows. Runs of consecutive addresses become one chunk, chunks of equal
 // length at a constant stride one descriptor, so an im2col view of an NHWC image costs a few

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reference model (see reference.h). Correctness over speed: this is the oracle.
 #include "tpuemu/compile/reference.h"
 

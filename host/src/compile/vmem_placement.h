@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where the compiler puts a matmul's VMEM buffers (all slots of A, of B, of the output). They live
 // for the whole matmul, so the offline planner packs them (tpuemu/alloc/planner.h); a compile
 // that names a runtime allocation policy (CompileOptions::vmem_space) places them with it instead,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Presets: load, validate, find, print.
 #include <algorithm>
 #include <bit>

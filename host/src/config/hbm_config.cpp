@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HBM timing sets: load, validate, find, derive, print (docs/hbm.md, docs/hbm-timing.md).
 #include "tpuemu/config/hbm_config.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The registration function of every backend folder (host/src/device/<backend>/), called by
 // built_in_device_backends(). A new backend adds its folder, its line here and one call there.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Value types of the Device interface: decoding and human-readable descriptions.
 #include <stdexcept>
 #include <utility>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Device that speaks the wire protocol (docs/protocol.md) over any Transport.
 #include <algorithm>
 

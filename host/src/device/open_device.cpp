@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Backend selection by name: each backend lives in its own folder and registers itself in the
 // registry (backend_registry.h); open_device() opens it and checks its CONFIG against the preset.
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host side of the wire protocol, on top of the firmware's freestanding codec.
 #include "tpuemu/device/protocol.h"
 

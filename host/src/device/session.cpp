@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Session commands of the wire protocol (docs/protocol.md 7), encoded with the same payload
 // cursors as the firmware commands.
 #include "tpuemu/device/session.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The transport of the in-process simulator backends (rtl: the Verilated core; tlm: the SystemC
 // model): a sim::CoreSim behind the firmware's simulator HAL, frames handed to the firmware in
 // memory. It owns the simulator and its HAL, turns simulator exceptions (caught by the HAL so

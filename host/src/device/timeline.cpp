@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per-instruction intervals and the Chrome trace of a recorded timeline (timeline.h).
 #include "tpuemu/device/timeline.h"
 

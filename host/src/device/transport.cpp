@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // In-process transport: frames go straight into the firmware's command processor.
 #include <fmt/format.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HBM traces (parsed in hbm_trace_text.cpp) and patterns through the RTL controller + DRAM device model (docs/hbm-trace.md).
 #include "tpuemu/hbm_replay/hbm_trace.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HBM request traces as text (docs/hbm-trace.md): the parser, apart from the replay so that it
 // builds without the simulator (tests/fuzz/fuzz_inputs.cpp compiles this file alone).
 #include <algorithm>

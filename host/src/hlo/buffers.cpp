@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The peaks of a BufferSet: a sweep over schedule positions (docs/hlo.md, "Liveness, schedules
 // and sizes").
 #include "tpuemu/hlo/buffers.h"

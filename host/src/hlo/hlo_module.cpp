@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The plain data of a parsed HLO module: names of types and opcodes, shape text and sizes.
 #include "tpuemu/hlo/hlo_module.h"
 

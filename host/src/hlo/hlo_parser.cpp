@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HLO text reader. The format is token based: whitespace (newlines included) and comments may
 // stand between any two tokens, so an instruction may be spread over several lines; an
 // instruction ends where no ", name=value" follows. Attribute values are kept as written: the

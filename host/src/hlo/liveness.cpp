@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Liveness with XLA's dataflow and alias rules on one schedule (docs/hlo.md, "Liveness,
 // schedules and sizes"). Every instruction position of the schedule, with the positions of the
 // computations it runs spliced in before it (XLA's HloLiveRange flattening), is one time step;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Layer hlo, private: what liveness.cpp, schedule.cpp and shape_bytes.cpp share - 64-bit
 // arithmetic that saturates instead of wrapping, and which opcodes define no buffer of their own.
 #pragma once

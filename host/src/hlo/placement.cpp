@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The placement policies other than "xla" (placement_xla.cpp): tpuemu's offline planner and the
 // runtime policies of the alloc layer, the metrics every policy is reported with, and the
 // dispatch by name. Definitions: docs/hlo.md, "Buffer assignment".

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Layer hlo, private to the placement sources: what every policy shares — the check of the
 // buffers' live ranges and the metrics computed from a placement (docs/hlo.md, "Buffer
 // assignment"). The metrics are computed here, never by a policy, so that they mean the same for all.

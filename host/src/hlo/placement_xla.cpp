@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The "xla" placement policy: XLA's heap simulator as buffer assignment runs it
 // (ChooseBestHeapAlgorithm over two GlobalDecreasingSizeBestFitHeap orders, the smaller heap kept).
 // The rules, each with the part of XLA's heap_simulator.cc it follows, are in docs/hlo.md,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The schedulers (docs/hlo.md, "Liveness, schedules and sizes"): the module's own order, a
 // post-order DFS and a memory-minimizing list scheduler after XLA's hlo_memory_scheduler, and the
 // choice among them by peak, as XLA's DefaultMemoryScheduler keeps the schedule with the lowest one.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bytes of an HLO shape as a TPU stores it: XLA's tiled layouts (docs/hlo.md, "Liveness,
 // schedules and sizes"). One algebra serves the module's own T(...) tiles and tpuemu's default
 // TPU tiles, so a printed layout always reproduces the bytes counted for it.

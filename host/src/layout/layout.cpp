@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TPU tiling: shapes, padding and packing (see layout.h for the format).
 #include "tpuemu/layout/layout.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MiniMalloc CSV for the planner (docs/planner.md): header `id,lower,upper,size[,alignment]`
 // (any order; an `offset` column is ignored on input), one buffer per row. MiniMalloc's newer
 // spelling `buffer,start,end,size` (its published benchmarks) is read too.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Offline memory planner (docs/planner.md): peak-live lower bound, two greedy placements (XLA's
 // global decreasing-size best fit and first fit in lifetime order; the lower wins per
 // time-connected group), then an exact MiniMalloc-style search (planner_search.cpp) on every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The exact search of the offline planner (docs/planner.md), after the ideas of MiniMalloc
 // (M. Moffitt, "MiniMalloc: A Lightweight Memory Allocator for Hardware-Accelerated Machine
 // Learning", ASPLOS 2023), written from the published description.

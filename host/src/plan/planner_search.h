@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Private to the planner (planner.cpp, planner_search.cpp): the exact branch-and-bound search of
 // docs/planner.md, run on one time-connected group of buffers.
 #pragma once

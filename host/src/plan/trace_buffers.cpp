@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Buffer lifetimes from the order of a trace's events.
 #include "tpuemu/plan/trace_buffers.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tpuemu/profile/chrome_trace.h"
 
 #include <fmt/format.h>

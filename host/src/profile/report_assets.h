@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The inline style sheet and script of report.html (report_assets.cpp): kept apart from the C++
 // that writes the page's data so that each reads as what it is.
 #pragma once

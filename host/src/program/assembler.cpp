@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Text assembler and disassembler for the ISA (format in program.h).
 #include <algorithm>
 #include <charconv>

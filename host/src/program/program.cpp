@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ISA encoding and decoding (docs/isa.md, "Instruction word").
 #include "tpuemu/program/program.h"
 #include "tpuemu/base/overloaded.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Static program checks against a preset (what the core would fault on, and obvious bugs).
 #include <fmt/format.h>
 

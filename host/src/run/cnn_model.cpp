@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The "cnn" workload files of serving traces (examples/serving/), apart from the trace builder so
 // that the loader builds without the device (tests/fuzz/fuzz_inputs.cpp compiles this file alone).
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HBM side of a model run (docs/workloads.md, "Schedule"): which buffers exist, when each is
 // allocated and freed, where a policy or the offline planner puts them, and the allocator's view
 // of that schedule at the cycles the device measured.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One client connection of `tpuemu serve`: frames read one at a time (docs/protocol.md 1), each
 // executed on the session's device thread, its answer written whole before the next is read - so
 // a connection never holds more than one request and one answer. Before a valid HELLO there is no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `tpuemu serve`: the listening socket, the device pool and the graceful stop.
 #include <csignal>
 

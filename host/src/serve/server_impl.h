@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Inside the server: the device pool and one connection's state machine. Threading: everything
 // here runs on the I/O thread (the caller of Server::run), except the jobs posted to a device's
 // own thread, which touch only that session's transport and frame buffers while the connection

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sharded run's report: one line per device, then the run's figures (docs/sharding.md,
 // "Report").
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tpuemu/shard_mpi/mpi_exchange.h"
 
 #include <climits>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A validated HBM timing set as the DRAM device model and the RTL controller take it.
 #include "tpuemu/sim_setup/hbm_setup.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The grid file (docs/sweep.md, "Grid file") and its points. Every mistake is an Error at the
 // place it was written; values are checked for their type only, since what a preset or shard
 // name means is the runner's to know.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The output folder of a sweep, all or nothing: a sweep can take hours, and a folder with a new
 // sweep.csv beside the plots of the previous sweep would mislead whoever opens it. The staging
 // (a folder beside out_dir, or temporary names in it) is the project's output transaction.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plot-<metric>.svg: one line chart per metric, written by hand (a plotting library would be a
 // dependency for a few dozen elements). The x axis is categorical - the x axis's values in grid
 // order, evenly spaced - because axis values are often names (shard, allocator) and even numeric

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Running a sweep: this rank's points on `jobs` threads, results kept by point so the table does
 // not depend on which thread finished first, and the ranks' tables joined.
 #include <algorithm>

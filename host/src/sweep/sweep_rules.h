@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the files of the sweep layer share about names, values and results (private to the layer).
 #pragma once
 

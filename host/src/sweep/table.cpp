@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sweep table: what a result may be, the table as JSON (for ranks and sweep.json), as CSV
 // and as text for the terminal.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HBM controller's sources in compile order, relative to the repository root. The one list
 // every build of the controller reads (rtl/CMakeLists.txt, tests/rtl/CMakeLists.txt); the
 // generated contract package hbm_spec_pkg (build/generated/rtl/hbm_spec_pkg.sv) comes first and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Burst address -> {channel, bank group, bank, row, column} of hbm_ctrl (docs/hbm.md "Address
 // mapping"). pos_i (hbm_spec_pkg::amap_positions of the configuration) says where each field starts,
 // amap_i how wide it is; bits above the most significant field are ignored.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bank state and timing bookkeeping of one HBM channel: which banks are open (and to which row)
 // and, for every command type, the earliest cycle at which it is legal again.
 //

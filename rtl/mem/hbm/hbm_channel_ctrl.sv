@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One HBM channel (or pseudo channel) of hbm_ctrl: input register, request queue (a read queue
 // and a write queue sharing its slots), FR-FCFS scheduler with write batching, bank state,
 // refresh, command bus, read-id FIFO, responses and statistics.

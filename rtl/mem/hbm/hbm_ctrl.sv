@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HBM controller (docs/hbm.md): AXI-like burst port(s) -> address mapping -> per-channel request
 // queues with FR-FCFS scheduling (hbm_channel_ctrl), bank state and refresh -> one command bus per
 // channel towards the DRAM device model, read responses with ids, write responses.

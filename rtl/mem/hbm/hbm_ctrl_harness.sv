@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // hbm_ctrl as the C++ harnesses see it: the per-lane and per-channel buses as unpacked arrays,
 // which Verilator turns into C arrays indexed by lane or channel (sim/src/hbm, tests/rtl). The
 // controller itself has packed ports, the only form Yosys synthesizes (docs/fpga.md); this top

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Refresh interval timer of one HBM channel: a REF becomes due every tREFI cycles; due_o stays
 // high while at least one due REF has not been issued (ref_done_i). The first REF is due
 // tREFI - s*(tREFI/NumChannels) cycles after the timer starts (en_i), s = ref_slot_i, then every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HBM DRAM device model: command checking, sparse storage, read-data timing, statistics.
 // The rules and their derived distances are those of docs/hbm.md; docs/hbm-timing.md records
 // the decisions the contract left open (PRE to a closed bank, the row on RD/WR, REF and tRC, ...).

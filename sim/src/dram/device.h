@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HBM DRAM device model behind the RTL controller's per-channel command bus (docs/hbm.md,
 // decisions in docs/hbm-timing.md). It applies ACT/PRE/PREA/RD/WR/REF commands, checks every
 // timing and state rule of the contract against per-bank, per-bank-group and per-channel history,

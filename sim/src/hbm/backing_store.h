@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The board's own memory behind the DRAM shim of hbm_board_top (docs/fpga.md "The host-decoupled
 // DRAM model"): bursts by the shim's burst index, one request per host cycle taken when ready,
 // read data answered in request order after a random latency of 0..max_latency host cycles, writes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The interconnect between the core's memory port and the HBM controller's burst port.
 //
 // The core moves beats of DIM bytes, in order, one per cycle; the controller moves 64-byte bursts

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HBM subsystem behind a core's memory port: beat<->burst bridge, then the RTL controller and
 // the DRAM device model, clocked at the DRAM clock (a fractional number of ticks per core cycle).
 // On the board top (HbmSetup::board) the bridge is the RTL one of the board's memory system

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HbmSystem over one Verilated hbm_ctrl (one per channel count, see hbm_system.cpp), or over the
 // board's memory system (hbm_board_mem, HbmSetup::board: the RTL beat bridge in front of the
 // controller, the RTL DRAM shim and a backing store), driven through core_port().

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RtlCore (rtl_core.h): the clock thread, the CSR target and the memory initiator.
 #include "tpuemu/tlm/rtl_core.h"
 

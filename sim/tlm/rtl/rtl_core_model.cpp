@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RtlCoreModel::make: the factory keyed on the preset name (the presets rtl/CMakeLists.txt
 // verilates: TPUEMU_CORE_PRESETS).
 #include <functional>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RtlCoreModel over one Verilated tpu_top class (C++20). Instantiated once per preset
 // (rtl_core_<preset>.cpp), because every preset is a separately Verilated model with its own port
 // widths. The clocking follows the Verilator harness (sim/src/core_sim_impl.h) cycle for cycle:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Verilated core of preset small as an RtlCoreModel (one translation unit per model: each
 // is a separate class with its own port widths).
 #include "Vtpu_small.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The state of the core model (core_model.h), one struct per RTL module, and the wires of one
 // cycle. Every cycle is two phases, as in the RTL: combinational (wires from the registers, in
 // dependency order: memory responses, fetch, queue heads, semaphore grants, memory port, VMEM

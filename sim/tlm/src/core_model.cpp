@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The core model's cycle (core_impl.h): tpu_top's wiring, the semaphore bank, run control, the
 // CSR block and the performance counters. The engines are in fetch_model.cpp, dma_model.cpp,
 // mxu_model.cpp and vec_model.cpp.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A multiset of future cycles with the three operations the beat bridge needs for its limits
 // (held beats, burst ids in use): add one, drop all at or before a cycle, and the earliest left.
 // Cycles within kWheel of the oldest one still counted sit in a wheel of per-cycle counts, so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The DMA engine (rtl/dma/dma_engine.sv): one descriptor at a time walked one beat per cycle;
 // reads keep up to mem_outstanding beats in flight and land in local memory in order as they
 // return; writes read local memory into a four-beat buffer and post beats to memory (buffered

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Instruction fetch (rtl/ctrl/fetch_unit.sv): up to eight instructions requested ahead through
 // the shared memory port, dispatched in order into the DMA, MXU and vector queues; a full queue
 // stalls dispatch, END stops fetching and drops what was prefetched. Below DIM 32 an instruction

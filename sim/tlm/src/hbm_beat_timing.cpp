@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bridge's rules (sim/src/hbm/beat_bridge.cpp, hbm_memory.cpp) over HbmBurstTiming.
 #include "tpuemu/tlm/hbm_beat_timing.h"
 

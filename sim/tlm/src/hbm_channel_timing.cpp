@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "hbm_channel_timing.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One HBM channel of the burst-level timing model (docs/hbm-tlm-timing.md): the controller's
 // input register and request queue, its bank and bank-group state, refresh, and the command bus,
 // as *reservations*. Each request is scheduled when it enters the queue: its commands (PRE, ACT,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The queue heads: each engine's decode and its issue_gate (rtl/ctrl/issue_gate.sv). A head the
 // engine can take asks the semaphore bank when it waits and issues once granted; a head with an
 // operand out of range raises the engine's error instead. The DMA asks before its range is known

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The MXU's arithmetic in the core model (mxu_arith.h).
 #include "tpuemu/tlm/mxu_arith.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The MXU (rtl/ctrl/mxu_ctrl.sv and rtl/mxu/mxu_array.sv). LOADW goes to the weight loader and
 // MATMUL to the row streamer, so a weight load into one bank overlaps a matmul on the other; a
 // LOADW waits for an older MATMUL on its bank to drain out of the array, a MATMUL for an older

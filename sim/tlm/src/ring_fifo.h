@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rtl/common/sync_fifo.sv in C++: a ring whose storage is never cleared, so the head of an empty
 // FIFO reads what the RTL's would (the slot after the last pop), e.g. HEAD_WAIT of an empty queue.
 // Pushes and pops of one cycle are applied together at the clock edge (commit()).

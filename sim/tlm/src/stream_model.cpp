@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The streaming fast path of the core model: the cycles in which only the MXU's row streamer and
 // the array move - a long MATMUL while the DMA and the vector unit wait on semaphores or have
 // nothing queued and fetch is blocked - are stepped by a loop that does only what those cycles

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The recent commands of one kind on a channel (ACTs, RD/WRs), sorted by time, as the timing
 // model searches them: insertion anywhere (a later request may fill an earlier gap), lookups near
 // the newest end, and the oldest dropped once no new command can be constrained by them. Dropping

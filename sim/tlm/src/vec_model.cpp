@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The vector unit (rtl/ctrl/vec_unit.sv, datapath rtl/ctrl/vec_lanes.sv): one instruction at a
 // time on its own VMEM port (reads return one cycle after the grant). VQUANT requantises ACC rows
 // to int8, one VMEM row per granted cycle, after reading the 4 VMEM rows of int32 biases when asked

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Platform (platform.h): a private SystemC simulation context per device.
 #include "tpuemu/tlm/platform.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* tpuemu firmware: the device-side command processor and its hardware abstraction layer.
  *
  * Freestanding (no heap, no exceptions, no RTTI, no OS); compiles for the host simulator binding

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* tpuemu wire protocol: frame layout, command and status codes, and the freestanding codec.
  *
  * Shared by the firmware (device side, freestanding: no heap, no exceptions, no libc beyond

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Simulator binding of the firmware HAL: CSR accesses go to the Verilated core through
 // tpuemu::sim::CoreSim, memory accesses are backdoor accesses to its memory model, and
 // wait_cycles advances the clock. Normal (hosted) C++; not part of the freestanding firmware.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Allocation traces: a CSV of alloc/free events (format: docs/alloc-trace.md), and their replay
 // through any allocation policy, measured with the metrics of memory_space.h. The runtime writes
 // them (tpuemu run --alloc-trace, tpuemu trace), `tpuemu replay` reads them.

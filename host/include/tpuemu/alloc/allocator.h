@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Allocation policies for one contiguous memory space (HBM, VMEM): the interface every policy
 // implements and the factory that names them. Policies only place blocks; what the placement costs
 // (fragmentation, waste, peaks) is measured outside them, identically for all, by

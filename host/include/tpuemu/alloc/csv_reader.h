@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reads the small CSV files of allocation traces and plans: a header row naming the columns (in
 // any order), then one row per record. Blank lines and lines starting with '#' are skipped; fields
 // are plain (no quoting). Every error names file:line:column of the offending field.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One memory space (HBM, VMEM) managed by one allocation policy, and the fragmentation metrics
 // every policy is measured by. The metrics are computed here from the blocks a policy hands out,
 // never from the policy's own bookkeeping, so that they mean the same for every policy: a free

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one writer of every file the project produces (reports, traces, plans, CSVs, profiles).
 //
 // - "-" is standard output: the contents are written and flushed there, and a failed write is an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one reader of every text file a user hands in (presets, timing sets, workloads, programs,
 // CSVs, traces): bounded in size and line length, so that /dev/zero, a runaway generator or a
 // file without newlines is a one-line error naming the file and the limit, never an exhausted

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The JSON input helpers every loader of user files shares: exact file:line:column errors and
 // JSON pointers, so that a mistake in a preset, timing set or workload file names its place.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Text inside HTML and SVG (XML) documents the project writes: report.html, the sweep's plots.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every output of one command published together or not at all (docs/cli.md, "Outputs").
 //
 // A command's outputs - its -o file or folder, side files such as --report, the text for stdout -

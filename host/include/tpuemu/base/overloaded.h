@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal: the usual lambda-overload set for std::visit.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Text for a terminal: user-given names made printable, and aligned columns that no value, however
 // wide, runs together.
 #pragma once

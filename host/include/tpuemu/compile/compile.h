@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Layer 6 of the host runtime: workloads to programs.
 //
 // compile_matmul tiles C = A . B (int8 x int8 -> int32, optionally requantised to int8 with ReLU)

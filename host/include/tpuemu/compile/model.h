@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Models: a graph of int8 layers over activation tensors (docs/workloads.md). Every tensor is a
 // matrix of rows x channels in HBM: rows = batch x height x width (an image is NHWC, a sequence is
 // batch x positions), so a dense layer is one matmul, a convolution is a matmul over an im2col

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A model's layers compiled into device programs, one per layer execution ("step"), against HBM
 // addresses the runtime chose. Each activation tensor is a rows x channels matrix in the TPU
 // tiled layout; dense layers are matmuls, conv2d layers matmuls over an im2col view their A loads

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The C++ reference of a model (model.h): naive loops over NHWC tensors, what docs/workloads.md
 // says each layer computes, the oracle for bit-exact checks of the compiled programs.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The C++ reference model: the oracle for bit-exact checks of the RTL and of compiled programs.
 // Deliberately naive (triple loops, no tiling) so that it is obviously what docs/isa.md says.
 #pragma once

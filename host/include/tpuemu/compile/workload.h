@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Workloads a user runs: a single matmul, or a multi-layer int8 MLP, with their inputs generated
 // from a seed. Loaded from JSON files (examples/*.json; format in docs/workloads.md) or built from
 // command-line options.

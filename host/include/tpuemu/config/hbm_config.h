@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Layer 1 of the host runtime: HBM timing sets (configs/hbm/<name>.json, docs/hbm.md; the
 // decisions behind the shipped values are in docs/hbm-timing.md). Load, validate, derive
 // bandwidths and capacities, map byte addresses to DRAM coordinates.

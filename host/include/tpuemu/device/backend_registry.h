@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device backends by name, as IREE's HAL drivers register themselves: each backend folder
 // (host/src/device/<backend>/) has one registration function that adds its name, a description
 // and a factory; open_device() looks the name up here. Nothing in the registry names a backend's

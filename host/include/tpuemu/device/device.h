@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Layer 7 of the host runtime: a device that runs programs (design.md section 4).
 //
 // A Device holds HBM, SMEM, semaphores and a core; the host writes data and a program, runs it,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Statistics of the memory behind a device, by name. A backend registers each statistic it
 // measures - name, unit, meaning, and either one total or one value per channel - the way
 // Ramulator 2 components register their stats, so the report, the JSON and every backend share

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host side of the tpuemu wire protocol (docs/protocol.md): frames as C++ values, built and
 // checked with the firmware's own freestanding codec (tpuemu/fw/protocol.h), so the format exists
 // once. Every defect is reported as tpuemu::Error "protocol: <cause>".

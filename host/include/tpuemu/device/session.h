@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The session commands of the wire protocol (docs/protocol.md 7): what a network front end -
 // `tpuemu serve`, or a board's - answers for the connection it owns, beside the firmware's
 // commands it forwards: HELLO (version negotiation, the preset's digest, device id, limits),

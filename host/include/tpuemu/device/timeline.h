@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Instruction timelines of a run (RunOptions::record_timeline): the events a backend records,
 // turned into one interval per instruction of the program. trace.json of `tpuemu run -o DIR`
 // draws them (profile/chrome_trace.h: a track per engine queue, one per HBM channel).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HBM request traces and synthetic patterns replayed through one HBM stack (the Verilated RTL
 // controller driving the DRAM device model, sim::hbm::HbmSystem), and the statistics of a replay.
 // The `tpuemu hbm` command; docs/hbm-trace.md.

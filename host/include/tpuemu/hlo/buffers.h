@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Layer hlo: the buffers of a program on one schedule, as the placement policies see them. The
 // liveness analysis (liveness.h) makes them from a Module; the policies (placement.h) place them.
 // Keeping this the only meeting point lets every policy run on buffers from any source.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Layer hlo: a JAX/XLA program as XLA prints it (HLO text), read into plain data. The reader
 // (hlo_parser.h) fills these structs; the memory analysis (liveness.h, placement.h) reads them.
 // Every attribute is kept as its text, whether or not an analysis uses it (docs/hlo.md).

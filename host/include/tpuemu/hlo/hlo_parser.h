@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Layer hlo: the reader of HLO text, the format XLA prints a program in (HloModule::ToString, the
 // files of XLA_FLAGS=--xla_dump_to, JAX's compiler_ir('hlo').as_hlo_text()). docs/hlo.md,
 // "Reading HLO text", says what is read and what is kept verbatim.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Layer hlo: XLA's dataflow and alias rules on one schedule -> the program's buffers with their
 // live ranges and sizes (docs/hlo.md, "Liveness"); and the schedulers that choose the order.
 #pragma once

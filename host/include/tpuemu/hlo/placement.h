@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Layer hlo: the program's buffers placed in one heap by each policy, side by side on one schedule
 // (docs/hlo.md, "Buffer assignment"): "xla" (XLA's heap simulator: decreasing-size best fit in
 // the spatial and the temporal order, the smaller heap kept), "planner" (tpuemu's offline

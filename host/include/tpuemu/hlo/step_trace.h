@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Layer hlo: the runtime across steps (docs/hlo.md, "The runtime across steps"). A JAX training or
 // serving loop calls its compiled programs over and over; what accumulates in HBM is not one
 // program's heap but the runtime's allocations between steps: arguments kept resident, each

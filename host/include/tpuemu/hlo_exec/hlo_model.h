@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Layer hlo_exec: a JAX/XLA program run on the device. An ENTRY made only of dense and
 // convolution layers (dot or convolution, a broadcast bias add, a ReLU as maximum with a broadcast
 // zero), residual adds, reshapes and bitcasts is translated into a tpuemu Model, which the model

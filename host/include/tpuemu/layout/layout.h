@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Layer 2 of the host runtime: how a 2-D host array is laid out in device memory.
 //
 // TPU tiling (openxla tiled_layout.md) with the lane count taken from the preset (dim):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Offline memory planning: buffers with known lifetimes and sizes get fixed offsets inside a fixed
 // capacity, so that no two buffers live at the same time overlap in address. The input is the CSV
 // of Google's MiniMalloc (id,lower,upper,size[,alignment]; lifetimes half-open [lower, upper));

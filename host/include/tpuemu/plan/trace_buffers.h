@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Planner instances from allocation traces: what the offline planner can do with the buffers a
 // run really allocated. Here and not in the alloc layer because the planner's types are above it.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Chrome trace-event JSON of a run (Perfetto and chrome://tracing load it): process "core"
 // with one track per engine queue ("DMA queue", "MXU queue", "vector queue": each instruction a
 // complete event from issue to completion, semaphore waits as "wait sN"; instructions of one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The engine and HBM channel lanes of a trace.json, as report.html draws them: the threads of the
 // processes "core" (one per queue: "DMA queue", "MXU queue", "vector queue"; instructions and
 // semaphore waits "wait sN" as complete events) and "HBM" ("channel N"; "busy" and "refresh").

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The memory map of a run: every buffer of a memory space as a rectangle in time (allocation to
 // free) and address (offset to offset + size), per placement policy, as summary.json's
 // `memory_map` section carries it and report.html draws it (docs/profile.md).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Layer profile: what a run's memory looked like, in the formats users already read.
 //
 // The memory profile is a pprof profile of device memory as jax.profiler.device_memory_profile

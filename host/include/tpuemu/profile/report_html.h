@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // report.html: one self-contained page (inline CSS, JavaScript and SVG, a canvas for the engine
 // timeline; nothing fetched) that shows a run from the texts of its artefacts: the summary, the
 // memory map of every space and policy (summary.json's memory_map), the fragmentation curves

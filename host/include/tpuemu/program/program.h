@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Layer 5 of the host runtime: the instruction set of docs/isa.md as C++ values, its 256-bit
 // encoding, and a text assembler/disassembler.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs a workload end to end on a device backend: generates its inputs from the seed, lays them
 // out in TPU tiles in HBM, compiles every layer into one program, runs it through the firmware,
 // reads the result back, checks it bit-exactly against the C++ reference and measures where the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Allocation traces of a model served on the accelerator, generated from the project's own
 // workloads: the HBM buffers the runtime allocates for a stream of requests of varying batch size
 // (weights once; per request its program, input, activations, im2col patches, output) and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Layer serve: `tpuemu serve`, a pool of devices behind one TCP port (docs/remote.md).
 //
 // An asynchronous Boost.Asio server. Each device is an in-process backend's firmware (rtl, fake)

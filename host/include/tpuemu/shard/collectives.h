@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Layer shard: runs split across devices (docs/sharding.md). This header: the interconnect's
 // collectives - which bytes each device sends in every step of a ring algorithm, and how many core
 // cycles that takes on the preset's links - as closed forms, so the sharded runner, the report

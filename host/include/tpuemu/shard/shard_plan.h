@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How a model is split across N devices (docs/sharding.md, "Shard modes"): every device runs the
 // same per-device model - the original layers on its part of the data, plus gather layers where
 // it needs what the other devices computed - and this plan says which part of which tensor of the

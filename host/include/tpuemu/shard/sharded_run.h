@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A run split across N simulated devices (docs/sharding.md): every device runs its part of the
 // model (shard_plan.h) as its own ModelRun on its own backend device; between launches the
 // runner carries out the collectives - it reads each device's part from that device's HBM, moves

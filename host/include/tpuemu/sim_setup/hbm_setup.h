@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host configurations turned into the simulator's setups. Kept out of the config layer so that
 // loading and validating a preset or timing set needs nothing of the simulator; only the code that
 // drives the simulator (the rtl device backend, the HBM trace replay, the benchmarks) uses this.

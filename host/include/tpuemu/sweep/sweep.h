@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Layer sweep: `tpuemu sweep GRID.json` without the device (docs/sweep.md). A grid file names a
 // model and a list of values per axis; the engine forms the cross product of the axes, runs every
 // point through a PointRunner the caller supplies (the CLI maps a point to a run), collects the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The `fake` backend: the functional core model (functional_core.h) behind the real firmware,
 // frames passed in memory. It needs no Verilator, so the layers above the device and the
 // conformance suite can be tested without a Verilated core; results are exact, cycles are not.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The `fake` backend's core: a functional model of the tpuemu core behind the firmware HAL. It
 // implements the CSR map and executes programs with the ISA's semantics (docs/isa.md) - DMA on
 // every path with 2-D strides, LOADW/MATMUL on two weight banks, VQUANT (with bias), VADD, NOP fences, semaphore

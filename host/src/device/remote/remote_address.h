@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // "remote://host:port[?key=value&...]": where a remote device is and how long to wait for it.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The "remote://host:port" backend: the wire protocol over TCP (Boost.Asio) to `tpuemu serve` or
 // a board's network front end. Every socket operation has a deadline; a lost or silent server is
 // one Error naming the server and the request that was pending. docs/remote.md.

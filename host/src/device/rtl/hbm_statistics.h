@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HBM subsystem's statistics (sim::hbm::Statistics) registered by name for the Device
 // interface: every per-channel counter of the contract's list (TPUEMU_SPEC_HBM_STATS, the RTL
 // controller's stats_t) under its contract name, unit and meaning, the DRAM device model's data-bus

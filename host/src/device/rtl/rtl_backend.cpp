@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The in-process "rtl" backend: the Verilated core (CoreSim) behind the firmware's simulator HAL
 // (sim_core_transport.h).
 #include "../backends.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The "tlm" and "tlm-at" backends: the SystemC/TLM-2.0 model of the core (sim/tlm,
 // docs/systemc.md) behind the firmware's simulator HAL, like the Verilated core. It simulates any
 // preset - the model takes the preset's sizes at run time, no core is compiled per preset - with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Cycle-level access to one Verilated tpuemu core and the memory model behind its memory port.
 #pragma once
 

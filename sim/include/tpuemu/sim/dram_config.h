@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Geometry and timings of one DRAM device (an HBM stack), all timings in tCK (docs/hbm.md).
 // Plain data shared by the DRAM device model, the HBM controller harness and the host runtime,
 // which fills it from a timing set in configs/hbm/.

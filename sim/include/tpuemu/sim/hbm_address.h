@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one address decoder of the HBM stack (docs/hbm.md "Address mapping"), the C++ mirror of
 // the controller's hbm_addr_map: a byte address is the burst offset, then the five fields in an
 // order of the contract's field codes (spec::hbm::kAddressFields), least significant first.

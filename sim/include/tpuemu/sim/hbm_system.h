@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One HBM stack as the emulator runs it: the Verilated RTL controller (rtl/mem/hbm) driving the
 // DRAM device model (sim/src/dram), which checks every command against the timing set. Requests
 // are 64-byte bursts with 8-bit ids (the controller's AXI-like burst port, docs/hbm.md); every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the Verilated models say. Verilator prints $display/$error text and "$stop" notices with
 // printf and aborts the process on $fatal; the product's models are built with Verilator's user
 // hooks instead (VL_PRINTF, VL_USER_STOP, VL_USER_FATAL, VL_USER_FINISH: rtl/CMakeLists.txt), which

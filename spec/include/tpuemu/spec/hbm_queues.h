@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HBM controller's queue sizes (docs/hbm.md "Queues and write batching"): the read queue,
 // the write queue and the write queue's two watermarks, per channel. They are runtime inputs of
 // the RTL (the last fields of hbm_spec_pkg::timing_t), bounded by the slots the RTL was built

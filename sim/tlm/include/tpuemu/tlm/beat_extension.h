@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The timing of a memory beat as a TLM-2.0 extension of the generic payload (SystemC, C++17).
 //
 // A beat is one transaction: address, TLM_READ_COMMAND or TLM_WRITE_COMMAND, data_length = the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The timing of the memory behind a core's port, as the TLM models see it: one call per beat
 // (DIM bytes, the core's memory port width), in the order the core presents them.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tlm backend's model of one tpuemu core (rtl/tpu_top.sv): the same programs, the same CSRs,
 // counters and error codes, and the RTL's cycle rules - fetch into the three decoupled queues,
 // the semaphore bank's priority grants, the DMA engine's beat walker with its outstanding reads,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HBM stack behind a core's memory port, as the tlm backend times it: the beat<->burst
 // bridge of the RTL backend (sim/src/hbm/beat_bridge.h) over the burst-level model of the
 // controller and DRAM (hbm_timing.h), across the core/DRAM clock ratio. Timing only: the data

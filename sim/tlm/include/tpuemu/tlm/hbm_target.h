@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HBM stack's timing model for a SystemC platform (C++17): what a MemoryTarget
 // (memory_target.h) needs to be timed as one HBM stack behind a core's port - the geometry and
 // timings of a timing set (configs/hbm/*.json, docs/hbm-timing.md), timings by the contract's names,

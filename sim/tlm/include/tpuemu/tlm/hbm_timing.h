@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A fast timing model of one HBM stack as the emulator's RTL backend runs it: the Verilated
 // controller rtl/mem/hbm (FR-FCFS per channel, read and write queues (docs/hbm.md "Queues and write batching"), bank state, all-bank refresh)
 // driving the DRAM device (sim/src/dram), at the level of 64-byte bursts. It keeps no data.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device memory (HBM) as a TLM-2.0 target (SystemC, C++17): sparse storage behind one target
 // socket, timed by a BeatTimingModel - the simple latency/bandwidth model or the HBM stack's
 // timing model - so any SystemC platform can bind an initiator to it.

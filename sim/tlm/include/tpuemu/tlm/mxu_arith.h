@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The MXU's arithmetic in the core model: the array by its contract, not its PEs. A row x that
 // enters with weight bank W leaves as out[n] = sum_k x[k] * W[k][n] (int8 operands, int32 sums
 // that wrap like the RTL's adders). The weights are kept as int16 pairs (W[k][n], W[k+1][n]) per

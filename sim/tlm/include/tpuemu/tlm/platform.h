@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One simulated device for the tlm backend: a SystemC simulation of its own holding the core
 // module (tlm_core.h) bound to a memory target (memory_target.h), driven from outside SystemC by
 // the firmware's HAL, as the Verilated core is. C++17 and free of SystemC headers, so that the

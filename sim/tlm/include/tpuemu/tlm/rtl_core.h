@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Verilated RTL core of a preset as a SystemC IP block (C++17): rtl/tpu_top.sv clocked by one
 // SC_THREAD, its CSRs a TLM-2.0 target socket, its memory port a TLM-2.0 initiator socket.
 // docs/systemc-ip.md describes the sockets, the timing rules and how to link it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Verilated RTL core (rtl/tpu_top.sv) of one preset behind a cycle interface for the SystemC
 // module RtlCore (rtl_core.h). The implementation is C++20 (it includes the generated contract and
 // the Verilated model classes); this header is C++17 and free of SystemC, Verilator and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The simple memory's timing (sim/src/memory_model.cpp, the `simple` HBM model of a preset) in
 // closed form for the TLM target: a fixed latency, a bandwidth cap as a token bucket of two
 // beats refilled every cycle, in-order responses at most one per cycle, optional random

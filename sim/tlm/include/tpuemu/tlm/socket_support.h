@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the SystemC modules' sockets share (C++17): the CSR target's decoding of a transaction
 // into one access of the core's CSR bus, and hexadecimal addresses for messages.
 #pragma once

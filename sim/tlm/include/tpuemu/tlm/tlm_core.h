@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tpuemu core as a SystemC module (C++17): the core model (core_model.h) clocked by one
 // SC_THREAD, its memory port a TLM-2.0 initiator socket (one transaction per beat), its CSRs a
 // TLM-2.0 target socket (4-byte reads and writes at the CSR addresses of docs/contract.md).

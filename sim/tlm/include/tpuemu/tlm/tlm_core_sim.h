@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tlm backend's simulator: sim::CoreSim (what the firmware's simulator HAL drives) over a
 // SystemC platform (platform.h) - the core model behind TLM-2.0 sockets, the memory a TLM-2.0
 // target timed as the preset's memory (the simple model, or the HBM stack's timing model).
