@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Synthesis, place and route of the MXU (rtl/mxu) for an iCE40, for its resources and measured
-# fmax (issue 14, docs/fpga.md): Yosys (npm @yowasp/yosys, scripts/synth) maps mxu_array at DIM N
+# fmax (docs/fpga.md): Yosys (npm @yowasp/yosys, scripts/synth) maps mxu_array at DIM N
 # with synth_ice40, nextpnr-ice40 places and routes it, and the script prints and writes (-o, JSON)
 # the cells and the fmax nextpnr reports.
 #

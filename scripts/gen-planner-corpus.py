@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Writes the planner corpus tests/data/planner/ (docs/planner.md "Corpus"): MiniMalloc-format
+"""Writes the planner corpus tests/data/planner/ (docs/allocation.md "Corpus and the published benchmark"): MiniMalloc-format
 CSVs (id,lower,upper,size[,alignment]) and corpus.json, which gives each file its capacity and
 whether a placement within it exists.
 

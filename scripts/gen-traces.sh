@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Regenerates the allocation traces shipped in examples/traces from the project's own workloads
-# (docs/alloc-trace.md). The test suite runs this into a temporary directory and checks that the
+# (docs/allocation.md). The test suite runs this into a temporary directory and checks that the
 # shipped files are exactly what the current code produces.
 #
 # Usage: scripts/gen-traces.sh TPUEMU_BINARY [OUT_DIR (default examples/traces)]

@@ -5,8 +5,8 @@
 #   scripts/screenshot-report.sh DIR OUT.png [WIDTHxHEIGHT]
 # DIR is what `tpuemu run -o DIR` wrote; the window is 1400x1280 unless given (taller shows the
 # fragmentation curves and the engine timeline too). docs/images/memory-map-mlp.png is made with:
-#   ./build/tpuemu run examples/mlp.json --preset small --allocator all -q -o /tmp/mlp
-#   scripts/screenshot-report.sh /tmp/mlp docs/images/memory-map-mlp.png
+#   ./build/tpuemu run examples/mlp.json --preset small --allocator all -q -o mlp-shot
+#   scripts/screenshot-report.sh mlp-shot docs/images/memory-map-mlp.png
 set -euo pipefail
 if [[ $# -lt 2 || $# -gt 3 ]]; then
   echo "usage: $0 DIR OUT.png [WIDTHxHEIGHT]" >&2

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Issue 9: one check per defect found by hardening, each reproducing it and showing the fixed
+# One check per defect found by hardening, each reproducing it and showing the fixed
 # behaviour. Special files are a FIFO and a symbolic link in a temporary directory and /dev/null;
 # nothing else of the system is touched.
 set -u

@@ -66,7 +66,7 @@ check preset_file_is_output 2 "m.json: is the --preset file" -- run --matmul 16x
 check two_outputs_one_file 2 "out.json: is named by both --report and --alloc-trace" -- \
   run "${mm[@]}" --report "$w/out.json" --alloc-trace "$w/out.json"
 [[ ! -e "$w/out.json" ]] && pass "two outputs: nothing written" || fail "two outputs: out.json written"
-# plan promises in place for a plan CSV (docs/planner.md); an allocation trace stays protected
+# plan promises in place for a plan CSV (docs/allocation.md); an allocation trace stays protected
 check plan_in_place 0 "" -- plan "$w/x.csv" --capacity 1KiB -o "$w/x.csv"
 head -1 "$w/x.csv" | grep -q offset && pass "plan x.csv -o x.csv: planned in place" || fail "plan in place: $(head -1 "$w/x.csv")"
 check plan_space_trace 2 "t.csv: is the allocation trace" -- plan "$w/t.csv" --space hbm --capacity 1GiB -o "$w/t.csv"

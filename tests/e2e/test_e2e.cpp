@@ -78,7 +78,7 @@ TEST(EndToEnd, ResidentPanelsSkipReloads) {
   EXPECT_LT(resident.counters.bytes_hbm_to_vmem, streamed.counters.bytes_hbm_to_vmem);
 }
 
-// Issue 2 acceptance: 512x512x512 on `default` reaches 90% of its roofline bound with two buffers,
+// The pipelining target: 512x512x512 on `default` reaches 90% of its roofline bound with two buffers,
 // and one buffer is measurably lower.
 TEST(EndToEnd, DoubleBufferingReachesTheRoofline) {
   const Workload w = make_matmul_workload(512, 512, 512, false, 1);

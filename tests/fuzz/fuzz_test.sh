@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The short fuzz run of the test suite (issue 11): builds the libFuzzer targets with clang and
+# The short fuzz run of the test suite (docs/fuzzing.md): builds the libFuzzer targets with clang and
 # ASan/UBSan in BUILD_DIR and runs each for RUNS iterations from the committed corpus
 # (scripts/fuzz.sh). Fails on any finding, on a missing clang or libFuzzer runtime (no setup run
 # here: scripts/setup.sh installs them), if a target did not run, if a second run generates other

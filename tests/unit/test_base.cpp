@@ -133,7 +133,7 @@ TEST(Markup, EscapesEveryCharacterWithMeaningInTextAndAttributes) {
 }  // namespace
 }  // namespace tpuemu
 
-// Issue 9, defect 2: nesting and size are bounded with a one-line error naming file and limit.
+// Hardening: nesting and size are bounded with a one-line error naming file and limit.
 TEST(InputLimits, DeepNestingIsRefusedWithItsPlace) {
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
   const std::string msg = tpuemu::test::error_of([&] { (void)tpuemu::JsonDocument::parse(deep, "d.json"); });

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// HBM timing sets (configs/hbm/*.json, host/src/core/hbm_config.cpp): the shipped sets load with
+// HBM timing sets (configs/hbm/*.json, host/src/config/hbm_config.cpp): the shipped sets load with
 // the documented numbers and bandwidths; every malformed or inconsistent file is refused with a
 // one-line "file:line:column: /pointer: cause" error; lookup by name; address mapping.
 #include <gtest/gtest.h>
@@ -107,7 +107,7 @@ TEST(HbmConfig, Hbm2ReferenceValues) {
   EXPECT_EQ(s.timings, t);
   EXPECT_EQ(s.peak_bytes_per_tck_per_channel(), 32u);
   EXPECT_EQ(s.peak_bytes_per_tck(), 256u);
-  EXPECT_DOUBLE_EQ(s.peak_gbps(), 256.0);  // design.md: 256 GB/s per stack
+  EXPECT_DOUBLE_EQ(s.peak_gbps(), 256.0);  // 8 channels x 32 GB/s per stack
   EXPECT_DOUBLE_EQ(s.peak_gbps_per_channel(), 32.0);
   EXPECT_EQ(s.capacity_bytes(), std::uint64_t{4} << 30);
   EXPECT_EQ(s.channel_capacity_bytes(), std::uint64_t{512} << 20);

@@ -5,7 +5,7 @@
 // controller's counters. The expected hashes were recorded before the model was optimised for
 // speed, so any change of its timing, however small, fails here: speed work must be result-
 // identical, and a deliberate change of the rules has to update these values on purpose (last:
-// issue 16, the read and write queues of the timing set and posted writes).
+// the read and write queues of the timing set and posted writes).
 #include <gtest/gtest.h>
 
 #include <cstdint>

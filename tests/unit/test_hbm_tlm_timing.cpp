@@ -202,7 +202,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Case{"hbm2-2000", Pattern::Stream, 1.0, "stream"},
                       Case{"hbm2-2000", Pattern::Random, 1.0, "random"},
                       Case{"hbm2-2000", Pattern::Random, 0.5, "random, read ratio 0.5"},
-                      // The RTL's write drains (issue 16) are not modelled: the model's reads of
+                      // The RTL's write drains are not modelled: the model's reads of
                       // a mixed stream wait ~80 % longer than the RTL's (docs/hbm-tlm-timing.md);
                       // the bandwidth meets the target.
                       Case{"hbm2-2000", Pattern::Stream, 0.5, "stream, read ratio 0.5", 0.05, 0.95},

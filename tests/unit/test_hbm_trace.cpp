@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// HBM traces and patterns (host/src/run/hbm_trace.cpp, docs/hbm-trace.md): the trace parser and
+// HBM traces and patterns (host/src/hbm_replay/, docs/hbm-trace.md): the trace parser and
 // its one-line errors, the pattern generators, the report, and replays through the RTL
 // controller + DRAM device model (HbmSystem): exact counts, data checked, stream near the peak,
 // random far below it.
@@ -580,7 +580,7 @@ TEST(HbmReplay, CommandErrors) {
 namespace tpuemu {
 namespace {
 
-// Issue 9, defect 4: an RTL assertion failure ($error + $stop in the controller) is an Error with
+// Hardening: an RTL assertion failure ($error + $stop in the controller) is an Error with
 // one line, not text on stdout and abort(). The timing set is broken after validation, which
 // refuses it on load (tREFI > tRFC + tRC + tWR + CWL).
 TEST(HbmReplay, RtlAssertionBecomesAnErrorNotAnAbort) {
@@ -614,7 +614,7 @@ TEST(HbmReplay, RtlAssertionBecomesAnErrorNotAnAbort) {
 namespace tpuemu {
 namespace {
 
-// Issue 9, defect 5: idle gaps are fast-forwarded by whole refresh periods, and the figures are
+// Hardening: idle gaps are fast-forwarded by whole refresh periods, and the figures are
 // those of clocking every cycle: the same cycles, refreshes, precharges and refresh time.
 TEST(HbmReplay, IdleFastForwardMatchesClockingEveryCycle) {
   const std::string text = "0x0 READ 0\n0x40 WRITE 30000\n0x1000 READ 30001\n0x0 READ 90000\n0x40 READ 150007\n";

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The one output writer (issue 9, defect 1): regular files replaced atomically keeping mode and
+// The one output writer (docs/cli.md, "Outputs"): regular files replaced atomically keeping mode and
 // owner, special files written through and never replaced, symbolic links followed, FIFOs without
 // a reader refused instead of waited for, read-only files and directories refused. Everything in a
 // per-test temporary directory plus /dev/null; no other system file is touched.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The memory-backed stand-in for tpu_top that the firmware runs against in QEMU (issue 14,
-// docs/fpga.md): the CSR map with the RTL's register semantics for everything the protocol
+// The memory-backed stand-in for tpu_top that the firmware runs against in QEMU
+// (docs/fpga.md): the CSR map with the RTL's register semantics for everything the protocol
 // reaches without running a program - ID and CONFIG of the preset the build names, SMEM through
 // SMEM_ADDR/SMEM_DATA with the address advancing on every data access, semaphores of
 // FW_SEM_WIDTH bits, soft reset - and the device memory as RAM. It has no engines: CTRL.start

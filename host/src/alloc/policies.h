@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The allocation policies behind make_allocator (private to the library) and the little arithmetic
-// they share. One policy per .cpp file; the published sources each follows: docs/allocators.md.
+// they share. One policy per .cpp file; the published sources each follows: docs/allocation.md.
 //
 // Conventions every policy keeps, so tests can check them the same way for all:
 //  - a request is rounded up to the granularity and the alignment is raised to at least the

@@ -89,7 +89,7 @@ int run_replay(const ReplayArgs& a) {
 Subcommand add_replay_command(CLI::App& app) {
   auto args = std::make_shared<ReplayArgs>();
   auto* cmd = app.add_subcommand("replay", "Replay an allocation trace (CSV) through allocation policies and compare fragmentation");
-  cmd->add_option("trace", args->trace_file, "Allocation trace, docs/alloc-trace.md (examples/traces/*.csv)")
+  cmd->add_option("trace", args->trace_file, "Allocation trace, docs/allocation.md (examples/traces/*.csv)")
       ->required()
       ->check(input_file());
   cmd->add_option("--capacity", args->capacities,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // tpuemu trace: the allocation trace of a model served with varying batch sizes
-// (docs/alloc-trace.md); examples/traces/*.csv are made with it. Given a JAX/XLA program (HLO
+// (docs/allocation.md); examples/traces/*.csv are made with it. Given a JAX/XLA program (HLO
 // text), the trace of a loop calling it step after step (docs/hlo.md, "The runtime across steps").
 #include <algorithm>
 #include <filesystem>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Where the compiler puts a matmul's VMEM buffers (all slots of A, of B, of the output). They live
-// for the whole matmul, so the offline planner packs them (tpuemu/alloc/planner.h); a compile
+// for the whole matmul, so the offline planner packs them (tpuemu/plan/planner.h); a compile
 // that names a runtime allocation policy (CompileOptions::vmem_space) places them with it instead,
 // the way a runtime without a static plan would, and frees them when the matmul's program ends.
 #pragma once

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Allocation traces: a CSV of alloc/free events (format: docs/alloc-trace.md), and their replay
+// Allocation traces: a CSV of alloc/free events (format: docs/allocation.md), and their replay
 // through any allocation policy, measured with the metrics of memory_space.h. The runtime writes
 // them (tpuemu run --alloc-trace, tpuemu trace), `tpuemu replay` reads them.
 #pragma once
@@ -93,7 +93,7 @@ nlohmann::json replay_to_json(const ReplayResult& result);
 nlohmann::json metrics_to_json(const SpaceMetrics& metrics);
 nlohmann::json snapshot_to_json(const SpaceSnapshot& snapshot);
 // The time series: one row per event per (space, policy).
-// The time series CSV of docs/alloc-trace.md: its header, and the rows of one space and policy.
+// The time series CSV of docs/allocation.md: its header, and the rows of one space and policy.
 std::string samples_csv_header();
 std::string samples_csv_rows(std::string_view space, std::string_view policy, std::span<const SpaceSnapshot> samples);
 std::string replay_samples_csv(const ReplayResult& result);

@@ -2,7 +2,7 @@
 // Allocation policies for one contiguous memory space (HBM, VMEM): the interface every policy
 // implements and the factory that names them. Policies only place blocks; what the placement costs
 // (fragmentation, waste, peaks) is measured outside them, identically for all, by
-// tpuemu/alloc/memory_space.h. Policies and their sources: docs/allocators.md.
+// tpuemu/alloc/memory_space.h. Policies and their sources: docs/allocation.md.
 #pragma once
 
 #include <cstdint>

@@ -2,7 +2,7 @@
 // One memory space (HBM, VMEM) managed by one allocation policy, and the fragmentation metrics
 // every policy is measured by. The metrics are computed here from the blocks a policy hands out,
 // never from the policy's own bookkeeping, so that they mean the same for every policy: a free
-// block is a maximal run of addresses no live allocation reserved. Definitions: docs/allocators.md.
+// block is a maximal run of addresses no live allocation reserved. Definitions: docs/allocation.md.
 #pragma once
 
 #include <cstdint>

@@ -35,7 +35,7 @@ struct CompileOptions {
   // Keep a whole row panel of A (all of K) resident in VMEM across the N blocks that reuse it,
   // skipping its reloads, when it fits.
   bool reuse_resident = true;
-  // VMEM buffers are packed by the offline planner (tpuemu/alloc/planner.h). With a space, they are
+  // VMEM buffers are packed by the offline planner (tpuemu/plan/planner.h). With a space, they are
   // allocated from it like a runtime without a static plan would, and freed when the matmul's
   // program ends (the layer fence makes the reuse safe); its metrics tell what the policy cost.
   alloc::MemorySpace* vmem_space = nullptr;

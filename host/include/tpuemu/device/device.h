@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Layer 7 of the host runtime: a device that runs programs (design.md section 4).
+// The device layer: a device that runs programs (docs/architecture.md, "Host layers").
 //
 // A Device holds HBM, SMEM, semaphores and a core; the host writes data and a program, runs it,
 // reads results and performance counters. Every backend goes through the firmware

@@ -3,7 +3,7 @@
 // serving loop calls its compiled programs over and over; what accumulates in HBM is not one
 // program's heap but the runtime's allocations between steps: arguments kept resident, each
 // step's outputs, and each program's temporary block. This builds that allocation trace
-// (docs/alloc-trace.md) so that `tpuemu replay` measures every runtime policy over many steps.
+// (docs/allocation.md) so that `tpuemu replay` measures every runtime policy over many steps.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// fragmentation.csv read back (the time series CSV of docs/alloc-trace.md, which `run -o DIR` and
+// fragmentation.csv read back (the time series CSV of docs/allocation.md, which `run -o DIR` and
 // `replay -o` write): one series of allocator states per memory space and policy, for report.html.
 #pragma once
 

@@ -4,7 +4,7 @@
 // (weights once; per request its program, input, activations, im2col patches, output) and the
 // VMEM buffers the compiler gives each matmul. Times are the layers' roofline cycles, so a trace
 // is deterministic. The traces in examples/traces come from here (`tpuemu trace`); the format is
-// docs/alloc-trace.md.
+// docs/allocation.md.
 #pragma once
 
 #include <cstddef>

@@ -3,7 +3,7 @@
 // printf and aborts the process on $fatal; the product's models are built with Verilator's user
 // hooks instead (VL_PRINTF, VL_USER_STOP, VL_USER_FATAL, VL_USER_FINISH: rtl/CMakeLists.txt), which
 // collect the text here and never print or abort. The simulator checks after each clock and turns
-// an error into an exception, which the device layer reports as one line (issue 9).
+// an error into an exception, which the device layer reports as one line.
 //
 // The collection is process-wide because Verilator's hooks are plain functions without a context.
 #pragma once

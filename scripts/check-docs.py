@@ -1,0 +1,349 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Fails when a doc names a repository path that does not exist, or when a doc or a code comment
+points outside the repository or to a tracker.
+
+Docs are README.md and docs/*.md. They name files in backticks, in links and in prose (code
+blocks included); what counts as a path, and must exist:
+
+  1. a token that starts with a top-level folder of the repository (`rtl/board/`,
+     host/src/plan/planner.cpp, tests/cli/*_test.sh, sim/src/core_{small,default}.cpp): it must
+     match a file or folder, `*` and `{a,b}` read as the shell does. Under build/ (or any build*
+     folder) are build outputs: not checked;
+  2. the target of a Markdown link ([text](target), not a URL or an #anchor): relative to the doc;
+  3. an include path tpuemu/<library>/<file> with a source suffix (SOURCE_SUFFIXES): the tail of a
+     file's path in the repository or, with --build DIR, in the build tree (generated headers);
+  4. a bare file name with a source suffix (hbm_replay.cpp, allocation.md): some file of the
+     repository, or of the build tree, has that name. Exceptions: a name whose stem is in capitals
+     is a placeholder (OUT.md, FILE.sv), and EXTERNAL_NAMES are other projects' files the docs
+     quote (systemc.h).
+
+Code comments name doc pages (docs/hbm.md, "Queues") and headers (tpuemu/plan/planner.h): in the
+comments of every source file (see below), a token docs/... must exist and an include path
+tpuemu/... must be a file's (rule 3), so that a merged page or a moved header leaves no comment
+behind.
+
+Not paths: URLs, absolute paths (but see below), tokens with a placeholder (<layer>, $VAR, ...),
+paths into other projects' trees (xla/service/..., src/configuration.cc: no top-level folder of
+this repository, not tpuemu/...) and words like GB/s or int8/int32.
+
+The README's layout table (its "## Layout" section) covers every folder a newcomer meets: each
+top-level folder (not build*, not hidden), each folder under tests/, and each folder one level
+down that builds on its own (a CMakeLists.txt: sim/tlm/, firmware/board/, examples/systemc/). A
+folder is covered when the section names it (`sim/tlm/`), or a row that names its parent
+(`firmware/`) names it relative to that (`board/`).
+
+References that do not belong in docs or comments, which explain their decisions themselves:
+
+  - a tracker reference: "issue 12", "issues 9 and 11", "#12";
+  - a file outside the repository: /work/..., /tmp/..., /home/..., ../shared, a design.md (the
+    repository has none).
+
+They are looked for in the docs (the whole text) and in the comments of every source file
+(comment lines and trailing comments of C/C++/SystemVerilog/JavaScript/protobuf and of
+Python/shell/CMake; test fixtures and example programs are data and are skipped, as for the SPDX
+check).
+
+  check-docs.py [ROOT] [--build DIR]           the repository's docs and sources; exit 1 on findings
+  check-docs.py --root ROOT [--build DIR] FILE...   only these files (docs by their .md suffix)
+
+Each finding is one line "file:line: ..."; the exit status is 1 when there is any.
+"""
+import argparse
+import fnmatch
+import glob
+import os
+import re
+import sys
+
+SKIP_DIRS = {".git", "node_modules", "__pycache__"}
+# Data, not prose: fixtures whose text tests pin, fuzz inputs, example programs.
+SKIP_PREFIXES = ("build", "tests/data", "tests/fuzz/corpus", "examples/programs")
+# File names that make a token a path even without a top-level folder in front of it.
+SOURCE_SUFFIXES = {".cpp", ".h", ".hpp", ".c", ".cc", ".inc", ".sv", ".svh", ".v", ".py", ".sh",
+                   ".cmake", ".md", ".js", ".proto", ".ld", ".S", ".f", ".vlt"}
+SOURCE_NAMES = {"CMakeLists.txt", "CMakePresets.json", "layers.txt"}
+# Other projects' files that the docs quote by name (SystemC's header, VTA's hardware spec header,
+# the user's JAX script of docs/hlo.md), and a product whose name looks like a file's.
+EXTERNAL_NAMES = {"systemc.h", "hw_spec.h", "train.py", "Node.js"}
+
+SLASH_COMMENT = {".cpp", ".h", ".hpp", ".c", ".cc", ".inc", ".sv", ".svh", ".v", ".js", ".proto",
+                 ".vlt", ".ld", ".S"}
+HASH_COMMENT = {".py", ".sh", ".cmake", ".in"}
+HASH_NAMES = {"CMakeLists.txt", "run"}
+
+URL_RE = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+")
+# A path-like token: word characters, dots, dashes, slashes, globs, and {a,b} alternatives.
+TOKEN_RE = re.compile(r"(?:[\w.\-/*+~$]|\{[\w.\-,/*]*\}|<[\w.\- ]*>)+")
+LINK_RE = re.compile(r"\]\(([^()\s]+)\)")
+ISSUE_RE = re.compile(r"\b[Ii]ssues?\s+#?\d+")
+HASH_REF_RE = re.compile(r"(?:^|[\s(\[,;])#\d+\b")
+OUTSIDE_RE = re.compile(r"(?:^|[\s`'\"(=:])(/work/|/tmp/|/home/)|\.\./shared\b|\bshared/design\.md|"
+                        r"\bdesign\.md\b")
+
+
+def skipped(rel):
+    rel = rel.replace(os.sep, "/")
+    return any(rel == p or rel.startswith(p + "/") or (p == "build" and rel.startswith("build"))
+               for p in SKIP_PREFIXES)
+
+
+def walk_files(root, skip_data=True):
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel_dir = os.path.relpath(dirpath, root)
+        rel_dir = "" if rel_dir == "." else rel_dir.replace(os.sep, "/")
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and
+                             not (skip_data and skipped(f"{rel_dir}/{d}".lstrip("/"))))
+        for name in sorted(filenames):
+            yield f"{rel_dir}/{name}".lstrip("/")
+
+
+class Tree:
+    """The repository's files and folders (and the build tree's file names, when given)."""
+
+    def __init__(self, root, build=None):
+        self.root = root
+        # Everything, fixtures included: a doc may name a fixture.
+        self.files = list(walk_files(root, skip_data=False))
+        self.top = {e for e in os.listdir(root) if os.path.isdir(os.path.join(root, e))} - {".git"}
+        self.names = {f.rsplit("/", 1)[-1] for f in self.files}
+        self.build_names = set()
+        self.build_files = []
+        if build and os.path.isdir(build):
+            for dirpath, _, filenames in os.walk(build):
+                self.build_names.update(filenames)
+                rel = os.path.relpath(dirpath, build).replace(os.sep, "/")
+                self.build_files += [f"{rel}/{n}" for n in filenames]
+
+    def matches(self, pattern):
+        """Whether a path relative to the root (with * and {a,b}) names something that exists."""
+        return any(glob.glob(os.path.join(self.root, p)) for p in expand_braces(pattern))
+
+    def tail_matches(self, pattern):
+        """Whether some file's path ends with /pattern."""
+        alternatives = expand_braces(pattern)
+        return any(fnmatch.fnmatchcase("/" + f, "*/" + p) for f in self.files + self.build_files
+                   for p in alternatives)
+
+    def has_name(self, pattern):
+        alternatives = expand_braces(pattern)
+        return any(fnmatch.filter(self.names, p) or fnmatch.filter(self.build_names, p)
+                   for p in alternatives)
+
+
+def expand_braces(pattern):
+    match = re.search(r"\{([^{}]*)\}", pattern)
+    if not match:
+        return [pattern]
+    out = []
+    for alternative in match.group(1).split(","):
+        out += expand_braces(pattern[:match.start()] + alternative + pattern[match.end():])
+    return out
+
+
+def source_like(name):
+    if name in SOURCE_NAMES:
+        return True
+    base = name
+    for alternative in expand_braces(name):
+        base = alternative
+        break
+    return os.path.splitext(base)[1] in SOURCE_SUFFIXES
+
+
+def check_token(token, tree):
+    """None when the token is no path or names something that exists; else why not."""
+    token = token.strip(".,:;!?'\"")
+    if token.startswith("./"):
+        token = token[2:]
+    if not token or token.startswith(("/", "~", "-")) or any(c in token for c in "<>$") or \
+            "..." in token or "//" in token:
+        return None
+    parts = token.split("/")
+    first = parts[0]
+    if first.startswith("build"):
+        return None  # a build output
+    if first in tree.top and len(parts) > 1:
+        return None if tree.matches(token.rstrip("/")) else "no such file or folder"
+    if first == "tpuemu" and len(parts) > 2 and source_like(parts[-1]):
+        return None if tree.tail_matches(token) else "no file has this include path"
+    if len(parts) > 1 or not source_like(token) or token in EXTERNAL_NAMES:
+        return None
+    stem = os.path.splitext(token)[0]
+    if stem.isupper():
+        return None  # a placeholder
+    return None if tree.has_name(token) else "no file of this name"
+
+
+def check_link(target, doc_dir, tree):
+    """None when a Markdown link's target exists (URLs and anchors are not checked)."""
+    target = target.split("#", 1)[0]
+    if not target or URL_RE.match(target) or target.startswith("mailto:"):
+        return None
+    resolved = os.path.normpath(os.path.join(doc_dir, target))
+    return None if os.path.exists(resolved) else "link to a file that does not exist"
+
+
+def path_findings(path, rel, tree):
+    doc_dir = os.path.dirname(os.path.abspath(path))
+    findings = []
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    for number, line in enumerate(lines, start=1):
+        for target in LINK_RE.findall(line):
+            why = check_link(target, doc_dir, tree)
+            if why:
+                findings.append(f"{rel}:{number}: '{target}': {why}")
+        text = URL_RE.sub(" ", LINK_RE.sub("] ", line))
+        seen = set()
+        for match in TOKEN_RE.finditer(text):
+            token = match.group(0)
+            if token in seen:
+                continue
+            seen.add(token)
+            why = check_token(token, tree)
+            if why:
+                findings.append(f"{rel}:{number}: '{token.strip('.,:;!?')}': {why}")
+    return findings
+
+
+def comment_text(line, suffix, name):
+    """The part of a source line that is a comment (approximately: no string parsing)."""
+    stripped = line.strip()
+    if suffix in SLASH_COMMENT:
+        if stripped.startswith(("/*", "*")):
+            return stripped
+        at = line.find("//")
+        return line[at:] if at >= 0 else ""
+    if suffix in HASH_COMMENT or name in HASH_NAMES:
+        if stripped.startswith("#"):
+            return stripped
+        at = line.find(" #")
+        return line[at:] if at >= 0 else ""
+    return ""
+
+
+def layout_findings(root, readme="README.md"):
+    """Folders the README's "## Layout" section does not name."""
+    with open(os.path.join(root, readme), encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    try:
+        start = lines.index("## Layout")
+    except ValueError:
+        return [f"{readme}:1: no '## Layout' section"]
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    rows = [set(re.findall(r"`([^`]+)`", line)) for line in lines[start:end]]
+    def listed(path):
+        return sorted(e for e in os.listdir(os.path.join(root, path))
+                      if os.path.isdir(os.path.join(root, path, e)) and not e.startswith(".") and
+                      not e.startswith("build") and e != "__pycache__")
+    required = []
+    for top in listed("."):
+        required.append(top)
+        for sub in listed(top):
+            if top == "tests" or os.path.exists(os.path.join(root, top, sub, "CMakeLists.txt")):
+                required.append(f"{top}/{sub}")
+    findings = []
+    for folder in required:
+        parent, _, name = folder.rpartition("/")
+        covered = any(t.startswith(f"{folder}/") for row in rows for t in row) or \
+            (parent and any(f"{parent}/" in row and f"{name}/" in row for row in rows))
+        if not covered:
+            findings.append(f"{readme}:{start + 1}: the layout table does not name '{folder}/'")
+    return findings
+
+
+def doc_page_findings(path, rel, tree):
+    """docs/... and tpuemu/... tokens in a source file's comments that name nothing."""
+    findings = []
+    name = os.path.basename(path)
+    suffix = os.path.splitext(name)[1]
+    with open(path, encoding="utf-8", errors="replace") as f:
+        lines = f.read().splitlines()
+    for number, line in enumerate(lines, start=1):
+        text = URL_RE.sub(" ", comment_text(line, suffix, name))
+        for token in dict.fromkeys(m.group(0).strip(".,:;!?'\"") for m in TOKEN_RE.finditer(text)):
+            if token.startswith(("docs/", "tpuemu/")):
+                why = check_token(token, tree)
+                if why:
+                    findings.append(f"{rel}:{number}: '{token}': {why}")
+    return findings
+
+
+def reference_findings(path, rel, is_doc):
+    findings = []
+    name = os.path.basename(path)
+    suffix = os.path.splitext(name)[1]
+    with open(path, encoding="utf-8", errors="replace") as f:
+        lines = f.read().splitlines()
+    for number, line in enumerate(lines, start=1):
+        text = line if is_doc else comment_text(line, suffix, name)
+        if not text:
+            continue
+        text = URL_RE.sub(" ", text)
+        tracker = ISSUE_RE.search(text) or HASH_REF_RE.search(text)
+        if tracker:
+            findings.append(f"{rel}:{number}: '{tracker.group(0).strip()}': a tracker reference "
+                            f"(say the decision itself)")
+        outside = OUTSIDE_RE.search(text)
+        if outside:
+            findings.append(f"{rel}:{number}: '{outside.group(0).strip()}': a file outside the "
+                            f"repository")
+    return findings
+
+
+def is_source(rel):
+    name = rel.rsplit("/", 1)[-1]
+    suffix = os.path.splitext(name)[1]
+    return suffix in SLASH_COMMENT or suffix in HASH_COMMENT or name in HASH_NAMES
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("root", nargs="?", help="the repository (default: the one of this script)")
+    parser.add_argument("--root", dest="root_option", help="the repository, with FILE arguments")
+    parser.add_argument("--build", help="a build tree whose generated files docs may name")
+    parser.add_argument("files", nargs="*", help=argparse.SUPPRESS)
+    args, extra = parser.parse_known_args(argv)
+    root = args.root_option or args.root or os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                         "..")
+    root = os.path.abspath(root)
+    files = args.files + extra
+    if args.root_option and args.root:
+        files.insert(0, args.root)
+    tree = Tree(root, args.build)
+
+    if files:
+        targets = [(os.path.abspath(f), os.path.relpath(os.path.abspath(f), root).replace(os.sep, "/"))
+                   for f in files]
+        docs = [t for t in targets if t[0].endswith(".md")]
+        sources = [t for t in targets if not t[0].endswith(".md")]
+    else:
+        docs = [(os.path.join(root, "README.md"), "README.md")]
+        docs += [(os.path.join(root, "docs", n), f"docs/{n}")
+                 for n in sorted(os.listdir(os.path.join(root, "docs"))) if n.endswith(".md")]
+        sources = [(os.path.join(root, rel), rel) for rel in walk_files(root) if is_source(rel)]
+
+    findings = [] if files else layout_findings(root)
+    for path, rel in docs:
+        findings += path_findings(path, rel, tree)
+        findings += reference_findings(path, rel, True)
+    for path, rel in sources:
+        findings += doc_page_findings(path, rel, tree)
+        findings += reference_findings(path, rel, False)
+    def place(finding):
+        file, line, _ = finding.split(":", 2)
+        return file, int(line)
+    findings.sort(key=place)
+    for finding in findings:
+        print(finding)
+    if findings:
+        print(f"check-docs: {len(findings)} finding(s) in {len(docs)} docs and {len(sources)} "
+              f"sources")
+        return 1
+    print(f"check-docs: {len(docs)} docs and {len(sources)} sources, no finding")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

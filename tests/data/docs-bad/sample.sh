@@ -1,0 +1,2 @@
+# Issues 9 and 11: a tracker reference in a shell comment.
+echo "#3 is not a comment"  # nor ../shared/notes.md
