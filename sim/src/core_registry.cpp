@@ -1,40 +1,48 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "core_registry.h"
-
-#include <functional>
-#include <map>
+// The Verilated cores of this build by preset name: the generated table (core_factories.h, from
+// TPUEMU_CORE_PRESETS), then the caller's loader for cores built at run time (core_loader.h).
+#include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <vector>
+
+#include "core_factories.h"
+#include "tpuemu/sim/core_loader.h"
 
 namespace tpuemu::sim {
 namespace {
 
-using Factory = std::function<std::unique_ptr<CoreSim>(const MemoryModelConfig&)>;
+const CoreFactory* compiled_core(const std::string& preset) {
+  const auto it = std::find_if(kCoreFactories.begin(), kCoreFactories.end(),
+                               [&](const CoreFactory& f) { return f.preset == preset; });
+  return it == kCoreFactories.end() ? nullptr : &*it;
+}
 
-const std::map<std::string, Factory>& factories() {
-  static const std::map<std::string, Factory> table = {
-      {"small", make_core_small},
-      {"default", make_core_default},
-#ifdef TPUEMU_HAVE_V4
-      {"tpu-v4-like", make_core_tpu_v4_like},
-#endif
-  };
-  return table;
+// "default, small": the compiled cores, sorted, for messages.
+std::string compiled_names() {
+  std::vector<std::string> names;
+  for (const CoreFactory& f : kCoreFactories) names.emplace_back(f.preset);
+  std::sort(names.begin(), names.end());
+  std::string known;
+  for (const std::string& name : names) known += (known.empty() ? "" : ", ") + name;
+  return known;
 }
 
 }  // namespace
 
-bool core_sim_available(const std::string& preset) { return factories().count(preset) != 0; }
+bool core_sim_available(const std::string& preset) { return compiled_core(preset) != nullptr; }
 
 std::unique_ptr<CoreSim> make_core_sim(const std::string& preset, const MemoryModelConfig& mem) {
-  const auto it = factories().find(preset);
-  if (it == factories().end()) {
-    std::string known;
-    for (const auto& [name, factory] : factories()) known += (known.empty() ? "" : ", ") + name;
-    throw std::invalid_argument("rtl backend: no Verilated core for preset '" + preset +
-                                "' in this build (built: " + known + ")");
-  }
-  return it->second(mem);
+  return make_core_sim(preset, mem, CoreLoader{});
+}
+
+std::unique_ptr<CoreSim> make_core_sim(const std::string& preset, const MemoryModelConfig& mem,
+                                       const CoreLoader& loader) {
+  if (const CoreFactory* f = compiled_core(preset)) return f->make(mem);
+  // The one place a preset not compiled in goes on: the loader of cores built at run time.
+  if (loader) return loader(preset, mem);
+  throw std::invalid_argument("rtl backend: no Verilated core for preset '" + preset +
+                              "' in this build (built: " + compiled_names() + ")");
 }
 
 }  // namespace tpuemu::sim
