@@ -306,6 +306,20 @@ TEST_P(Conformance, ShippedModelsAreBitExact) {
   }
 }
 
+// The suite runs over every backend only if the program's backend list holds every backend: the
+// list tpuemu_device generates from the build's options (all on by default), as the CLI links it.
+// A program with another list (unit_device: fake and remote://) names only its own.
+TEST(BackendList, HoldsEveryBackendOfTheBuild) {
+  Preset p;
+  p.name = "small";
+  try {
+    open_device("fpga", p);
+    ADD_FAILURE() << "backend fpga was opened";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "device: unknown backend 'fpga' (known: fake, remote://host:port, rtl, tlm, tlm-at)");
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, Conformance, ::testing::ValuesIn(backends()),
                          [](const auto& info) {
                            std::string name = info.param;

@@ -5,8 +5,6 @@
 
 #include <fmt/format.h>
 
-#include "backends.h"
-
 namespace tpuemu {
 
 void DeviceBackendRegistry::add(DeviceBackend backend) {
@@ -71,15 +69,6 @@ void DeviceBackendRegistry::check_transport(std::string_view backend, const Pres
                                             const DeviceOptions& options) const {
   const DeviceBackend& b = in_process(backend);
   if (b.check) b.check(preset, options);
-}
-
-DeviceBackendRegistry built_in_device_backends() {
-  DeviceBackendRegistry registry;
-  register_rtl_backend(registry);
-  register_fake_backend(registry);
-  register_tlm_backend(registry);
-  register_remote_backend(registry);
-  return registry;
 }
 
 }  // namespace tpuemu

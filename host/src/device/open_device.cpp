@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Backend selection by name: each backend lives in its own folder and registers itself in the
-// registry (backend_registry.h); open_device() opens it and checks its CONFIG against the preset.
+// Backend selection by name: each backend lives in its own folder and library, and a program's
+// backend list registers them (backend_registry.h); open_device() opens one and checks its CONFIG
+// against the preset. open_device() by name alone, over built_in_device_backends(), is defined
+// with that list.
 #include <fmt/format.h>
 
 #include "tpuemu/config/config.h"
@@ -25,9 +27,9 @@ void check_config(const Device& dev, const Preset& preset) {
 
 }  // namespace
 
-std::unique_ptr<Device> open_device(std::string_view backend, const Preset& preset,
-                                    const DeviceOptions& options) {
-  std::unique_ptr<Device> dev = built_in_device_backends().open(backend, preset, options);
+std::unique_ptr<Device> open_device(const DeviceBackendRegistry& registry, std::string_view backend,
+                                    const Preset& preset, const DeviceOptions& options) {
+  std::unique_ptr<Device> dev = registry.open(backend, preset, options);
   if (options.check_config) check_config(*dev, preset);
   return dev;
 }

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Device backends by name, as IREE's HAL drivers register themselves: each backend folder
-// (host/src/device/<backend>/) has one registration function that adds its name, a description
-// and a factory; open_device() looks the name up here. Nothing in the registry names a backend's
-// types, so the layers above never depend on one backend.
+// (host/src/device/<backend>/) is its own library with one registration function,
+// `void register_<backend>_backend(DeviceBackendRegistry&)`, that adds its name, a description and
+// a factory; open_device() looks the name up here. Nothing in the registry names a backend's
+// types, so the layers above never depend on one backend, and a program links only the backends
+// of its list (host/src/device/CMakeLists.txt).
 #pragma once
 
 #include <functional>
@@ -57,7 +59,13 @@ class DeviceBackendRegistry {
   std::vector<DeviceBackend> backends_;
 };
 
-// The backends built into this binary (a new registry each call: there is no global one).
+// The backends built into this binary (a new registry each call: there is no global one). Defined
+// by the program's generated backend list (tpuemu_device: every backend this build enables).
 DeviceBackendRegistry built_in_device_backends();
+
+// open_device() over a given registry: opens the named backend and checks its CONFIG against the
+// preset (options.check_config).
+std::unique_ptr<Device> open_device(const DeviceBackendRegistry& registry, std::string_view backend,
+                                    const Preset& preset, const DeviceOptions& options = {});
 
 }  // namespace tpuemu

@@ -6,7 +6,7 @@
 
 #include "tpuemu/base/error.h"
 
-#include "../backends.h"
+#include "tpuemu/device/backend_registry.h"
 #include "functional_core.h"
 
 namespace tpuemu {
@@ -57,6 +57,7 @@ std::unique_ptr<Transport> open_fake_transport(const Preset& preset, const Devic
   shape.smem_words = preset.smem_words;
   shape.hbm_bytes = preset.hbm.capacity_bytes;
   return std::make_unique<FakeTransport>(std::make_unique<fake::FunctionalCore>(shape));
+// Called by the backend list of each program that links it (host/src/device/CMakeLists.txt).
 }
 
 }  // namespace

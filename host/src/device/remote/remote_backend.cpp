@@ -12,7 +12,7 @@
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
-#include "../backends.h"
+#include "tpuemu/device/backend_registry.h"
 #include "remote_address.h"
 #include "tpuemu/config/config.h"
 #include "tpuemu/device/protocol.h"
@@ -318,6 +318,7 @@ std::unique_ptr<Device> open_remote(std::string_view backend, const Preset& pres
 
 }  // namespace
 
+// Called by the backend list of each program that links it (host/src/device/CMakeLists.txt).
 void register_remote_backend(DeviceBackendRegistry& registry) {
   registry.add({.name = "remote://",
                 .description = "a device behind `tpuemu serve` or a board, over TCP (remote://host:port[?timeout=S])",

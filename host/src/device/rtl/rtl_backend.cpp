@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The in-process "rtl" backend: the Verilated core (CoreSim) behind the firmware's simulator HAL
 // (sim_core_transport.h).
-#include "../backends.h"
+#include "tpuemu/device/backend_registry.h"
 #include "../sim_core_transport.h"
 
 #include <stdexcept>

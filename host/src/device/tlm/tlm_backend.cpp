@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "../backends.h"
+#include "tpuemu/device/backend_registry.h"
 #include "../sim_core_transport.h"
 #include "tpuemu/base/error.h"
 #include "tpuemu/tlm/tlm_core_sim.h"
@@ -47,6 +47,7 @@ std::unique_ptr<Transport> open_tlm_transport(const Preset& preset, const Device
     throw Error("device", fmt::format("backend {}: cannot start the model for preset '{}': {}", name, preset.name, e.what()));
   }
   parts.hal = std::make_unique<fw::SimHal>(*parts.core);
+// Called by the backend list of each program that links it (host/src/device/CMakeLists.txt).
   return std::make_unique<SimCoreTransport>(std::move(parts), name, memory_source_of(preset, "TLM HBM timing model"));
 }
 
