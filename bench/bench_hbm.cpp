@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // One HBM stack through the Verilated RTL controller and the DRAM device model (HbmSystem), driven
-// by the replay of `tpuemu hbm` (host/src/hbm_replay/hbm_trace.cpp, docs/hbm-trace.md):
+// by the replay of `tpuemu hbm` (host/src/hbm_replay/hbm_replay.cpp, docs/hbm-trace.md):
 //
 //   BM_HbmStream/<set>  sequential 64-byte reads from address 0
 //   BM_HbmRandom/<set>  uniformly random 64-byte reads over the capacity (seed 1)

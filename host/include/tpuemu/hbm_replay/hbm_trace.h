@@ -82,9 +82,13 @@ struct HbmPatternOptions {
 std::unique_ptr<HbmRequestSource> hbm_pattern_source(const HbmTimingSet& set,
                                                      const HbmPatternOptions& options);
 
+// The bytes of one request, one burst; the replay aligns addresses down to it.
+inline constexpr std::uint64_t kHbmBurstBytes = 64;
+
 // The 64 bytes a write carries: a function of the burst address and the write's sequence number
 // (1, 2, ... over the run), so every write is distinguishable and reads can be checked.
-void hbm_write_data(std::uint64_t burst_address, std::uint64_t write_seq, std::uint8_t out[64]);
+void hbm_write_data(std::uint64_t burst_address, std::uint64_t write_seq,
+                    std::uint8_t out[kHbmBurstBytes]);
 
 struct HbmReplayOptions {
   bool closed_page = false;
