@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Offline planner (docs/planner.md) on tight guillotine instances (tests/unit/planner_instances.h:
+// Offline planner (docs/allocation.md) on tight guillotine instances (tests/unit/planner_instances.h:
 // peak live bytes == capacity at every time step, a placement within the capacity exists):
 //
 //   BM_Plan/<shape>/<rules>/<buffers>/<seed>   one plan_buffers() call, 30 s search budget
@@ -41,7 +41,7 @@
 
 namespace {
 
-using namespace tpuemu::alloc;
+using namespace tpuemu::plan;
 
 struct Figure {
   std::string shape;

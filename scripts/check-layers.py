@@ -13,9 +13,14 @@ other tpuemu/ namespaces (the simulator's tpuemu/sim/, the firmware's tpuemu/fw/
 tpuemu/spec/) are libraries outside host/ and are not checked here; the CMake link lines decide
 their use.
 
+A layer's names live in its own namespace: a file of layer X may open `namespace tpuemu` or
+`namespace tpuemu::X[::...]`, never `namespace tpuemu::Y` of another layer Y, so that the
+qualified name of anything says which library and which folder hold it.
+
 Usage: check-layers.py [--host DIR] [--layers FILE] [--stamp FILE]
 Exit status: 0 no violation (the stamp file is written), 1 violations (one line each on stderr,
-"file:line: layer X includes layer Y (not below it)"), 2 an unreadable or malformed table.
+"file:line: layer X includes layer Y (not below it)" or "file:line: layer X opens namespace
+tpuemu::Y (layer Y's)"), 2 an unreadable or malformed table.
 """
 
 import argparse
@@ -26,6 +31,7 @@ from pathlib import Path
 
 SOURCE_SUFFIXES = {".h", ".hpp", ".hh", ".ipp", ".inc", ".c", ".cc", ".cpp", ".cxx"}
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
+NAMESPACE_RE = re.compile(r'^\s*namespace\s+tpuemu::([a-z][a-z0-9_]*)\b')
 
 
 class TableError(Exception):
@@ -135,12 +141,15 @@ def check_includes(host, below):
             text = path.read_text(encoding="utf-8", errors="replace")
             for number, line in enumerate(text.splitlines(), start=1):
                 match = INCLUDE_RE.match(line)
-                if not match:
-                    continue
-                target = included_layer(match.group(2), match.group(1), path, host, below)
-                if target is not None and target != layer and target not in below[layer]:
-                    violations.append(f"{shown(path)}:{number}: layer {layer} includes layer "
-                                      f"{target} (not below it)")
+                if match:
+                    target = included_layer(match.group(2), match.group(1), path, host, below)
+                    if target is not None and target != layer and target not in below[layer]:
+                        violations.append(f"{shown(path)}:{number}: layer {layer} includes layer "
+                                          f"{target} (not below it)")
+                match = NAMESPACE_RE.match(line)
+                if match and match.group(1) in below and match.group(1) != layer:
+                    violations.append(f"{shown(path)}:{number}: layer {layer} opens namespace "
+                                      f"tpuemu::{match.group(1)} (layer {match.group(1)}'s)")
     return violations
 
 

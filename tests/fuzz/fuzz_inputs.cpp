@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// libFuzzer harness for the readers of user files (issues 9 and 11): JSON documents with positions
+// libFuzzer harness for the readers of user files (docs/fuzzing.md): JSON documents with positions
 // and the preset, timing-set, model (model, mlp and matmul files) and serving-CNN loaders on top,
 // allocation traces, the planner's CSV, HBM request traces, the assembler and the HLO text reader.
 // TPUEMU_FUZZ_TARGET=json|preset|timing|model|cnn|trace|plan|hbm|asm|hlo picks one (scripts/fuzz.sh
@@ -70,7 +70,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     } else if (t == "trace") {
       (void)tpuemu::alloc::parse_alloc_trace(text, "fuzz.csv");
     } else if (t == "plan") {
-      (void)tpuemu::alloc::parse_plan_csv(text, "fuzz.csv");
+      (void)tpuemu::plan::parse_plan_csv(text, "fuzz.csv");
     } else if (t == "hbm") {
       (void)tpuemu::parse_hbm_trace(text, "fuzz.trace", *g_hbm_set);
     } else if (t == "asm") {

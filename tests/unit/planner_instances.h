@@ -3,7 +3,7 @@
 // rectangle time [0, T) x memory [0, C) cut into buffers by random guillotine cuts. Every time
 // step is then exactly full (peak live == capacity everywhere), so a placement within C exists
 // (the cut pattern) but leaves no slack: decreasing-size best fit overshoots C by ~20-40% on them
-// (docs/planner.md), while the exact search has to rebuild the packing.
+// (docs/allocation.md), while the exact search has to rebuild the packing.
 #pragma once
 
 #include <algorithm>
@@ -17,7 +17,7 @@
 
 #include "tpuemu/plan/planner.h"
 
-namespace tpuemu::alloc::testing {
+namespace tpuemu::plan::testing {
 
 struct PlanInstance {
   std::vector<PlanBuffer> buffers;
@@ -28,7 +28,7 @@ struct PlanInstance {
 // The default shape is that of the "challenging" benchmarks published with MiniMalloc
 // (github.com/google/minimalloc, benchmarks/challenging: a 2^20-step horizon and a 1-MiB
 // capacity in 1-KiB units). coarse_grid() cuts a 2n x 2n grid instead: many buffers then share
-// their endpoints, which makes far harder instances for the search (docs/planner.md).
+// their endpoints, which makes far harder instances for the search (docs/allocation.md).
 struct GuillotineShape {
   std::int64_t time_steps = std::int64_t{1} << 20;  // T; 0: 2 * count
   std::uint64_t memory_units = 1024;                 // C / unit; 0: 2 * count
@@ -94,4 +94,4 @@ inline PlanInstance guillotine_instance(std::size_t count, std::uint64_t seed, G
   return inst;
 }
 
-}  // namespace tpuemu::alloc::testing
+}  // namespace tpuemu::plan::testing

@@ -42,7 +42,7 @@ BufferSet make(std::vector<B> rows) {
 
 // nullopt when no two buffers live at a common position overlap in address.
 std::optional<std::string> overlap(const BufferSet& set, const Placement& p) {
-  std::vector<alloc::PlanBuffer> plan;
+  std::vector<plan::PlanBuffer> plan;
   std::vector<std::uint64_t> offsets;
   for (std::size_t i = 0; i < set.buffers.size(); ++i) {
     const LiveBuffer& b = set.buffers[i];
@@ -50,7 +50,7 @@ std::optional<std::string> overlap(const BufferSet& set, const Placement& p) {
     plan.push_back({b.name, b.start, b.end + 1, b.bytes, 1});
     offsets.push_back(p.offsets.at(i));
   }
-  return alloc::check_placement(plan, offsets, std::max<std::uint64_t>(p.heap_bytes, 1));
+  return plan::check_placement(plan, offsets, std::max<std::uint64_t>(p.heap_bytes, 1));
 }
 
 // docs/hlo.md, example 1: the spatial order wins (7 bytes; temporal 8).

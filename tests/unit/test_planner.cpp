@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Offline memory planner (docs/planner.md): greedy, exact search, infeasibility, timeout,
+// Offline memory planner (docs/allocation.md): greedy, exact search, infeasibility, timeout,
 // alignment, placement checking and the MiniMalloc CSV.
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include "test_support.h"
 #include "tpuemu/plan/planner.h"
 
-namespace tpuemu::alloc {
+namespace tpuemu::plan {
 namespace {
 
 using test::error_of;
@@ -34,7 +34,7 @@ TEST(Planner, GeneratedInstancesAreTightAndTheCutPatternIsValid) {
 }
 
 TEST(Planner, GreedyOvershootsTightInstances) {
-  // Decreasing-size best fit alone needs ~30-50% more than the capacity on these (docs/planner.md).
+  // Decreasing-size best fit alone needs ~30-50% more than the capacity on these (docs/allocation.md).
   double sum = 0;
   for (std::uint64_t seed = 1; seed <= 8; ++seed) {
     const auto inst = testing::guillotine_instance(300, seed);
@@ -49,7 +49,7 @@ TEST(Planner, GreedyOvershootsTightInstances) {
   EXPECT_LE(sum / 8, 50.0);
 }
 
-// The search takes milliseconds on these (docs/planner.md); the 20 s timeout only keeps a loaded
+// The search takes milliseconds on these (docs/allocation.md); the 20 s timeout only keeps a loaded
 // machine from flaking.
 void expect_solved(std::size_t count, std::uint64_t seed, testing::GuillotineShape shape = {}) {
   const auto inst = testing::guillotine_instance(count, seed, shape);
@@ -101,7 +101,7 @@ TEST(Planner, FirstFitInLifetimeOrderBeatsDecreasingSizeBestFit) {
   EXPECT_EQ(check_placement(b, tight.offsets, 6), std::nullopt);
 }
 
-// Issue 9, defect 8: sizes near 2^64 do not wrap the peak around; --timeout 0 means greedy only.
+// Hardening: sizes near 2^64 do not wrap the peak around; --timeout 0 means greedy only.
 TEST(Planner, HugeSizesDoNotOverflowThePeak) {
   constexpr std::uint64_t kHalf = (std::uint64_t{1} << 63) - 1;
   const std::vector<PlanBuffer> buffers = {{"a", 0, 4, kHalf}, {"b", 0, 4, kHalf}, {"c", 0, 4, kHalf}};
@@ -329,4 +329,4 @@ TEST(PlanCsv, RoundTrip) {
 }
 
 }  // namespace
-}  // namespace tpuemu::alloc
+}  // namespace tpuemu::plan

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The planner corpus (tests/data/planner, scripts/gen-planner-corpus.py; docs/planner.md
+// The planner corpus (tests/data/planner, scripts/gen-planner-corpus.py; docs/allocation.md
 // "Corpus"): every feasible instance solved at 1.0x its capacity (peak live bytes) and its
 // placement re-validated, every infeasible one proved infeasible by the search, each in three row
 // orders with the same result and node count. Small random instances checked by exhaustion catch
@@ -17,7 +17,7 @@
 
 #include "tpuemu/plan/planner.h"
 
-namespace tpuemu::alloc {
+namespace tpuemu::plan {
 namespace {
 
 const std::string kCorpus = std::string(TPUEMU_TEST_DATA_DIR) + "/planner";
@@ -167,4 +167,4 @@ TEST(PlannerRules, SearchAgreesWithExhaustionOnSmallInstances) {
 }
 
 }  // namespace
-}  // namespace tpuemu::alloc
+}  // namespace tpuemu::plan

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// `tpuemu plan FILE.csv --capacity N`: the offline memory planner (docs/planner.md).
+// `tpuemu plan FILE.csv --capacity N`: the offline memory planner (docs/allocation.md).
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -45,22 +45,22 @@ int run_plan(const PlanArgs& a) {
   CommandOutputs out(a.common);
   const std::uint64_t capacity = alloc::parse_bytes(a.capacity);  // validated by the option
   const std::string output = a.common.out.empty() ? default_output(a.input) : a.common.out;
-  // A plan CSV may be planned in place (its rows come back with an offset column, docs/planner.md);
+  // A plan CSV may be planned in place (its rows come back with an offset column, docs/allocation.md);
   // an allocation trace (--space) is another format and never replaced by a plan.
   if (!a.space.empty()) out.input(a.input, "the allocation trace");
   out.check(output, "-o");
-  const auto buffers = a.space.empty() ? alloc::read_plan_csv(a.input)
-                                       : alloc::plan_buffers_from_trace(alloc::read_alloc_trace(a.input), a.space);
+  const auto buffers = a.space.empty() ? plan::read_plan_csv(a.input)
+                                       : plan::plan_buffers_from_trace(alloc::read_alloc_trace(a.input), a.space);
   if (buffers.empty()) throw Error(a.input, a.space.empty() ? "no buffers" : fmt::format("no buffers in space '{}'", a.space));
-  alloc::PlanOptions options;
+  plan::PlanOptions options;
   options.capacity = capacity;
   options.timeout_seconds = a.timeout;
-  const alloc::PlanResult r = alloc::plan_buffers(buffers, options);
-  const bool write = r.status != alloc::PlanStatus::Infeasible;
-  if (write) out.file(output, alloc::plan_csv_text(buffers, r.offsets));
+  const plan::PlanResult r = plan::plan_buffers(buffers, options);
+  const bool write = r.status != plan::PlanStatus::Infeasible;
+  if (write) out.file(output, plan::plan_csv_text(buffers, r.offsets));
 
-  const char* status = r.status == alloc::PlanStatus::Solved ? "solved"
-                       : r.status == alloc::PlanStatus::Timeout ? "timeout" : "infeasible";
+  const char* status = r.status == plan::PlanStatus::Solved ? "solved"
+                       : r.status == plan::PlanStatus::Timeout ? "timeout" : "infeasible";
   if (a.common.json) {
     nlohmann::json j = {{"file", a.input}, {"buffers", buffers.size()}, {"capacity", capacity},
                         {"peak_live_bytes", r.peak_live_bytes}, {"greedy_height", r.greedy_height},
@@ -74,15 +74,15 @@ int run_plan(const PlanArgs& a) {
     text += fmt::format("{}: {} buffers\n", a.input, buffers.size());
     text += fmt::format("  peak live bytes   {} ({:.1f}% of the capacity {})\n", r.peak_live_bytes,
                              pct(r.peak_live_bytes, capacity), capacity);
-    if (r.status != alloc::PlanStatus::Infeasible || r.greedy_height != 0) {
+    if (r.status != plan::PlanStatus::Infeasible || r.greedy_height != 0) {
       text += fmt::format("  greedy height     {} ({:.1f}% of the capacity)\n", r.greedy_height,
                                pct(r.greedy_height, capacity));
     }
-    if (r.status == alloc::PlanStatus::Solved) {
+    if (r.status == plan::PlanStatus::Solved) {
       if (r.solved_by_greedy) text += "  result            solved by greedy (decreasing size, best fit)\n";
       else text += fmt::format("  result            solved by search in {:.3f} s ({} nodes)\n", r.seconds, r.search_nodes);
       text += fmt::format("  height            {} ({:.1f}% of the capacity)\n", r.height, pct(r.height, capacity));
-    } else if (r.status == alloc::PlanStatus::Timeout) {
+    } else if (r.status == plan::PlanStatus::Timeout) {
       text += fmt::format("  result            timeout after {} search nodes; best placement {} bytes\n",
                                r.search_nodes, r.height);
     } else {
@@ -92,8 +92,8 @@ int run_plan(const PlanArgs& a) {
     out.print(text);
   }
   out.commit();
-  if (r.status == alloc::PlanStatus::Infeasible) throw Error(a.input, fmt::format("infeasible: {}", r.reason));
-  if (r.status == alloc::PlanStatus::Timeout) {
+  if (r.status == plan::PlanStatus::Infeasible) throw Error(a.input, fmt::format("infeasible: {}", r.reason));
+  if (r.status == plan::PlanStatus::Timeout) {
     std::fprintf(stderr, "tpuemu: %s: %s (written to %s)\n", a.input.c_str(), r.reason.c_str(), output.c_str());
     return kExitTimeout;
   }
@@ -110,7 +110,7 @@ Subcommand add_plan_command(CLI::App& app) {
       ->required()
       ->check(byte_count());
   cmd->add_option("--space", args->space,
-                  "Plan an allocation trace (docs/alloc-trace.md) instead: the buffers of this space, "
+                  "Plan an allocation trace (docs/allocation.md) instead: the buffers of this space, "
                   "lifetimes in event order");
   cmd->add_option("--timeout", args->timeout, "Seconds of exact search before giving up (exit 4); 0: greedy only")
       ->check(finite_in(0, 1e6));

@@ -75,7 +75,7 @@ struct RunArgs {
   std::optional<std::string> shard, mesh;
   std::optional<unsigned> jobs;
   bool no_overlap = false;
-  bool sharded() const { return devices || shard || shard::launched_by_mpirun(); }
+  bool sharded() const { return devices || shard || shard_mpi::launched_by_mpirun(); }
 };
 
 // `--allocator all`: the device runs once with the default policy and the run's HBM allocation
@@ -199,11 +199,11 @@ int run_sharded_command(const RunArgs& a, CommandOutputs& out, const Preset& pre
   if (!a.alloc_trace_file.empty()) throw UsageError("--alloc-trace", "writes one device's trace; not with --devices (-o DIR has every device's memory map)");
   if (!a.wave_file.empty()) throw UsageError("--wave", "records one device; not with --devices");
   if (a.allocator == kEveryAllocator) throw UsageError("--allocator all", "replays one device's trace; not with --devices");
-  std::optional<shard::MpiSession> mpi;
+  std::optional<shard_mpi::MpiSession> mpi;
   std::unique_ptr<shard::Exchange> exchange;
-  if (shard::launched_by_mpirun()) {
+  if (shard_mpi::launched_by_mpirun()) {
     mpi.emplace();
-    exchange = std::make_unique<shard::MpiExchange>(*mpi);
+    exchange = std::make_unique<shard_mpi::MpiExchange>(*mpi);
   } else {
     exchange = std::make_unique<shard::LocalExchange>();
   }

@@ -79,9 +79,9 @@ int run_sweep_command(const SweepArgs& a) {
 
   // Under mpirun the points are dealt out to the ranks (point i to rank i % R); rank 0 gathers
   // the rows and writes the outputs, the others exit with its code.
-  std::optional<shard::MpiSession> mpi;
-  std::optional<shard::MpiExchange> exchange;
-  if (shard::launched_by_mpirun()) {
+  std::optional<shard_mpi::MpiSession> mpi;
+  std::optional<shard_mpi::MpiExchange> exchange;
+  if (shard_mpi::launched_by_mpirun()) {
     mpi.emplace();
     exchange.emplace(*mpi);
   }

@@ -40,18 +40,18 @@ bool VmemPlacer::place(std::span<const std::string> names, std::span<const std::
     }
     return true;
   }
-  std::vector<alloc::PlanBuffer> buffers;
+  std::vector<plan::PlanBuffer> buffers;
   std::vector<std::size_t> index;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     if (rows[i] == 0) continue;
     buffers.push_back({names[i], 0, 1, rows[i] * row_bytes, row_bytes});
     index.push_back(i);
   }
-  alloc::PlanOptions options;
+  plan::PlanOptions options;
   options.capacity = std::uint64_t{preset_.vmem_rows} * row_bytes;
   options.timeout_seconds = 1;
-  const alloc::PlanResult plan = alloc::plan_buffers(buffers, options);
-  if (plan.status != alloc::PlanStatus::Solved) {
+  const plan::PlanResult plan = plan::plan_buffers(buffers, options);
+  if (plan.status != plan::PlanStatus::Solved) {
     failure_ = fmt::format("VMEM plan: {}", plan.reason);
     return false;
   }

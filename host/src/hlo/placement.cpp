@@ -95,7 +95,7 @@ Placement place_planner(const BufferSet& set, const PlacementOptions& options) {
   detail::check_buffers(set);
   // The planner's lifetimes are half-open [lower, upper): a buffer live through position `end`
   // is dead from end + 1. It rejects 0-byte buffers; they sit at offset 0 as in XLA.
-  std::vector<alloc::PlanBuffer> plan;
+  std::vector<plan::PlanBuffer> plan;
   std::vector<std::size_t> index;  // plan row -> buffer
   const std::uint64_t alignment = std::max<std::uint64_t>(options.alignment, 1);
   for (std::size_t i = 0; i < set.buffers.size(); ++i) {
@@ -117,9 +117,9 @@ Placement place_planner(const BufferSet& set, const PlacementOptions& options) {
            std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   };
   const auto attempt = [&](std::uint64_t capacity) {
-    return alloc::plan_buffers(plan, {.capacity = capacity, .timeout_seconds = std::max(remaining(), 0.0)});
+    return plan::plan_buffers(plan, {.capacity = capacity, .timeout_seconds = std::max(remaining(), 0.0)});
   };
-  const auto take = [&](const alloc::PlanResult& r) {
+  const auto take = [&](const plan::PlanResult& r) {
     if (r.offsets.size() != plan.size()) return false;
     for (std::size_t k = 0; k < plan.size(); ++k) p.offsets[index[k]] = r.offsets[k];
     return true;
@@ -128,10 +128,10 @@ Placement place_planner(const BufferSet& set, const PlacementOptions& options) {
   std::string how;
   if (options.capacity) {
     // A capacity to meet: one run, its outcome as the planner gives it.
-    const alloc::PlanResult r = attempt(*options.capacity);
+    const plan::PlanResult r = attempt(*options.capacity);
     nodes = r.search_nodes;
-    if (r.status == alloc::PlanStatus::Infeasible) p.failure = r.reason;
-    p.timed_out = r.status == alloc::PlanStatus::Timeout;
+    if (r.status == plan::PlanStatus::Infeasible) p.failure = r.reason;
+    p.timed_out = r.status == plan::PlanStatus::Timeout;
     if (!take(r)) p.offsets.clear();
     how = fmt::format("capacity {} bytes{}", *options.capacity, r.reason.empty() ? std::string() : fmt::format("; {}", r.reason));
   } else {
@@ -143,13 +143,13 @@ Placement place_planner(const BufferSet& set, const PlacementOptions& options) {
     bool have = false;
     std::uint64_t target = lo;
     for (;;) {
-      const alloc::PlanResult r = attempt(target);
+      const plan::PlanResult r = attempt(target);
       nodes += r.search_nodes;
-      if (r.status == alloc::PlanStatus::Solved) {
+      if (r.status == plan::PlanStatus::Solved) {
         have = take(r);
         hi = std::min(hi, r.height);
         if (hi <= lo) break;
-      } else if (r.status == alloc::PlanStatus::Infeasible) {
+      } else if (r.status == plan::PlanStatus::Infeasible) {
         lo = target + 1;
       } else {
         p.timed_out = true;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// MiniMalloc CSV for the planner (docs/planner.md): header `id,lower,upper,size[,alignment]`
+// MiniMalloc CSV for the planner (docs/allocation.md): header `id,lower,upper,size[,alignment]`
 // (any order; an `offset` column is ignored on input), one buffer per row. MiniMalloc's newer
 // spelling `buffer,start,end,size` (its published benchmarks) is read too.
 #include <algorithm>
@@ -19,9 +19,11 @@
 #include "tpuemu/base/error.h"
 #include "tpuemu/plan/planner.h"
 
-namespace tpuemu::alloc {
+namespace tpuemu::plan {
 
 namespace {
+
+using alloc::CsvReader;
 
 std::vector<PlanBuffer> read_buffers(CsvReader csv) {
   // The header's spelling: `id,lower,upper` or MiniMalloc's newer `buffer,start,end`.
@@ -96,4 +98,4 @@ void write_plan_csv(const std::filesystem::path& path, std::span<const PlanBuffe
   write_file_atomically(path, plan_csv_text(buffers, offsets));
 }
 
-}  // namespace tpuemu::alloc
+}  // namespace tpuemu::plan

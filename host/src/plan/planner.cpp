@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Offline memory planner (docs/planner.md): peak-live lower bound, two greedy placements (XLA's
+// Offline memory planner (docs/allocation.md): peak-live lower bound, two greedy placements (XLA's
 // global decreasing-size best fit and first fit in lifetime order; the lower wins per
 // time-connected group), then an exact MiniMalloc-style search (planner_search.cpp) on every
 // time-connected group of buffers still too high.
@@ -21,7 +21,7 @@
 #include "planner_search.h"
 #include "tpuemu/base/error.h"
 
-namespace tpuemu::alloc {
+namespace tpuemu::plan {
 namespace {
 
 using detail::add_sat;
@@ -384,4 +384,4 @@ PlanResult plan_buffers(std::span<const PlanBuffer> buffers, const PlanOptions& 
   return r;
 }
 
-}  // namespace tpuemu::alloc
+}  // namespace tpuemu::plan

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The exact search of the offline planner (docs/planner.md), after the ideas of MiniMalloc
+// The exact search of the offline planner (docs/allocation.md), after the ideas of MiniMalloc
 // (M. Moffitt, "MiniMalloc: A Lightweight Memory Allocator for Hardware-Accelerated Machine
 // Learning", ASPLOS 2023), written from the published description.
 //
@@ -44,7 +44,7 @@
 #include <optional>
 #include <utility>
 
-namespace tpuemu::alloc::detail {
+namespace tpuemu::plan::detail {
 namespace {
 
 constexpr std::uint64_t kNone = std::numeric_limits<std::uint64_t>::max();
@@ -320,7 +320,7 @@ class Search {
     for (std::size_t i = 0; i < n; ++i) hash_ ^= key_of_buffer(i);  // the unplaced set
     // Candidate order, a portfolio across restarts (preorder()): longest lifetime, largest area
     // (lifetime x size) or largest size first. Each solves instances the others take millions of
-    // nodes on (docs/planner.md "A portfolio of preorders across restarts").
+    // nodes on (docs/allocation.md "A portfolio of preorders across restarts").
     std::vector<double> weight(n);
     for (std::size_t i = 0; i < n; ++i) {
       const double life = static_cast<double>(buffers_[i].upper - buffers_[i].lower);
@@ -725,7 +725,7 @@ class Search {
   // most the floor of each of its sections, so for a buffer b whose lowest offset is f the
   // support is an unplaced c, which does not cross s (it would be lower in s than b) and whose
   // top is at least lowest_offset(c) + size(c); b's offset is above f, a multiple of the gcd
-  // like every offset, hence at least f + gcd. docs/planner.md "Raising to a supported height".
+  // like every offset, hence at least f + gcd. docs/allocation.md "Raising to a supported height".
   // supports_outside(s): per section j, the lowest top an unplaced buffer crossing j and not s
   // can have (kNone: none).
   void supports_outside(int s) {
@@ -888,7 +888,7 @@ class Search {
     gaps_[section].pop_back();
   }
 
-  // Dominance (docs/planner.md "Dominance"): after section s was raised, a state where some
+  // Dominance (docs/allocation.md "Dominance"): after section s was raised, a state where some
   // unplaced buffer b crossing s fits wholly inside the gaps of all its sections is dead. Any
   // placement extending the state has b above those gaps, so b could move down into them; the
   // search only needs to find a placement where no buffer can (one of least total offset), and
@@ -1006,4 +1006,4 @@ SearchResult search_placement(std::span<const SearchBuffer> buffers, std::uint64
   return result;
 }
 
-}  // namespace tpuemu::alloc::detail
+}  // namespace tpuemu::plan::detail

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Private to the planner (planner.cpp, planner_search.cpp): the exact branch-and-bound search of
-// docs/planner.md, run on one time-connected group of buffers.
+// docs/allocation.md, run on one time-connected group of buffers.
 #pragma once
 
 #include <chrono>
@@ -8,7 +8,7 @@
 #include <span>
 #include <vector>
 
-namespace tpuemu::alloc::detail {
+namespace tpuemu::plan::detail {
 
 struct SearchBuffer {
   std::int64_t lower = 0, upper = 0;  // half-open, lower < upper
@@ -62,4 +62,4 @@ inline bool exceeds(std::uint64_t a, std::uint64_t b, std::uint64_t c, std::uint
   return Wide{a} + b + c > limit;
 }
 
-}  // namespace tpuemu::alloc::detail
+}  // namespace tpuemu::plan::detail

@@ -5,13 +5,13 @@
 #include <cstdint>
 #include <unordered_map>
 
-namespace tpuemu::alloc {
+namespace tpuemu::plan {
 
-std::vector<PlanBuffer> plan_buffers_from_trace(const AllocTrace& trace, const std::string& space) {
+std::vector<PlanBuffer> plan_buffers_from_trace(const alloc::AllocTrace& trace, const std::string& space) {
   std::vector<PlanBuffer> buffers;
   std::unordered_map<std::string, std::size_t> live;
   std::int64_t index = 0;
-  for (const TraceEvent& e : trace.events) {
+  for (const alloc::TraceEvent& e : trace.events) {
     ++index;
     if (e.space != space) continue;
     if (e.alloc) {
@@ -28,4 +28,4 @@ std::vector<PlanBuffer> plan_buffers_from_trace(const AllocTrace& trace, const s
   return buffers;
 }
 
-}  // namespace tpuemu::alloc
+}  // namespace tpuemu::plan

@@ -184,9 +184,9 @@ HbmPlacement place_hbm_schedule(const HbmSchedule& sc, const Preset& preset, con
   const std::vector<Event> events = logical_events(sc);
   if (settings.plan_hbm) {
     p.method = "planner";
-    std::vector<alloc::PlanBuffer> buffers(sc.buffers.size());
+    std::vector<plan::PlanBuffer> buffers(sc.buffers.size());
     for (const Event& e : events) {
-      alloc::PlanBuffer& b = buffers[e.buffer];
+      plan::PlanBuffer& b = buffers[e.buffer];
       if (e.alloc) {
         b.id = sc.buffers[e.buffer].owner;
         b.lower = static_cast<std::int64_t>(e.time);
@@ -196,11 +196,11 @@ HbmPlacement place_hbm_schedule(const HbmSchedule& sc, const Preset& preset, con
         b.upper = static_cast<std::int64_t>(e.time);
       }
     }
-    alloc::PlanOptions options;
+    plan::PlanOptions options;
     options.capacity = preset.hbm.capacity_bytes;
     options.timeout_seconds = settings.plan_timeout_seconds;
-    const alloc::PlanResult plan = alloc::plan_buffers(buffers, options);
-    if (plan.status != alloc::PlanStatus::Solved) {
+    const plan::PlanResult plan = plan::plan_buffers(buffers, options);
+    if (plan.status != plan::PlanStatus::Solved) {
       throw Error(fmt::format("HBM plan: the run's {} buffers do not fit {} bytes: {}", buffers.size(),
                               preset.hbm.capacity_bytes, plan.reason));
     }

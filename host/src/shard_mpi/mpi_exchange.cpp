@@ -9,7 +9,7 @@
 
 #include "tpuemu/base/error.h"
 
-namespace tpuemu::shard {
+namespace tpuemu::shard_mpi {
 namespace {
 
 void check(int rc, const char* what) {
@@ -103,4 +103,4 @@ std::optional<std::string> MpiExchange::first_error(const std::optional<std::str
   return std::nullopt;
 }
 
-}  // namespace tpuemu::shard
+}  // namespace tpuemu::shard_mpi

@@ -2,7 +2,7 @@
 // Offline memory planning: buffers with known lifetimes and sizes get fixed offsets inside a fixed
 // capacity, so that no two buffers live at the same time overlap in address. The input is the CSV
 // of Google's MiniMalloc (id,lower,upper,size[,alignment]; lifetimes half-open [lower, upper));
-// the output is the same rows with an `offset` column. Algorithm and figures: docs/planner.md.
+// the output is the same rows with an `offset` column. Algorithm and figures: docs/allocation.md.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace tpuemu::alloc {
+namespace tpuemu::plan {
 
 struct PlanBuffer {
   std::string id;
@@ -25,17 +25,17 @@ struct PlanBuffer {
 struct PlanOptions {
   std::uint64_t capacity = 0;
   double timeout_seconds = 10;  // of the exact search; the greedy pass always runs
-  // The search's raise child goes to the next height a buffer can rest at (docs/planner.md
+  // The search's raise child goes to the next height a buffer can rest at (docs/allocation.md
   // "Raising to a supported height"); off: one gcd of the sizes up, as before (for measurement).
   bool supported_raise = true;
-  // A state where an unplaced buffer fits wholly in space a raise left empty is dead (docs/
-  // planner.md "Dominance"); off only for measurement.
+  // A state where an unplaced buffer fits wholly in space a raise left empty is dead
+  // (docs/allocation.md "Dominance"); off only for measurement.
   bool dominance = true;
   // In every section, the buffers whose lowest offset is at least t must fit above t, for every t
-  // (docs/planner.md "Staircase bound"); off only for measurement.
+  // (docs/allocation.md "Staircase bound"); off only for measurement.
   bool staircase = true;
-  // Restarts alternate two candidate orders (docs/planner.md "Portfolio"); off: every restart
-  // uses the first, for measurement.
+  // Restarts cycle through three candidate orders (docs/allocation.md "A portfolio of preorders
+  // across restarts"); off: every restart uses the first, for measurement.
   bool portfolio = true;
 };
 
@@ -80,4 +80,4 @@ std::string plan_csv_text(std::span<const PlanBuffer> buffers, std::span<const s
 void write_plan_csv(const std::filesystem::path& path, std::span<const PlanBuffer> buffers,
                     std::span<const std::uint64_t> offsets);
 
-}  // namespace tpuemu::alloc
+}  // namespace tpuemu::plan

@@ -9,11 +9,11 @@
 #include "tpuemu/alloc/alloc_trace.h"
 #include "tpuemu/plan/planner.h"
 
-namespace tpuemu::alloc {
+namespace tpuemu::plan {
 
 // The buffers of one space with the lifetimes the trace gives them, for the offline planner:
 // [index of the alloc event, index of the free event) in trace order; buffers never freed live to
 // the end. Offsets the planner finds are what an allocator knowing the future could do.
-std::vector<PlanBuffer> plan_buffers_from_trace(const AllocTrace& trace, const std::string& space);
+std::vector<PlanBuffer> plan_buffers_from_trace(const alloc::AllocTrace& trace, const std::string& space);
 
-}  // namespace tpuemu::alloc
+}  // namespace tpuemu::plan

@@ -11,7 +11,7 @@
 
 #include "tpuemu/shard/exchange.h"
 
-namespace tpuemu::shard {
+namespace tpuemu::shard_mpi {
 
 // True when this process was started by mpirun (OpenMPI's or PMIx's environment says so): only
 // then does tpuemu initialise MPI, so a plain `tpuemu run` never needs an MPI runtime.
@@ -31,7 +31,7 @@ class MpiSession {
   std::uint32_t rank_ = 0, ranks_ = 1;
 };
 
-class MpiExchange final : public Exchange {
+class MpiExchange final : public shard::Exchange {
  public:
   explicit MpiExchange(const MpiSession& session) : rank_(session.rank()), ranks_(session.ranks()) {}
   std::uint32_t rank() const override { return rank_; }
@@ -44,4 +44,4 @@ class MpiExchange final : public Exchange {
   std::uint32_t rank_, ranks_;
 };
 
-}  // namespace tpuemu::shard
+}  // namespace tpuemu::shard_mpi

@@ -7,3 +7,9 @@
 #include "tpuemu/plan/planner.h"
 #include "tpuemu/program/program.h"
 #include "vmem_placement.h"
+
+// No violation: the compile layer opens the root namespace, and a namespace that is no layer's.
+namespace tpuemu {
+namespace detail {}
+}  // namespace tpuemu
+namespace tpuemu::isa {}
