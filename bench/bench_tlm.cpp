@@ -21,6 +21,7 @@
 #include "bench_common.h"
 #include "tpuemu/compile/model.h"
 #include "tpuemu/run/runner.h"
+#include "tpuemu/sim_setup/core_shape.h"
 #include "tpuemu/tlm/mxu_arith.h"
 #include "tpuemu/tlm/tlm_core_sim.h"
 
@@ -44,7 +45,7 @@ std::map<RateKey, std::map<std::string, Rate>>& rates() {
 
 std::unique_ptr<sim::CoreSim> make_tlm(const Preset& p, const sim::MemoryModelConfig& mem) {
   tlm::TlmSimOptions o;
-  o.shape = {p.dim, p.vmem_rows, p.vmem_banks, p.acc_rows, p.smem_words, p.queue_depth, p.mem_outstanding};
+  o.shape = core_shape_from(p);
   o.clock_ghz = p.clock_ghz;
   o.memory = mem;
   return tlm::make_tlm_core_sim(o);

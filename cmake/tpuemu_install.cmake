@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# `cmake --install`: the SystemC IP blocks as a CMake package (docs/systemc-ip.md).
+# `cmake --install`: the SystemC IP blocks as a CMake package (docs/systemc.md).
 #   find_package(tpuemu REQUIRED)
 #   target_link_libraries(app PRIVATE tpuemu::systemc)   # a C++17 target
 # tpuemu::systemc brings the C++17 headers of sim/tlm/include/tpuemu/tlm, SystemC (found with
@@ -32,6 +32,9 @@ foreach(cxx20_header tlm_core_sim.h hbm_timing.h hbm_beat_timing.h)
   list(REMOVE_ITEM tpuemu_tlm_headers ${PROJECT_SOURCE_DIR}/sim/tlm/include/tpuemu/tlm/${cxx20_header})
 endforeach()
 install(FILES ${tpuemu_tlm_headers} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tpuemu/tlm COMPONENT systemc)
+# The clocked-core interface every model of the core implements (C++17, from sim/include).
+install(FILES ${PROJECT_SOURCE_DIR}/sim/include/tpuemu/sim/clocked_core.h
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tpuemu/sim COMPONENT systemc)
 
 install(EXPORT tpuemuTargets NAMESPACE tpuemu:: DESTINATION ${tpuemu_package_dir} COMPONENT systemc)
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/tpuemuConfig.cmake.in

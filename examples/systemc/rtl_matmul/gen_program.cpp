@@ -77,6 +77,10 @@ std::string header(const Preset& preset, const HbmTimingSet& set, const MatmulSp
     << "inline constexpr char kPreset[] = \"" << preset.name << "\";\n"
     << "inline constexpr std::uint32_t kDim = " << preset.dim << ";\n"
     << "inline constexpr double kClockGhz = " << preset.clock_ghz << ";\n"
+    << "// The rest of the core's shape (tpuemu::sim::CoreShape), for a TLM model of the same core.\n"
+    << "inline constexpr std::uint32_t kVmemRows = " << preset.vmem_rows << ", kVmemBanks = " << preset.vmem_banks
+    << ", kAccRows = " << preset.acc_rows << ",\n    kSmemWords = " << preset.smem_words
+    << ", kQueueDepth = " << preset.queue_depth << ", kMemOutstanding = " << preset.mem_outstanding << ";\n"
     << "// The preset's simple memory model (rtl_matmul --simple-memory).\n"
     << "inline constexpr std::uint64_t kHbmCapacity = " << preset.hbm.capacity_bytes << "u;\n"
     << "inline constexpr std::uint32_t kLatencyCycles = " << preset.hbm.latency_cycles << ";\n"

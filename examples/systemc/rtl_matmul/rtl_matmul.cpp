@@ -7,7 +7,7 @@
 // own int8 x int8 -> int32 matmul. Exit status 0 only when every element matches.
 //
 // The program, the operands' addresses and the CSR addresses come from rtl_matmul_program.h, which
-// the build generates with the project's compiler (gen_program.cpp): docs/systemc-ip.md.
+// the build generates with the project's compiler (gen_program.cpp): docs/systemc.md.
 //
 // Usage: rtl_matmul [--simple-memory] [QUANTUM_CYCLES]   (the core's temporal decoupling, default 1024)
 #include <chrono>
@@ -30,6 +30,7 @@
 #include "tpuemu/tlm/memory_target.h"
 #include "tpuemu/tlm/rtl_core.h"
 #include "tpuemu/tlm/simple_timing.h"
+#include "tpuemu/tlm/socket_support.h"
 
 namespace {
 
@@ -152,15 +153,10 @@ struct Firmware final : sc_core::sc_module {
   }
 
   std::uint32_t csr_access(std::uint32_t addr, std::uint32_t value, bool write) {
-    tlm::tlm_generic_payload p;
-    p.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
-    p.set_address(addr);
-    p.set_data_ptr(reinterpret_cast<unsigned char*>(&value));
-    p.set_data_length(4);
-    p.set_streaming_width(4);
     sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-    csr->b_transport(p, delay);
-    if (p.is_response_error()) SC_REPORT_ERROR("rtl_matmul/firmware", "CSR access refused");
+    if (tpuemu::tlm::csr_transport(csr, addr, write, value, delay) != tlm::TLM_OK_RESPONSE) {
+      SC_REPORT_ERROR("rtl_matmul/firmware", "CSR access refused");
+    }
     wait(delay);  // a write takes effect on the core's next edge: be there before the next access
     return value;
   }

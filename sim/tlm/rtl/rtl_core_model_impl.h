@@ -1,27 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
-// RtlCoreModel over one Verilated tpu_top class (C++20). Instantiated once per preset
-// (rtl_core_<preset>.cpp), because every preset is a separately Verilated model with its own port
-// widths. The clocking follows the Verilator harness (sim/src/core_sim_impl.h) cycle for cycle:
-// drive the responses due this cycle, settle with the clock low, sample the request, clock edge.
-// The difference is the memory: here it is a BeatPort that times each beat when the core
-// presents it, instead of a model stepped every cycle.
+// RtlCoreModel over one Verilated tpu_top class (C++20): the Verilated core (sim/src/
+// verilated_core.h, the same clock loop as the rtl backend's CoreSim) with a BeatPort at its
+// memory port, which times each beat when the core presents it instead of a model stepped every
+// cycle. Instantiated once per preset (rtl_core_<preset>.cpp), because every preset is a
+// separately Verilated model with its own port widths.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <deque>
-#include <memory>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 
-#include <verilated.h>
-
-#include "tpuemu/sim/verilator_messages.h"
-#include "verilated_csr_bus.h"
-#include "tpuemu/spec/contract.h"
 #include "tpuemu/tlm/rtl_core_model.h"
-#include "verilator_bits.h"
+#include "verilated_core.h"
 
 namespace tpuemu::tlm {
 
@@ -29,57 +24,79 @@ namespace tpuemu::tlm {
 // beat in flight never allocates.
 inline constexpr std::uint32_t kMaxBeatBytes = 256;
 
-template <typename Top>
-class VerilatedRtlCoreModel final : public RtlCoreModel {
+// A BeatPort as the Verilated core's Port (verilated_core.h): a new beat is one request(); the
+// timing returned holds mem_req_ready_i low until `accept` and delivers the read data or write
+// acknowledgement at `done`, in order, at most one of each per cycle.
+class BeatTimedPort {
  public:
-  explicit VerilatedRtlCoreModel(BeatPort& port)
-      : port_(port), context_(std::make_unique<VerilatedContext>()) {
-    top_ = std::make_unique<Top>(context_.get(), "tpu");
-    reset();
-    dim_ = spec::csr::config::dim.get(csr_peek(spec::csr::kConfig));
-    if (dim_ == 0 || dim_ > kMaxBeatBytes || dim_ != sizeof(top_->mem_rsp_rdata_i)) {
-      throw std::logic_error("rtl core: CONFIG reads DIM " + std::to_string(dim_) +
-                             ", which does not match the model's memory port");
+  BeatTimedPort(BeatPort& port, std::uint32_t beat_bytes) : port_(&port), beat_bytes_(beat_bytes) {
+    if (beat_bytes_ == 0 || beat_bytes_ > kMaxBeatBytes) {
+      throw std::logic_error("rtl core: a memory beat of " + std::to_string(beat_bytes_) +
+                             " bytes");
     }
   }
 
-  ~VerilatedRtlCoreModel() override {
-    top_->final();
-    // Verilator 5.006 unregisters scopes through the thread's current context: make it ours, or
-    // destroying this core while an older one lives deadlocks in the scope registry.
-    Verilated::threadContextp(context_.get());
-    top_.reset();
+  // The oldest read response and write acknowledgement whose time has come: in order, at most one
+  // of each per cycle, as the core's port takes them.
+  const std::uint8_t* read_response(std::uint64_t cycle) {
+    if (reads_.empty() || reads_.front().done > cycle) return nullptr;
+    delivered_ = reads_.front();  // the core copies it before the next cycle
+    reads_.pop_front();
+    return delivered_.data.data();
+  }
+  bool write_ack(std::uint64_t cycle) {
+    if (acks_.empty() || acks_.front() > cycle) return false;
+    acks_.pop_front();
+    return true;
+  }
+  bool ready(std::uint64_t cycle) const { return pending_ && pending_->timing.accept <= cycle; }
+
+  // A new beat on the port: one request to the memory, which times it (and moves its data: the
+  // write data now, the read data into the beat's buffer until its response is due).
+  template <typename WriteData>
+  bool offer(std::uint64_t cycle, bool valid, bool write, std::uint64_t addr, WriteData&& wdata) {
+    if (!valid) {
+      if (pending_) {
+        throw std::runtime_error("RTL: the core withdrew a memory request at cycle " +
+                                 std::to_string(cycle) + " before the memory accepted it");
+      }
+      return false;
+    }
+    if (pending_) return false;  // presented earlier, accepted later
+    Presented& p = pending_.emplace();
+    p.write = write;
+    if (write) std::memcpy(p.beat.data.data(), wdata().data(), beat_bytes_);
+    p.timing = port_->request(cycle, BeatRequest{write, addr, p.beat.data.data(), beat_bytes_});
+    std::uint64_t& last = write ? last_ack_ : last_read_;
+    if (p.timing.accept < cycle || p.timing.done <= p.timing.accept || p.timing.done <= last) {
+      throw std::runtime_error(
+          "memory timing: the beat presented at cycle " + std::to_string(cycle) +
+          " was given accept " + std::to_string(p.timing.accept) + ", done " +
+          std::to_string(p.timing.done) + " (needs cycle <= accept < done, after the previous " +
+          (write ? "ack" : "read") + " at " + std::to_string(last) + ")");
+    }
+    last = p.timing.done;
+    return p.timing.accept <= cycle;
   }
 
-  std::uint32_t dim() const override { return dim_; }
-
-  void reset() override {
+  void accept(std::uint64_t, bool, std::uint64_t, std::span<const std::uint8_t>) {
+    Presented& p = *pending_;
+    p.beat.done = p.timing.done;
+    if (p.write)
+      acks_.push_back(p.timing.done);
+    else
+      reads_.push_back(p.beat);
+    pending_.reset();
+  }
+  void end_cycle(std::uint64_t, bool) {}
+  // A memory fault ends the run through ClockedCore::stop() (the SystemC module's).
+  bool halted() const { return false; }
+  // rst_ni: what the memory still owed the core is dropped with it.
+  void reset() {
     pending_.reset();
     reads_.clear();
     acks_.clear();
-    sim::reset_core(*top_, [this] { edge_in_reset(); }, [this] { tick(); });
   }
-
-  std::uint32_t csr_peek(std::uint32_t addr) override { return sim::peek_csr(*top_, addr); }
-
-  bool csr_read_advances(std::uint32_t addr) const override { return addr == spec::csr::kSmemData; }
-
-  void csr_cycle(std::uint32_t addr, bool write, std::uint32_t value) override {
-    sim::csr_edge(*top_, addr, write, value, [this] { tick(); });
-  }
-
-  std::uint64_t run(std::uint64_t cycles, bool stop_when_idle) override {
-    stop_ = false;
-    for (std::uint64_t i = 0; i < cycles; ++i) {
-      tick();
-      if (stop_ || (stop_when_idle && !top_->busy_o)) return i + 1;
-    }
-    return cycles;
-  }
-
-  void stop() override { stop_ = true; }
-  std::uint64_t cycle() const override { return cycle_; }
-  bool busy() const override { return top_->busy_o != 0; }
 
  private:
   struct Beat {
@@ -93,86 +110,24 @@ class VerilatedRtlCoreModel final : public RtlCoreModel {
     Beat beat;
   };
 
-  // A clock edge while rst_ni is low: the core neither requests nor takes responses.
-  void edge_in_reset() {
-    top_->clk_i = 0;
-    top_->eval();
-    top_->clk_i = 1;
-    top_->eval();
-    ++cycle_;
-  }
-
-  void tick() {
-    drive_responses();
-    top_->mem_req_ready_i = pending_ && pending_->timing.accept <= cycle_;
-    top_->clk_i = 0;
-    top_->eval();
-    if (top_->mem_req_valid_o && !pending_) {
-      present();
-      if (pending_->timing.accept <= cycle_) {
-        top_->mem_req_ready_i = 1;  // accepted in the cycle it appeared: settle again with ready
-        top_->eval();
-      }
-    } else if (!top_->mem_req_valid_o && pending_) {
-      throw std::runtime_error("RTL: the core withdrew a memory request at cycle " + std::to_string(cycle_) +
-                               " before the memory accepted it");
-    }
-    if (top_->mem_req_valid_o && top_->mem_req_ready_i) {
-      Presented& p = *pending_;
-      p.beat.done = p.timing.done;
-      if (p.write) acks_.push_back(p.timing.done);
-      else reads_.push_back(p.beat);
-      pending_.reset();
-    }
-    top_->clk_i = 1;
-    top_->eval();
-    ++cycle_;
-    // A failed assertion or $stop in the core (the hooks keep it off stdout and out of abort()).
-    if (context_->gotError()) throw std::runtime_error(sim::take_verilator_error());
-  }
-
-  // The oldest read response and write acknowledgement whose time has come: in order, at most one
-  // of each per cycle, as the core's port takes them.
-  void drive_responses() {
-    const bool rsp = !reads_.empty() && reads_.front().done <= cycle_;
-    top_->mem_rsp_valid_i = rsp;
-    if (rsp) {
-      sim::put_bytes(top_->mem_rsp_rdata_i, reads_.front().data.data(), dim_);
-      reads_.pop_front();
-    }
-    const bool ack = !acks_.empty() && acks_.front() <= cycle_;
-    top_->mem_wack_valid_i = ack;
-    if (ack) acks_.pop_front();
-  }
-
-  // A new beat on the port: one request to the memory, which times it (and moves its data: the
-  // write data now, the read data into the beat's buffer until its response is due).
-  void present() {
-    Presented& p = pending_.emplace();
-    p.write = top_->mem_req_write_o != 0;
-    if (p.write) sim::get_bytes(top_->mem_req_wdata_o, p.beat.data.data(), dim_);
-    const BeatRequest request{p.write, static_cast<std::uint64_t>(top_->mem_req_addr_o), p.beat.data.data(), dim_};
-    p.timing = port_.request(cycle_, request);
-    std::uint64_t& last = p.write ? last_ack_ : last_read_;
-    if (p.timing.accept < cycle_ || p.timing.done <= p.timing.accept || p.timing.done <= last) {
-      throw std::runtime_error("memory timing: the beat presented at cycle " + std::to_string(cycle_) +
-                               " was given accept " + std::to_string(p.timing.accept) + ", done " +
-                               std::to_string(p.timing.done) + " (needs cycle <= accept < done, after the previous " +
-                               (p.write ? "ack" : "read") + " at " + std::to_string(last) + ")");
-    }
-    last = p.timing.done;
-  }
-
-  BeatPort& port_;
-  std::uint32_t dim_ = 0;
-  std::unique_ptr<VerilatedContext> context_;
-  std::unique_ptr<Top> top_;
-  std::uint64_t cycle_ = 0;
-  bool stop_ = false;
+  BeatPort* port_;
+  std::uint32_t beat_bytes_;
   std::optional<Presented> pending_;
-  std::deque<Beat> reads_;           // accepted reads, their data, in order
-  std::deque<std::uint64_t> acks_;   // accepted writes' acknowledgement cycles, in order
+  std::deque<Beat> reads_;          // accepted reads, their data, in order
+  std::deque<std::uint64_t> acks_;  // accepted writes' acknowledgement cycles, in order
+  Beat delivered_;                  // the read response of this cycle
   std::uint64_t last_read_ = 0, last_ack_ = 0;
+};
+
+template <typename Top>
+class VerilatedRtlCoreModel final : public sim::VerilatedCore<Top, BeatTimedPort, RtlCoreModel> {
+  // The memory port is DIM bytes wide: Verilator's smallest integer for up to 64 bits, VlWide words
+  // beyond, so its size in bytes is DIM for every preset.
+  static constexpr std::uint32_t kDim = sizeof(Top::mem_rsp_rdata_i);
+
+ public:
+  explicit VerilatedRtlCoreModel(BeatPort& port)
+      : sim::VerilatedCore<Top, BeatTimedPort, RtlCoreModel>(kDim, BeatTimedPort(port, kDim)) {}
 };
 
 }  // namespace tpuemu::tlm

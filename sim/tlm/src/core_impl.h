@@ -172,10 +172,11 @@ class CoreModelImpl final : public CoreModel {
 
   const CoreShape& shape() const override { return shape_; }
   void reset() override;
-  std::uint32_t csr_peek(std::uint32_t addr) const override;
-  std::uint32_t csr_cycle(std::uint32_t addr, bool write, std::uint32_t value) override;
+  std::uint32_t csr_peek(std::uint32_t addr) override;
+  void csr_cycle(std::uint32_t addr, bool write, std::uint32_t value) override;
   bool csr_read_advances(std::uint32_t addr) const override { return addr == spec::csr::kSmemData; }
   std::uint64_t run(std::uint64_t cycles, bool stop_when_idle) override;
+  void stop() override { stop_ = true; }
   std::uint64_t cycle() const override { return cycle_; }
   bool busy() const override { return run_.busy; }
   void record_trace(bool on) override;
@@ -245,6 +246,7 @@ class CoreModelImpl final : public CoreModel {
   std::uint32_t dim_;
   BeatPort& port_;
   std::uint64_t cycle_ = 0;
+  bool stop_ = false;  // stop(): the memory port ends the run after this edge
 
   // memories
   std::vector<std::uint8_t> vmem_;

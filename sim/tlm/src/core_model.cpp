@@ -128,14 +128,16 @@ void CoreModelImpl::reset() {
 std::uint64_t CoreModelImpl::run(std::uint64_t cycles, bool stop_when_idle) {
   const Csr idle{};
   std::uint64_t i = 0;
+  stop_ = false;
   while (i < cycles) {
+    // The streamer's cycles make no memory request: only a tick can be stopped.
     if (const std::uint64_t n = stream(cycles - i); n != 0) {
       i += n;
       continue;
     }
     const bool repeats = tick(idle);
     ++i;
-    if (stop_when_idle && !run_.busy) return i;
+    if (stop_ || (stop_when_idle && !run_.busy)) return i;
     if (repeats && i < cycles) {
       // Quiet cycles (the core waits for memory, a countdown or a semaphore) are not simulated
       // one by one: up to the next timed event they are the same cycle again.
@@ -185,10 +187,8 @@ void CoreModelImpl::repeat_quiet_cycles(std::uint64_t n) {
   cycle_ += n;
 }
 
-std::uint32_t CoreModelImpl::csr_cycle(std::uint32_t addr, bool write, std::uint32_t value) {
-  const std::uint32_t rdata = write ? 0 : csr_peek(addr);
+void CoreModelImpl::csr_cycle(std::uint32_t addr, bool write, std::uint32_t value) {
   tick(Csr{true, write, addr, value});
-  return rdata;
 }
 
 bool CoreModelImpl::tick(const Csr& csr) {
@@ -469,13 +469,13 @@ void CoreModelImpl::edge_counters(const Wires& w, bool clear_counters) {
 // CSR reads (csr_block.sv's read mux)
 // ---------------------------------------------------------------------------------------------
 
-std::uint32_t CoreModelImpl::csr_peek(std::uint32_t addr) const {
-  // QUEUE_STATE and HEAD_WAIT show which heads wait this cycle: the heads' wires.
+std::uint32_t CoreModelImpl::csr_peek(std::uint32_t addr) {
+  // QUEUE_STATE and HEAD_WAIT show which heads wait this cycle: the heads' wires (they read state
+  // only).
   Wires w;
-  auto& self = const_cast<CoreModelImpl&>(*this);  // the head wires read state only
-  self.comb_heads(w);
-  self.comb_semaphores(w);
-  self.comb_issue(w);
+  comb_heads(w);
+  comb_semaphores(w);
+  comb_issue(w);
   std::uint32_t v = 0;
   switch (addr) {
     case csr::kId: return spec::kIdValue;

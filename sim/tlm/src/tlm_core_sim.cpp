@@ -64,12 +64,7 @@ class TlmCoreSim final : public sim::CoreSim {
   void start_timeline() override { platform_->record_trace(true); }
   sim::Timeline stop_timeline() override {
     sim::Timeline t;
-    for (const CoreTraceEvent& e : platform_->take_trace()) {
-      t.events.push_back({.cycle = e.cycle,
-                          .engine = e.engine,
-                          .kind = static_cast<sim::TraceEvent::Kind>(e.kind),
-                          .index = e.index});
-    }
+    t.events = platform_->take_trace();
     t.start = platform_->trace_start();
     platform_->record_trace(false);
     return t;
@@ -84,11 +79,6 @@ class TlmCoreSim final : public sim::CoreSim {
   HbmBeatTiming* hbm_ = nullptr;  // the platform's timing model, when it is the HBM stack's
   std::unique_ptr<Platform> platform_;
 };
-
-static_assert(static_cast<int>(CoreTraceEvent::Issue) == sim::TraceEvent::Issue &&
-              static_cast<int>(CoreTraceEvent::Done) == sim::TraceEvent::Done &&
-              static_cast<int>(CoreTraceEvent::WaitBegin) == sim::TraceEvent::WaitBegin &&
-              static_cast<int>(CoreTraceEvent::WaitEnd) == sim::TraceEvent::WaitEnd);
 
 }  // namespace
 

@@ -13,6 +13,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include "tpuemu/tlm/memory_target.h"
+#include "tpuemu/tlm/socket_support.h"
 #include "tpuemu/tlm/tlm_core.h"
 
 namespace tpuemu::tlm {
@@ -42,14 +43,8 @@ struct FirmwareBus final : sc_core::sc_module {
   explicit FirmwareBus(sc_core::sc_module_name name) : sc_module(name), socket("socket") {}
 
   std::uint32_t access(std::uint32_t addr, bool write, std::uint32_t value) {
-    ::tlm::tlm_generic_payload p;
-    p.set_command(write ? ::tlm::TLM_WRITE_COMMAND : ::tlm::TLM_READ_COMMAND);
-    p.set_address(addr);
-    p.set_data_ptr(reinterpret_cast<unsigned char*>(&value));
-    p.set_data_length(4);
-    p.set_streaming_width(4);
     sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-    socket->b_transport(p, delay);
+    csr_transport(socket, addr, write, value, delay);
     return value;
   }
 };
@@ -132,9 +127,13 @@ class PlatformImpl final : public Platform {
   std::optional<std::string> fault() const override {
     if (memory_->fault()) return memory_->fault();
     if (const char* f = memory_->timing().fault()) return std::string(f);
-    return std::nullopt;
+    return core_->fault();
   }
-  void clear_fault() override { memory_->clear_fault(); }
+  // The memory's fault stopped the core's clock too (an error response): both go.
+  void clear_fault() override {
+    memory_->clear_fault();
+    core_->clear_fault();
+  }
   void record_trace(bool on) override { core_->model().record_trace(on); }
   std::vector<CoreTraceEvent> take_trace() override { return core_->model().take_trace(); }
   std::optional<std::uint64_t> trace_start() const override { return core_->model().trace_start(); }

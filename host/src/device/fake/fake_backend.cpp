@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "tpuemu/base/error.h"
+#include "tpuemu/sim_setup/core_shape.h"
 
 #include "tpuemu/device/backend_registry.h"
 #include "functional_core.h"
@@ -50,12 +51,7 @@ void check_fake(const Preset&, const DeviceOptions& options) {
 
 std::unique_ptr<Transport> open_fake_transport(const Preset& preset, const DeviceOptions& options) {
   check_fake(preset, options);
-  fake::CoreShape shape;
-  shape.dim = preset.dim;
-  shape.vmem_rows = preset.vmem_rows;
-  shape.acc_rows = preset.acc_rows;
-  shape.smem_words = preset.smem_words;
-  shape.hbm_bytes = preset.hbm.capacity_bytes;
+  const fake::DeviceShape shape{core_shape_from(preset), preset.hbm.capacity_bytes};
   return std::make_unique<FakeTransport>(std::make_unique<fake::FunctionalCore>(shape));
 // Called by the backend list of each program that links it (host/src/device/CMakeLists.txt).
 }

@@ -36,7 +36,7 @@ bool known_opcode(std::uint8_t opcode) {
 
 }  // namespace
 
-FunctionalCore::FunctionalCore(const CoreShape& shape)
+FunctionalCore::FunctionalCore(const DeviceShape& shape)
     : shape_(shape),
       hbm_(shape.hbm_bytes, 0),
       vmem_(std::size_t{shape.vmem_rows} * shape.dim, 0),

@@ -20,21 +20,19 @@
 
 #include "tpuemu/device/device.h"
 #include "tpuemu/fw/firmware.h"
+#include "tpuemu/sim/clocked_core.h"
 #include "tpuemu/spec/contract.h"
 
 namespace tpuemu::fake {
 
-struct CoreShape {
-  std::uint32_t dim = 0;
-  std::uint32_t vmem_rows = 0;
-  std::uint32_t acc_rows = 0;
-  std::uint32_t smem_words = 0;
+// The core's sizes (the one CoreShape of every model of the core) and the device memory's.
+struct DeviceShape : sim::CoreShape {
   std::uint64_t hbm_bytes = 0;
 };
 
 class FunctionalCore {
  public:
-  explicit FunctionalCore(const CoreShape& shape);
+  explicit FunctionalCore(const DeviceShape& shape);
   FunctionalCore(const FunctionalCore&) = delete;
   FunctionalCore& operator=(const FunctionalCore&) = delete;
 
@@ -84,7 +82,7 @@ class FunctionalCore {
   std::int32_t& acc(std::uint32_t row, std::uint32_t lane) { return acc_[std::size_t{row} * shape_.dim + lane]; }
   std::uint8_t* vmem(std::uint32_t row) { return vmem_.data() + std::size_t{row} * shape_.dim; }
 
-  CoreShape shape_;
+  DeviceShape shape_;
   fw_hal hal_{};
   std::vector<std::uint8_t> hbm_;
   std::vector<std::uint8_t> vmem_;

@@ -12,6 +12,7 @@
 #include "tpuemu/device/backend_registry.h"
 #include "../sim_core_transport.h"
 #include "tpuemu/base/error.h"
+#include "tpuemu/sim_setup/core_shape.h"
 #include "tpuemu/tlm/tlm_core_sim.h"
 
 // libsystemc.so brings a main() that calls sc_main(); every program linking the tlm backend has
@@ -27,13 +28,7 @@ std::unique_ptr<Transport> open_tlm_transport(const Preset& preset, const Device
     throw Error("device", fmt::format("backend {}: a waveform trace needs the rtl backend (the model has no signals)", name));
   }
   tlm::TlmSimOptions o;
-  o.shape = {.dim = preset.dim,
-             .vmem_rows = preset.vmem_rows,
-             .vmem_banks = preset.vmem_banks,
-             .acc_rows = preset.acc_rows,
-             .smem_words = preset.smem_words,
-             .queue_depth = preset.queue_depth,
-             .mem_outstanding = preset.mem_outstanding};
+  o.shape = core_shape_from(preset);
   o.clock_ghz = preset.clock_ghz;
   if (options.board_shim_max_latency) {
     throw Error("device", fmt::format("backend {}: the board top's DRAM shim is RTL; use --backend rtl", name));

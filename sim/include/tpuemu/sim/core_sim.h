@@ -1,5 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Cycle-level access to one Verilated tpuemu core and the memory model behind its memory port.
+// A tpuemu core with the memory model behind its memory port, as the firmware's simulator HAL
+// drives it: the Verilated core (the rtl backend, sim/src/core_sim_impl.h) or the TLM model in a
+// SystemC platform (the tlm backend, sim/tlm/include/tpuemu/tlm/tlm_core_sim.h). Both are built on
+// the clocked core (clocked_core.h); this layer adds what a device has and a core alone has not:
+// the memory's backdoor and faults, the HBM statistics, timelines and waveforms
+// (docs/systemc.md, "One clocked-core interface").
 #pragma once
 
 #include <cstdint>
@@ -10,12 +15,13 @@
 #include <string>
 #include <vector>
 
+#include "tpuemu/sim/clocked_core.h"
 #include "tpuemu/sim/hbm_system.h"
 
 namespace tpuemu::sim {
 
-// The simple HBM stand-in of issue 2: fixed latency, a bandwidth cap, optional random
-// back-pressure (for tests). Replaced by the HBM controller + DRAM device model later.
+// The simple memory model: fixed latency, a bandwidth cap, optional random back-pressure (for
+// tests); or, with `hbm` set, the HBM controller + DRAM device model.
 struct MemoryModelConfig {
   std::uint64_t capacity_bytes = 256ull << 20;
   std::uint32_t latency_cycles = 100;
@@ -29,15 +35,6 @@ struct MemoryModelConfig {
   double dram_cycles_per_core_cycle = 1.0;
 };
 
-// What the core's trace port (tpu_pkg::trace_t, spec::trace) and the HBM channels showed while a
-// timeline was recorded. Cycles are the core's, counted since the CoreSim was made (cycle()).
-struct TraceEvent {
-  enum Kind : std::uint8_t { Issue, Done, WaitBegin, WaitEnd };
-  std::uint64_t cycle = 0;
-  std::uint8_t engine = 0;   // index into spec::trace::kEngines
-  Kind kind = Issue;
-  std::uint32_t index = 0;   // queue index of the instruction
-};
 // A channel's data bus busy or its refresh, converted to core cycles [begin, end) (the DRAM
 // cycle range scaled by the clock ratio, rounded outwards).
 struct ChannelInterval {
@@ -45,6 +42,8 @@ struct ChannelInterval {
   bool refresh = false;
   std::uint64_t begin = 0, end = 0;
 };
+// What the core's trace port (TraceEvent, clocked_core.h) and the HBM channels showed while a
+// timeline was recorded. Cycles are the core's, counted since the CoreSim was made (cycle()).
 struct Timeline {
   std::vector<TraceEvent> events;     // in cycle order
   std::vector<ChannelInterval> hbm;   // per channel in time order (HBM model only)

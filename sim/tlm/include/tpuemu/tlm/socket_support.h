@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // What the SystemC modules' sockets share (C++17): the CSR target's decoding of a transaction
-// into one access of the core's CSR bus, and hexadecimal addresses for messages.
+// into one access of the core's CSR bus, an initiator's access of it, and hexadecimal addresses
+// for messages.
 #pragma once
 
 #include <cstdint>
@@ -48,6 +49,22 @@ bool take_csr_access(::tlm::tlm_generic_payload& p, Peek&& peek, Advances&& adva
   }
   p.set_response_status(::tlm::TLM_OK_RESPONSE);
   return true;
+}
+
+// The initiator's side: one aligned 4-byte access through `socket` (bound to a core's CSR
+// target), `value` written, or read into it. Returns the response status; the delay the target
+// annotates is added to `delay`.
+template <typename Socket>
+::tlm::tlm_response_status csr_transport(Socket& socket, std::uint32_t addr, bool write, std::uint32_t& value,
+                                         sc_core::sc_time& delay) {
+  ::tlm::tlm_generic_payload p;
+  p.set_command(write ? ::tlm::TLM_WRITE_COMMAND : ::tlm::TLM_READ_COMMAND);
+  p.set_address(addr);
+  p.set_data_ptr(reinterpret_cast<unsigned char*>(&value));
+  p.set_data_length(4);
+  p.set_streaming_width(4);
+  socket->b_transport(p, delay);
+  return p.get_response_status();
 }
 
 inline std::string hex(std::uint64_t v) {
