@@ -53,6 +53,123 @@ def ident(name, where):
 
 
 # ---------------------------------------------------------------------------------------------
+# Derived timing distances: expressions over the timings ("hbm"/"derived_timings").
+# expr := term (("+" | "-") term)*;  term := atom ("/" 2^k)?;
+# atom := NUMBER | NAME | "max(" expr "," expr ")" | "(" expr ")".
+# A distance is never negative: a - b is 0 when b >= a. NAME is a timing, BL (the burst length)
+# or an earlier derived distance.
+# ---------------------------------------------------------------------------------------------
+TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][A-Za-z0-9_]*)|(.))")
+
+
+def parse_expr(text, known, where):
+    toks = [(m.group(1), m.group(2), m.group(3)) for m in TOKEN.finditer(text) if m.group(0).strip()]
+    pos = [0]
+
+    def peek():
+        return toks[pos[0]] if pos[0] < len(toks) else (None, None, None)
+
+    def take(sym):
+        if peek()[2] != sym:
+            fail(where, f"expected '{sym}' in {text!r}")
+        pos[0] += 1
+
+    def atom():
+        n, name, sym = peek()
+        if n is not None:
+            pos[0] += 1
+            return ("num", int(n))
+        if name == "max":
+            pos[0] += 1
+            take("(")
+            a = expr()
+            take(",")
+            b = expr()
+            take(")")
+            return ("max", a, b)
+        if name is not None:
+            if name not in known:
+                fail(where, f"unknown name {name} in {text!r} (a timing, BL or an earlier derived distance)")
+            pos[0] += 1
+            return ("name", name)
+        if sym == "(":
+            pos[0] += 1
+            a = expr()
+            take(")")
+            return a
+        fail(where, f"unexpected {sym or 'end'!r} in {text!r}")
+
+    def term():
+        a = atom()
+        if peek()[2] == "/":
+            pos[0] += 1
+            n = peek()[0]
+            if n is None or int(n) < 1 or int(n) & (int(n) - 1):
+                fail(where, f"a division is by a power of two in {text!r}")
+            pos[0] += 1
+            a = ("shr", a, int(n).bit_length() - 1)
+        return a
+
+    def expr():
+        a = term()
+        while peek()[2] in ("+", "-"):
+            op = "add" if peek()[2] == "+" else "sub"
+            pos[0] += 1
+            a = (op, a, term())
+        return a
+
+    tree = expr()
+    if pos[0] != len(toks):
+        fail(where, f"unexpected {text!r} after the expression")
+    return tree
+
+
+def eval_expr(tree, values):
+    """The value of a parsed expression (unbounded integers), as the generated functions compute it."""
+    k = tree[0]
+    if k == "num":
+        return tree[1]
+    if k == "name":
+        return values[tree[1]]
+    a = eval_expr(tree[1], values)
+    if k == "shr":
+        return a >> tree[2]
+    b = eval_expr(tree[2], values)
+    return {"add": a + b, "sub": max(a - b, 0), "max": max(a, b)}[k]
+
+
+def derived_values(spec, timings):
+    """Every derived distance of a Spec for timings {name: value} (BL included), in table order."""
+    values = dict(timings)
+    out = {}
+    for d, tree in zip(spec.hbm["derived_timings"], spec.derived_trees):
+        values[d["name"]] = out[d["name"]] = eval_expr(tree, values)
+    return out
+
+
+def emit_expr(tree, lang):
+    """The text of a parsed expression in a language: lang maps name, num, shr, sub and max to
+    functions of their operands' texts."""
+    def e(t):
+        k = t[0]
+        if k in ("num", "name"):
+            return lang[k](t[1])
+        if k == "shr":
+            a = e(t[1])
+            return lang["shr"](f"({a})" if " " in a else a, t[2])
+        a, b = e(t[1]), e(t[2])
+        if k == "sub" and " " in b:
+            b = f"({b})"
+        return f"{a} + {b}" if k == "add" else lang[k](a, b)
+    return e(tree)
+
+
+def derived_texts(spec, lang):
+    """(entry, expression text) of every derived distance, in table order."""
+    return [(d, emit_expr(tree, lang)) for d, tree in zip(spec.hbm["derived_timings"], spec.derived_trees)]
+
+
+# ---------------------------------------------------------------------------------------------
 # Loading and checking: overlaps, widths and duplicate names fail here, before any output.
 # ---------------------------------------------------------------------------------------------
 class Spec:
@@ -163,6 +280,15 @@ class Spec:
                     fail(self.where(f"/hbm/timing_constraints/{i}"), f"unknown timing {n}")
             if c["op"] not in (">=", ">"):
                 fail(self.where(f"/hbm/timing_constraints/{i}/op"), "must be >= or >")
+        known = names | {"BL"}
+        self.derived_trees = []
+        for i, d in enumerate(self.hbm["derived_timings"]):
+            p = self.where(f"/hbm/derived_timings/{i}")
+            ident(d["name"], p + "/name")
+            if d["name"] in known or d["name"] == "max":
+                fail(p + "/name", f"{d['name']} repeats a timing or an earlier derived distance")
+            self.derived_trees.append(parse_expr(d["expr"], known, p + "/expr"))
+            known = known | {d["name"]}
         self.check_unique(self.hbm["address_fields"], "code", "/hbm/address_fields")
         self.check_unique(self.hbm["address_maps"], "code", "/hbm/address_maps")
         for i, f in enumerate(self.hbm["address_fields"]):
@@ -441,10 +567,69 @@ def gen_sv_hbm(s):
     out.append(f"    amap_order_named = {' || '.join(f'order == hbm_spec_pkg::{i}' for i, _ in items[:-1])};")
     out.append("  endfunction")
     out.append("")
+    out += sv_derived(s)
     out.append("  // The controller's own types and functions (hand-written, rtl/include).")
     out.append('  `include "hbm_ctrl_items.svh"')
     out += ["", "endpackage", "/* verilator lint_on UNUSEDPARAM */", ""]
     return "\n".join(out)
+
+
+def sv_derived(s):
+    """derived_t and derive_timings(): the contract's derived distances of a timing_t."""
+    ds = s.hbm["derived_timings"]
+    timings = {t["name"] for t in s.hbm["timings"]} | {"BL"}
+    out = ["  // Derived timing distances in tCK (spec/tpuemu.json \"derived_timings\"; a difference",
+           "  // below zero is 0). Field k of the table sits in bits [TimW*k +: TimW].",
+           "  typedef struct packed {"]
+    for k in reversed(range(len(ds))):
+        out.append(f"    logic [TimW-1:0] {sv_timing_name(ds[k]['name'])};  // {ds[k]['expr']}: {ds[k]['doc']}")
+    out += ["  } derived_t;", ""]
+    out.append("  // Not every timing enters a distance.")
+    out.append("  /* verilator lint_off UNUSEDSIGNAL */")
+    out.append("  function automatic derived_t derive_timings(timing_t t);")
+    out.append("    derived_t d;")
+    w = "hbm_spec_pkg::TimW"
+    sv = {"name": lambda n: ("t." if n in timings else "d.") + sv_timing_name(n), "num": lambda v: f"{w}'({v})",
+          "shr": lambda a, k: f"{a} >> {k}", "sub": lambda a, b: f"({a} > {b}) ? ({a} - {b}) : '0",
+          "max": lambda a, b: f"({a} > {b}) ? {a} : {b}"}
+    out += [f"    d.{sv_timing_name(d['name'])} = {text};" for d, text in derived_texts(s, sv)]
+    out += ["    derive_timings = d;", "  endfunction", "  /* verilator lint_on UNUSEDSIGNAL */", ""]
+    return out
+
+
+def cpp_derived(s):
+    """DerivedTimings, the table of expressions and derive_timings() for the C++ view."""
+    ds = s.hbm["derived_timings"]
+    timings = {t["name"] for t in s.hbm["timings"]} | {"BL"}
+    o = ["// Derived timing distances in tCK (spec/tpuemu.json \"derived_timings\"): each an expression",
+         "// over the timings, BL and earlier distances; a difference below zero is 0.",
+         "struct DerivedTimings {"]
+    for d in ds:
+        o.append(f"  std::uint32_t {d['name']} = 0;  // {d['expr']}: {d['doc']}")
+    o.append("};")
+    o.append("struct DerivedTiming { std::string_view name, expr, doc; };")
+    o.append(f"inline constexpr std::array<DerivedTiming, {len(ds)}> kDerivedTimings{{{{")
+    for d in ds:
+        o.append(f"    {{{cstr(d['name'])}, {cstr(d['expr'])}, {cstr(d['doc'])}}},")
+    o.append("}};")
+    o.append("// Index of each derived distance in kDerivedTimings.")
+    o.append("namespace derived {")
+    for i, d in enumerate(ds):
+        o.append(f"inline constexpr std::uint32_t {d['name']} = {i}u;")
+    o.append("}  // namespace derived")
+    o.append("// The distances of a timing set: `t` has every timing of the contract as a member")
+    o.append("// (sim::dram::Config does), BL is the burst length.")
+    o.append("template <class Timings>")
+    o.append("constexpr DerivedTimings derive_timings(const Timings& t, std::uint32_t BL) {")
+    o.append("  const auto sub = [](std::uint32_t a, std::uint32_t b) { return a > b ? a - b : 0u; };")
+    o.append("  const auto max = [](std::uint32_t a, std::uint32_t b) { return a > b ? a : b; };")
+    o.append("  DerivedTimings d{};")
+    cpp = {"name": lambda n: "BL" if n == "BL" else (f"static_cast<std::uint32_t>(t.{n})" if n in timings else f"d.{n}"),
+           "num": lambda v: f"{v}u", "shr": lambda a, k: f"{a} / {1 << k}u", "sub": lambda a, b: f"sub({a}, {b})",
+           "max": lambda a, b: f"max({a}, {b})"}
+    o += [f"  d.{d['name']} = {text};" for d, text in derived_texts(s, cpp)]
+    o += ["  return d;", "}"]
+    return o
 
 
 def hv_doc(h, key):
@@ -670,6 +855,7 @@ def gen_cpp(s):
         o.append(f"    {{{names.index(cc['field'])}u, {'true' if cc['op'] == '>' else 'false'}, "
                  f"{{{', '.join(str(t) for t in terms)}}}, {cstr(cc.get('doc', ''))}}},")
     o.append("}};")
+    o += cpp_derived(s)
     o.append("// X(index, name, unit, doc) for every per-channel statistic of the controller.")
     o.append("#define TPUEMU_SPEC_HBM_STATS(X) \\")
     for i, st in enumerate(h["stats"]):
@@ -758,6 +944,9 @@ def doc_tables(s):
     rows = ["| k | statistic | unit | meaning |", "|---|---|---|---|"]
     rows += [f"| {k} | `{x['name']}` | {x['unit']} | {x['doc']} |" for k, x in enumerate(s.hbm["stats"])]
     t["hbm_stats"] = rows
+    rows = ["| distance | tCK | meaning |", "|---|---|---|"]
+    rows += [f"| `{d['name']}` | `{d['expr']}` | {d['doc']} |" for d in s.hbm["derived_timings"]]
+    t["hbm_derived"] = rows
     return {k: "\n".join(v) for k, v in t.items()}
 
 

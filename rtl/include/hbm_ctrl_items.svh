@@ -110,7 +110,3 @@
     logic [TimW-1:0] wr_hi;     // queued writes that start a drain while reads wait (write_high)
     logic [TimW-1:0] wr_lo;     // queued writes at which a drain ends while reads wait (write_low)
   } tderiv_t;
-
-  function automatic logic [TimW-1:0] tmax(logic [TimW-1:0] a, logic [TimW-1:0] b);
-    tmax = (a > b) ? a : b;
-  endfunction

@@ -40,6 +40,7 @@
 #include "Vhbm_ctrl_16ch.h"
 #include "Vhbm_ctrl_8ch.h"
 #include "dram/device.h"
+#include "hbm/hbm_ctrl_driver.h"
 #include "tpuemu/sim_setup/hbm_setup.h"
 #include "tpuemu/sim/hbm_address.h"
 #include "verilated.h"
@@ -191,44 +192,19 @@ class Harness {
   static constexpr unsigned ports = kPorts;
 
   explicit Harness(const TimingSet& s, bool closed_page = false)
-      : set_(s), dev_(s.dram), ctx_(std::make_unique<VerilatedContext>()) {
-    top_ = std::make_unique<Model>(ctx_.get());
-    // hbm_spec_pkg::timing_t: the contract's timings in order, the burst length, the queue
-    // sizes; two 16-bit fields per 32-bit word of the Verilated vector.
-    std::vector<std::uint32_t> f;
-    for (const std::uint32_t v : s.dram.timings()) f.push_back(v);
-    f.push_back(s.dram.burst_length);
-    for (const std::uint32_t v : s.queues.values()) f.push_back(v);
-    static_assert(spec::kTimingWidth == 16);
-    for (unsigned k = 0; k < f.size(); ++k) {
-      top_->timing_i[k / 2] = (top_->timing_i[k / 2] & ~(0xffffu << (16 * (k % 2)))) |
-                              (f[k] << (16 * (k % 2)));
-    }
-    top_->amap_i = pack_amap(s.m);
-    top_->page_policy_i = closed_page ? 1 : 0;
-    top_->per_bank_refresh_i = 0;
-    top_->req_valid_i = 0;
-    top_->rvalid_i = 0;
-    top_->rst_ni = 0;
-    for (int i = 0; i < 2; ++i) {
-      top_->clk_i = 0;
-      top_->eval();
-      top_->clk_i = 1;
-      top_->eval();
-    }
-    top_->rst_ni = 1;
-    top_->clk_i = 0;
-    top_->eval();
+      : set_(s), ctrl_(s.dram, s.queues, pack_amap(s.m), closed_page), top_(ctrl_.top()) {
+    top_.req_valid_i = 0;
+    top_.rvalid_i = 0;
+    ctrl_.reset();
     for (unsigned id = 0; id < 256; ++id) free_ids_.push_back(static_cast<std::uint8_t>(id));
   }
   Harness() : Harness(hbm2()) {}
-  ~Harness() { top_->final(); }
 
-  dram::Device& device() { return dev_; }
+  dram::Device& device() { return ctrl_.device(); }
   const AddressLayout& amap() const { return set_.m; }
   const dram::Config& timing() const { return set_.dram; }
   unsigned rows() const { return set_.rows(); }
-  std::uint64_t cycle() const { return cycle_; }
+  std::uint64_t cycle() const { return ctrl_.cycle(); }
   void set_gen(unsigned lane, Gen g) {
     gens_[lane] = std::move(g);
     exhausted_[lane] = false;
@@ -237,36 +213,28 @@ class Harness {
     for (auto& g : gens_) g = nullptr;
   }
   void on_command(CmdHook h) { cmd_hook_ = std::move(h); }
-  void set_per_bank_refresh(bool on) { top_->per_bank_refresh_i = on ? 1 : 0; }
+  void set_per_bank_refresh(bool on) { top_.per_bank_refresh_i = on ? 1 : 0; }
 
   // One clock cycle.
   void step() {
     // (1) read data due now
-    std::uint64_t rvalid = 0;
-    for (unsigned c = 0; c < kChannels; ++c) {
-      const auto d = dev_.read_data(cycle_, c);
-      if (!d.empty()) {
-        rvalid |= std::uint64_t{1} << c;
-        std::memcpy(top_->rdata_i[c].data(), d.data(), kBurst);
-      }
-    }
-    top_->rvalid_i = static_cast<std::remove_reference_t<decltype(top_->rvalid_i)>>(rvalid);
+    ctrl_.drive_read_data();
     // (2) request lanes
     std::uint32_t valid = 0, write = 0;
     for (unsigned p = 0; p < kPorts; ++p) {
       Lane& l = lanes_[p];
       if (!l.req && gens_[p] && !exhausted_[p] && !free_ids_.empty()) {
         Req r;
-        exhausted_[p] = !gens_[p](cycle_, r);
+        exhausted_[p] = !gens_[p](cycle(), r);
         if (!exhausted_[p]) {
           l.req = r;
           l.id = free_ids_.front();
           free_ids_.pop_front();
-          top_->req_addr_i[p] = r.addr;
-          top_->req_id_i[p] = l.id;
+          top_.req_addr_i[p] = r.addr;
+          top_.req_id_i[p] = l.id;
           if (r.write) {
-            std::memcpy(top_->req_wdata_i[p].data(), r.data.data(), kBurst);
-            top_->req_wmask_i[p] = r.mask;
+            std::memcpy(top_.req_wdata_i[p].data(), r.data.data(), kBurst);
+            top_.req_wmask_i[p] = r.mask;
           }
         }
       }
@@ -275,25 +243,24 @@ class Harness {
         write |= static_cast<std::uint32_t>(l.req->write) << p;
       }
     }
-    top_->req_valid_i = static_cast<CData>(valid);
-    top_->req_write_i = static_cast<CData>(write);
-    top_->clk_i = 0;
-    top_->eval();
+    top_.req_valid_i = static_cast<CData>(valid);
+    top_.req_write_i = static_cast<CData>(write);
+    top_.clk_i = 0;
+    top_.eval();
 
-    // (3) outputs of this cycle
-    const std::uint32_t ready = top_->req_ready_o & valid;
+    // (3) outputs of this cycle; commands go to the device, which throws dram::TimingViolation
+    const std::uint32_t ready = top_.req_ready_o & valid;
     for (unsigned p = 0; ready != 0 && p < kPorts; ++p) {
       if ((ready >> p) & 1) accept(p);
     }
-    for_each_bit(top_->cmd_valid_o, [&](unsigned c) { command(c); });
-    for_each_bit(top_->rsp_valid_o, [&](unsigned c) { read_response(c); });
-    for_each_bit(top_->bresp_valid_o, [&](unsigned c) { write_response(c); });
+    ctrl_.issue_commands([&](unsigned c, const dram::Command& cmd) {
+      if (cmd_hook_) cmd_hook_(cycle(), c, cmd);
+    });
+    for_each_bit(top_.rsp_valid_o, [&](unsigned c) { read_response(c); });
+    for_each_bit(top_.bresp_valid_o, [&](unsigned c) { write_response(c); });
 
     // (4) rising edge
-    top_->clk_i = 1;
-    top_->eval();
-    top_->clk_i = 0;
-    ++cycle_;
+    ctrl_.clock_edge();
   }
 
   void run(std::uint64_t n) {
@@ -303,8 +270,8 @@ class Harness {
   // Runs until every generator is exhausted and every request has been answered. Generators
   // that never end must be removed first (clear_gens()).
   void drain(std::uint64_t max_cycles = 200000) {
-    const std::uint64_t end = cycle_ + max_cycles;
-    while (busy() && cycle_ < end) step();
+    const std::uint64_t end = cycle() + max_cycles;
+    while (busy() && cycle() < end) step();
     ASSERT_FALSE(busy()) << "requests not answered after " << max_cycles << " cycles";
   }
   bool busy() const {
@@ -314,7 +281,7 @@ class Harness {
     if (free_ids_.size() != 256) return true;
     // Writes are posted: answered once queued, a write may still wait for its WR (counted when
     // the device has it, a cycle after the controller chose it).
-    return total_stats().writes_queued != dev_.total_stats().wr;
+    return ctrl_.posted_writes() != 0;
   }
 
   std::uint64_t reads_done() const { return reads_done_; }
@@ -324,11 +291,7 @@ class Harness {
   const std::vector<std::uint32_t>& latencies() const { return latencies_; }
   std::uint64_t max_latency() const { return max_latency_; }
 
-  Stats stats(unsigned c) const {
-    std::array<std::uint64_t, spec::kNumStats> v{};
-    std::memcpy(v.data(), top_->stats_o[c].data(), sizeof v);
-    return Stats::of(v);
-  }
+  Stats stats(unsigned c) const { return Stats::of(ctrl_.counters(c)); }
   Stats total_stats() const {
     Stats t;
     for (unsigned c = 0; c < kChannels; ++c) t += stats(c);
@@ -365,7 +328,7 @@ class Harness {
     q.write = r.write;
     q.addr = r.addr;
     q.ch = channel_of(set_.m, r.addr);
-    q.accept = cycle_;
+    q.accept = cycle();
     if (r.write) {
       Burst& b = mem_[r.addr];
       for (unsigned i = 0; i < kBurst; ++i) {
@@ -377,48 +340,21 @@ class Harness {
     l.req.reset();
   }
 
-  void command(unsigned c) {
-    dram::Command cmd;
-    cmd.op = static_cast<dram::Op>(top_->cmd_o[c]);
-    cmd.bank_group = top_->cmd_bg_o[c];
-    cmd.bank = top_->cmd_bank_o[c];
-    switch (cmd.op) {
-      case dram::Op::Act:
-        cmd.row = top_->cmd_row_o[c];
-        break;
-      case dram::Op::Rd:
-        cmd.row = top_->cmd_row_o[c];  // the row the controller believes is open: checked
-        cmd.column = top_->cmd_col_o[c];
-        break;
-      case dram::Op::Wr:
-        cmd.row = top_->cmd_row_o[c];
-        cmd.column = top_->cmd_col_o[c];
-        std::memcpy(wbuf_.data(), top_->cmd_wdata_o[c].data(), kBurst);
-        cmd.wdata = wbuf_.data();
-        cmd.wmask = top_->cmd_wmask_o[c];
-        break;
-      default:
-        break;
-    }
-    if (cmd_hook_) cmd_hook_(cycle_, c, cmd);
-    dev_.command(cycle_, c, cmd);  // throws dram::TimingViolation
-  }
-
   void read_response(unsigned c) {
-    const std::uint8_t id = top_->rsp_id_o[c];
+    const std::uint8_t id = top_.rsp_id_o[c];
     Pending& q = pending_[id];
     ASSERT_FALSE(q.write) << "read response for write id " << int{id};
     ASSERT_EQ(q.ch, c) << "read response of id " << int{id} << " on the wrong channel";
     Burst got;
-    std::memcpy(got.data(), top_->rsp_data_o[c].data(), kBurst);
+    std::memcpy(got.data(), top_.rsp_data_o[c].data(), kBurst);
     EXPECT_EQ(got, q.expect) << "read data mismatch at address 0x" << std::hex << q.addr
-                             << std::dec << " (id " << int{id} << ", cycle " << cycle_ << ")";
+                             << std::dec << " (id " << int{id} << ", cycle " << cycle() << ")";
     finish(id, q);
     ++reads_done_;
   }
 
   void write_response(unsigned c) {
-    const std::uint8_t id = top_->bresp_id_o[c];
+    const std::uint8_t id = top_.bresp_id_o[c];
     Pending& q = pending_[id];
     ASSERT_TRUE(q.write) << "write response for read id " << int{id};
     ASSERT_EQ(q.ch, c) << "write response of id " << int{id} << " on the wrong channel";
@@ -427,7 +363,7 @@ class Harness {
   }
 
   void finish(std::uint8_t id, Pending& q) {
-    const std::uint64_t lat = cycle_ - q.accept;
+    const std::uint64_t lat = cycle() - q.accept;
     if (q.write) {
       write_latency_sum_ += lat;
     } else {
@@ -440,17 +376,14 @@ class Harness {
   }
 
   TimingSet set_;
-  dram::Device dev_;
-  std::unique_ptr<VerilatedContext> ctx_;
-  std::unique_ptr<Model> top_;
-  std::uint64_t cycle_ = 0;
+  tpuemu::sim::hbm::HbmCtrlDriver<Model, kChannels> ctrl_;
+  Model& top_;
   std::array<Lane, kPorts> lanes_{};
   std::array<Gen, kPorts> gens_{};
   std::array<bool, kPorts> exhausted_{};
   std::deque<std::uint8_t> free_ids_;
   std::array<Pending, 256> pending_{};
   std::unordered_map<std::uint64_t, Burst> mem_;
-  Burst wbuf_{};
   CmdHook cmd_hook_;
   std::uint64_t reads_done_ = 0, writes_done_ = 0, latency_sum_ = 0, write_latency_sum_ = 0;
   std::uint64_t max_latency_ = 0;

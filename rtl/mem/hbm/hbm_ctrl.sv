@@ -16,10 +16,10 @@
 //      channel, out of order across channels, always accepted. The ids are the requester's.
 // 2. Timing is a runtime input (timing_i, see hbm_spec_pkg::timing_t for the bit layout) that must
 //    be stable from reset on; it is registered once per cycle, and the controller issues nothing
-//    and accepts nothing in the first cycle after reset. Derived rules follow docs/hbm.md:
-//    tBURST = BL/2; column spacing max(tCCD_x, tBURST); RD->WR >= CL+tBURST+2-CWL (and at least
-//    the column spacing); WR->RD >= CWL+tBURST+tWTR_x; WR->PRE >= CWL+tBURST+tWR; RD->PRE >= tRTP;
-//    ACT->REF >= tRC; PRE/PREA->REF >= tRP; nothing for tRFC after a REF.
+//    and accepts nothing in the first cycle after reset. The derived distances (column spacing,
+//    RD->WR, WR->RD, WR->PRE) are the contract's table, hbm_spec_pkg::derive_timings
+//    (docs/hbm.md); besides: RD->PRE >= tRTP; ACT->REF >= tRC; PRE/PREA->REF >= tRP; nothing for
+//    tRFC after a REF.
 // 3. Address map: runtime amap_i (hbm_spec_pkg::amap_t): the order (enum amap_order_e: the contract's
 //    "ro-ba-bg-ch-co" (default) and "ro-ch-ba-bg-co", "ch-ro-ba-bg-co", "ro-ba-bg-co-ch", or
 //    AmapCustom with any order of the five fields given as field codes, so every "address_map"
@@ -50,7 +50,7 @@
 // 7. Pipeline: a request accepted in cycle t waits in the channel's input register in t+1 and is
 //    queued at the end of it (the queue logic depends on flops only). A command is on cmd_*_o the
 //    cycle after the scheduler chose it; cmd_row_o carries the row of RD/WR too (the device model
-//    checks it, docs/hbm-timing.md 4.7). Read data from the device (rvalid_i/rdata_i) reaches
+//    checks it, docs/hbm.md, decision D7). Read data from the device (rvalid_i/rdata_i) reaches
 //    rsp_*_o one cycle later; the controller does not predict it but pairs each rvalid_i with the
 //    oldest outstanding RD of the channel (RdFifoDepth RDs in flight at most). Writes are posted:
 //    bresp_valid_o is high the cycle after the write entered the channel's write queue.
@@ -128,11 +128,16 @@ module hbm_ctrl #(
   logic            en_q;
   logic [hbm_spec_pkg::CycW-1:0] now_q;
 
+  // The distances are the contract's (spec/tpuemu.json "derived_timings", generated as
+  // hbm_spec_pkg::derive_timings): the DRAM checker and the TLM timing model compute the same
+  // table. The channels take the column and precharge spacings; the parts those are made of stay
+  // here.
+  /* verilator lint_off UNUSEDSIGNAL */
+  hbm_spec_pkg::derived_t tdist;
+  /* verilator lint_on UNUSEDSIGNAL */
+  assign tdist = hbm_spec_pkg::derive_timings(timing_i);
+
   always_comb begin
-    logic [hbm_spec_pkg::TimW-1:0] tburst, rd2wr;
-    tburst = timing_i.bl >> 1;
-    rd2wr  = ((timing_i.cl + tburst + hbm_spec_pkg::TimW'(2)) > timing_i.cwl)
-           ? (timing_i.cl + tburst + hbm_spec_pkg::TimW'(2) - timing_i.cwl) : '0;
     tim_d.t_rcd   = timing_i.t_rcd;
     tim_d.t_rp    = timing_i.t_rp;
     tim_d.t_ras   = timing_i.t_ras;
@@ -142,14 +147,14 @@ module hbm_ctrl #(
     tim_d.t_faw   = timing_i.t_faw;
     tim_d.t_rfc   = timing_i.t_rfc;
     tim_d.t_refi  = timing_i.t_refi;
-    tim_d.ccd_s   = hbm_spec_pkg::tmax(timing_i.t_ccd_s, tburst);
-    tim_d.ccd_l   = hbm_spec_pkg::tmax(timing_i.t_ccd_l, tburst);
-    tim_d.rd2wr_s = hbm_spec_pkg::tmax(rd2wr, tim_d.ccd_s);
-    tim_d.rd2wr_l = hbm_spec_pkg::tmax(rd2wr, tim_d.ccd_l);
-    tim_d.wr2rd_s = hbm_spec_pkg::tmax(timing_i.cwl + tburst + timing_i.t_wtr_s, tim_d.ccd_s);
-    tim_d.wr2rd_l = hbm_spec_pkg::tmax(timing_i.cwl + tburst + timing_i.t_wtr_l, tim_d.ccd_l);
+    tim_d.ccd_s   = tdist.ccd_s;
+    tim_d.ccd_l   = tdist.ccd_l;
+    tim_d.rd2wr_s = tdist.rd2wr_s;
+    tim_d.rd2wr_l = tdist.rd2wr_l;
+    tim_d.wr2rd_s = tdist.wr2rd_s;
+    tim_d.wr2rd_l = tdist.wr2rd_l;
     tim_d.rd2pre  = timing_i.t_rtp;
-    tim_d.wr2pre  = timing_i.cwl + tburst + timing_i.t_wr;
+    tim_d.wr2pre  = tdist.wr2pre;
     tim_d.rd_cap  = timing_i.read_queue;
     tim_d.wr_cap  = timing_i.write_queue;
     tim_d.wr_hi   = timing_i.write_high;

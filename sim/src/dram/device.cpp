@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // HBM DRAM device model: command checking, sparse storage, read-data timing, statistics.
-// The rules and their derived distances are those of docs/hbm.md; docs/hbm-timing.md records
-// the decisions the contract left open (PRE to a closed bank, the row on RD/WR, REF and tRC, ...).
+// The rules are those of docs/hbm.md, their derived distances the contract's table
+// (spec::hbm::derive_timings); docs/hbm.md also records the decisions the contract left open (PRE
+// to a closed bank, the row on RD/WR, REF and tRC, ...).
 #include "dram/device.h"
 
 #include <algorithm>
@@ -105,6 +106,22 @@ double ChannelStats::row_hit_rate() const {
   return 1.0 - static_cast<double>(act) / static_cast<double>(cols);
 }
 
+// A counter added to ChannelStats but not to the lists would be left out of every sum.
+static_assert(sizeof(ChannelStats) == sizeof(std::uint64_t) * kChannelStatCounters.size() +
+                                          sizeof(std::vector<std::uint64_t>) * kChannelStatPerBank.size(),
+              "every counter of ChannelStats is in kChannelStatCounters or kChannelStatPerBank");
+
+ChannelStats& ChannelStats::operator+=(const ChannelStats& other) {
+  for (const auto counter : kChannelStatCounters) this->*counter += other.*counter;
+  for (const auto list : kChannelStatPerBank) {
+    std::vector<std::uint64_t>& mine = this->*list;
+    const std::vector<std::uint64_t>& theirs = other.*list;
+    if (mine.size() < theirs.size()) mine.resize(theirs.size(), 0);
+    for (std::size_t i = 0; i < theirs.size(); ++i) mine[i] += theirs[i];
+  }
+  return *this;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Per-channel state
 // ---------------------------------------------------------------------------------------------
@@ -197,9 +214,10 @@ struct Checker {
 // Device
 // ---------------------------------------------------------------------------------------------
 
-Device::Device(const Config& config) : config_(config) {
+Device::Device(const Config& config) : config_(config), dist_(config.derived()) {
   config_.validate();
-  const std::size_t in_flight = std::size_t{config_.CL} + config_.tBURST() + 2;
+  // Reads in flight: one RD a cycle, each until its data have left the bus, and two more.
+  const std::size_t in_flight = std::size_t{dist_.rd_data} + 2;
   const std::size_t ring = std::bit_ceil(in_flight);
   channels_.reserve(config_.channels);
   for (std::uint32_t c = 0; c < config_.channels; ++c) {
@@ -280,7 +298,12 @@ void Device::command(std::uint64_t cycle, std::uint32_t channel, const Command& 
   }
   chk.need("tRFC", ch.last_ref, k.tRFC, Op::Ref);
 
-  const std::int64_t tBURST = k.tBURST();
+  // The contract's derived distances (spec/tpuemu.json "derived_timings"); a violation names
+  // the expression it checked.
+  const spec::hbm::DerivedTimings& d = dist_;
+  const auto formula = [](std::uint32_t index) { return spec::hbm::kDerivedTimings[index].expr.data(); };
+  namespace derived = spec::hbm::derived;
+  const std::int64_t tBURST = d.tBURST;
   const std::uint32_t bank_index = cmd.bank_group * k.banks_per_group + cmd.bank;
 
   switch (cmd.op) {
@@ -308,7 +331,6 @@ void Device::command(std::uint64_t cycle, std::uint32_t channel, const Command& 
 
     case Op::Pre:
     case Op::PreA: {
-      const std::int64_t wr_to_pre = std::int64_t{k.CWL} + tBURST + k.tWR;
       auto check_bank = [&](std::uint32_t index) {
         const BankState& b = ch.banks[index];
         if (!b.open) return;
@@ -317,7 +339,7 @@ void Device::command(std::uint64_t cycle, std::uint32_t channel, const Command& 
         c.bank = static_cast<int>(index % k.banks_per_group);
         c.need("tRAS", b.last_act, k.tRAS, Op::Act);
         c.need("tRTP", b.last_rd, k.tRTP, Op::Rd);
-        c.need("tWR", b.last_wr, wr_to_pre, Op::Wr, "CWL + tBURST + tWR");
+        c.need("tWR", b.last_wr, d.wr2pre, Op::Wr, formula(derived::wr2pre));
       };
       auto close_bank = [&](std::uint32_t index) {
         BankState& b = ch.banks[index];
@@ -353,16 +375,13 @@ void Device::command(std::uint64_t cycle, std::uint32_t channel, const Command& 
         chk.need("tCCD_L", g.last_rd, k.tCCD_L, Op::Rd);
         chk.need("tCCD_S", ch.last_rd, k.tCCD_S, Op::Rd);
         chk.need("tBURST", ch.last_rd, tBURST, Op::Rd, "data bus");
-        chk.need("tWTR_L", g.last_wr, std::int64_t{k.CWL} + tBURST + k.tWTR_L, Op::Wr,
-                 "CWL + tBURST + tWTR_L");
-        chk.need("tWTR_S", ch.last_wr, std::int64_t{k.CWL} + tBURST + k.tWTR_S, Op::Wr,
-                 "CWL + tBURST + tWTR_S");
+        chk.need("tWTR_L", g.last_wr, d.wtr_l, Op::Wr, formula(derived::wtr_l));
+        chk.need("tWTR_S", ch.last_wr, d.wtr_s, Op::Wr, formula(derived::wtr_s));
       } else {
         chk.need("tCCD_L", g.last_wr, k.tCCD_L, Op::Wr);
         chk.need("tCCD_S", ch.last_wr, k.tCCD_S, Op::Wr);
         chk.need("tBURST", ch.last_wr, tBURST, Op::Wr, "data bus");
-        chk.need("tRTW", ch.last_rd, std::int64_t{k.CL} + tBURST + 2 - k.CWL, Op::Rd,
-                 "CL + tBURST + 2 - CWL");
+        chk.need("tRTW", ch.last_rd, d.tRTW, Op::Rd, formula(derived::tRTW));
       }
 
       const std::size_t burst = k.burst_bytes();
@@ -383,7 +402,7 @@ void Device::command(std::uint64_t cycle, std::uint32_t channel, const Command& 
         } else {
           std::memset(dst, 0, burst);
         }
-        ch.ring_due[slot] = t + k.CL + tBURST;
+        ch.ring_due[slot] = t + d.rd_data;
         ch.ring_issue[slot] = t;
         ++ch.ring_count;
         b.last_rd = g.last_rd = ch.last_rd = t;
@@ -521,24 +540,7 @@ const ChannelStats& Device::stats(std::uint32_t channel) const {
 
 ChannelStats Device::total_stats() const {
   ChannelStats total;
-  total.act_per_bank.assign(config_.banks(), 0);
-  total.rd_per_bank.assign(config_.banks(), 0);
-  total.wr_per_bank.assign(config_.banks(), 0);
-  for (const auto& ch : channels_) {
-    const ChannelStats& s = ch->stats;
-    total.act += s.act;
-    total.pre += s.pre;
-    total.prea += s.prea;
-    total.rd += s.rd;
-    total.wr += s.wr;
-    total.ref += s.ref;
-    total.data_bus_busy_cycles += s.data_bus_busy_cycles;
-    for (std::size_t i = 0; i < config_.banks(); ++i) {
-      total.act_per_bank[i] += s.act_per_bank[i];
-      total.rd_per_bank[i] += s.rd_per_bank[i];
-      total.wr_per_bank[i] += s.wr_per_bank[i];
-    }
-  }
+  for (const auto& ch : channels_) total += ch->stats;
   return total;
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The HBM DRAM device model behind the RTL controller's per-channel command bus (docs/hbm.md,
-// decisions in docs/hbm-timing.md). It applies ACT/PRE/PREA/RD/WR/REF commands, checks every
+// with the decisions the contract left open). It applies ACT/PRE/PREA/RD/WR/REF commands, checks every
 // timing and state rule of the contract against per-bank, per-bank-group and per-channel history,
 // stores data sparsely (a row is allocated on its first write), returns read bursts exactly
 // CL + tBURST after their RD, and counts what a report needs.
@@ -12,6 +12,7 @@
 
 #include "tpuemu/sim/dram_config.h"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -43,7 +44,7 @@ struct Command {
   std::uint32_t bank_group = 0;  // ACT, PRE, RD, WR
   std::uint32_t bank = 0;        // within the group
   // ACT: the row to open. RD/WR: the row the controller believes is open; the device checks it
-  // (real DRAM ignores it; see docs/hbm-timing.md). kAnyRow skips the check.
+  // (real DRAM ignores it; see docs/hbm.md). kAnyRow skips the check.
   std::uint32_t row = kAnyRow;
   std::uint32_t column = 0;  // RD/WR, in bursts
   // WR: burst_bytes() bytes; byte i is written when bit i of wmask is set, else keeps its value.
@@ -127,7 +128,17 @@ struct ChannelStats {
   std::uint64_t column_commands() const { return rd + wr; }
   // 1 - act / (rd + wr), or 0 without column commands.
   double row_hit_rate() const;
+  // Adds every counter of kChannelStatCounters and kChannelStatPerBank (the per-bank lists grow to
+  // the longer of the two).
+  ChannelStats& operator+=(const ChannelStats& other);
 };
+
+// The counters of ChannelStats, one list for whatever walks them all (sums, reports).
+inline constexpr std::array<std::uint64_t ChannelStats::*, 7> kChannelStatCounters{
+    &ChannelStats::act, &ChannelStats::pre, &ChannelStats::prea, &ChannelStats::rd,
+    &ChannelStats::wr,  &ChannelStats::ref, &ChannelStats::data_bus_busy_cycles};
+inline constexpr std::array<std::vector<std::uint64_t> ChannelStats::*, 3> kChannelStatPerBank{
+    &ChannelStats::act_per_bank, &ChannelStats::rd_per_bank, &ChannelStats::wr_per_bank};
 
 class Device {
  public:
@@ -180,6 +191,7 @@ class Device {
   const Channel& channel_at(std::uint32_t channel) const;
 
   Config config_;
+  spec::hbm::DerivedTimings dist_;  // of config_
   std::vector<std::unique_ptr<Channel>> channels_;
 };
 

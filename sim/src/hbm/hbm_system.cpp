@@ -59,7 +59,7 @@ std::unique_ptr<HbmSystem> make_hbm_system(const HbmSetup& setup) {
                                   "-byte beats (DIM 16, the default preset), not " +
                                   std::to_string(setup.board->core_beat_bytes));
     }
-    return std::make_unique<VerilatedHbmSystem<Vhbm_board_mem_8ch_b16, 8, 4>>(setup);
+    return std::make_unique<VerilatedBoardHbmSystem<Vhbm_board_mem_8ch_b16, 8, 4>>(setup);
   }
   switch (c.channels) {
     case 8: return std::make_unique<VerilatedHbmSystem<Vhbm_ctrl_8ch, 8, 4>>(setup);

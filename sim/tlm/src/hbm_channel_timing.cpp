@@ -7,12 +7,12 @@
 
 namespace tpuemu::tlm::detail {
 
+namespace stat = spec::hbm::stat;
+
 DerivedTimings DerivedTimings::from(const sim::dram::Config& c) {
-  // The sums of hbm_ctrl.sv (tim_d): column spacing max(tCCD_x, tBURST), RD->WR
-  // CL + tBURST + 2 - CWL (bus turnaround, docs/hbm.md), WR->RD CWL + tBURST + tWTR_x,
-  // write recovery CWL + tBURST + tWR.
-  const std::uint32_t burst = c.tBURST();
-  const std::uint32_t rd2wr = c.CL + burst + 2 > c.CWL ? c.CL + burst + 2 - c.CWL : 0;
+  // The controller's tim_d (hbm_ctrl.sv): the contract's derived distances (spec/tpuemu.json
+  // "derived_timings"), the same table the RTL and the DRAM checker compute.
+  const spec::hbm::DerivedTimings d = c.derived();
   DerivedTimings t{};
   t.rcd = c.tRCD;
   t.rp = c.tRP;
@@ -23,16 +23,16 @@ DerivedTimings DerivedTimings::from(const sim::dram::Config& c) {
   t.faw = c.tFAW;
   t.rfc = c.tRFC;
   t.refi = c.tREFI;
-  t.ccd_s = std::max(c.tCCD_S, burst);
-  t.ccd_l = std::max(c.tCCD_L, burst);
-  t.rd2wr_s = std::max(rd2wr, t.ccd_s);
-  t.rd2wr_l = std::max(rd2wr, t.ccd_l);
-  t.wr2rd_s = std::max(c.CWL + burst + c.tWTR_S, t.ccd_s);
-  t.wr2rd_l = std::max(c.CWL + burst + c.tWTR_L, t.ccd_l);
+  t.ccd_s = d.ccd_s;
+  t.ccd_l = d.ccd_l;
+  t.rd2wr_s = d.rd2wr_s;
+  t.rd2wr_l = d.rd2wr_l;
+  t.wr2rd_s = d.wr2rd_s;
+  t.wr2rd_l = d.wr2rd_l;
   t.rd2pre = c.tRTP;
-  t.wr2pre = c.CWL + burst + c.tWR;
+  t.wr2pre = d.wr2pre;
   t.cl = c.CL;
-  t.burst = burst;
+  t.burst = d.tBURST;
   return t;
 }
 
@@ -118,9 +118,9 @@ void ChannelTiming::freeze_refreshes_through(std::uint64_t t) {
     if (r.needs_prea) bus_.take(r.prea);
     bus_.take(r.ref);
     ref_at_ = std::max(ref_at_, r.prea + t_.rp);
-    counters_.preas += r.needs_prea ? 1 : 0;
-    ++counters_.refreshes;
-    counters_.refresh_cycles += r.end - r.due;
+    counters_[stat::preas] += r.needs_prea ? 1 : 0;
+    ++counters_[stat::refs];
+    counters_[stat::ref_cycles] += r.end - r.due;
     refreshes_.push_back(r);
     next_due_ += t_.refi;
   }
@@ -168,7 +168,7 @@ std::uint64_t ChannelTiming::place_pre(std::uint64_t t) {
     t = bus_.next_free(t);
   }
   bus_.take(t);
-  ++counters_.pres;
+  ++counters_[stat::pres];
   ref_at_ = std::max(ref_at_, t + t_.rp);
   return t;
 }
@@ -214,7 +214,7 @@ std::uint64_t ChannelTiming::place_act(std::uint64_t t, std::uint32_t bg) {
   }
   bus_.take(t);
   acts_.insert_at(p, RowCommand{t, bg});  // p is where t goes (the last pass placed it)
-  ++counters_.acts;
+  ++counters_[stat::acts];
   prea_at_ = std::max(prea_at_, t + t_.ras);
   ref_at_ = std::max(ref_at_, t + t_.rc);
   return t;
@@ -264,7 +264,7 @@ std::uint64_t ChannelTiming::take_column(std::uint64_t t, std::uint32_t bg, bool
   const auto pos = columns_.lower_bound(t);
   // hbm_channel_ctrl counts a turnaround when a column command changes the direction
   const bool before_differs = pos != columns_.begin() ? std::prev(pos)->write != write : last_write_ != write;
-  counters_.turnarounds += before_differs ? 1 : 0;
+  counters_[stat::turnarounds] += before_differs ? 1 : 0;
   if (pos == columns_.end() && t >= last_column_at_) {
     last_write_ = write;
     last_column_at_ = t;
@@ -353,7 +353,7 @@ ChannelOutcome ChannelTiming::request(std::uint64_t offered, bool write, std::ui
     // The controller closed the idle bank as soon as its PRE was legal (policy 4 of
     // hbm_channel_ctrl); that PRE is in the past of the bus window, so it takes no slot here.
     b.open = false;
-    ++counters_.pres;
+    ++counters_[stat::pres];
     b.act_at = std::max(b.act_at, b.pre_at + t_.rp);
     ref_at_ = std::max(ref_at_, b.pre_at + t_.rp);
   }
@@ -386,7 +386,7 @@ ChannelOutcome ChannelTiming::request(std::uint64_t offered, bool write, std::ui
       const std::uint64_t pre = place_pre(std::max(earliest, b.pre_at));
       if (const Refresh* r = refresh_closing(b, pre)) {
         b.act_at = std::max(b.act_at, r->end);  // the refresh's PREA closed it instead
-        --counters_.pres;
+        --counters_[stat::pres];
       } else {
         b.act_at = std::max(b.act_at, pre + t_.rp);
       }
@@ -403,11 +403,12 @@ ChannelOutcome ChannelTiming::request(std::uint64_t offered, bool write, std::ui
   slot_free_[write ? 1 : 0].push(column + 1);
   out.column = column;
 
-  ++(write ? counters_.writes : counters_.reads);
+  ++counters_[write ? stat::writes : stat::reads];
+  if (write) ++counters_[stat::writes_queued];  // every write is queued (and issued) by the end
   switch (out.row) {
-    case ChannelOutcome::Row::Hit: ++counters_.row_hits; break;
-    case ChannelOutcome::Row::Miss: ++counters_.row_misses; break;
-    case ChannelOutcome::Row::Conflict: ++counters_.row_conflicts; break;
+    case ChannelOutcome::Row::Hit: ++counters_[stat::row_hits]; break;
+    case ChannelOutcome::Row::Miss: ++counters_[stat::row_misses]; break;
+    case ChannelOutcome::Row::Conflict: ++counters_[stat::row_conflicts]; break;
   }
   return out;
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// One HBM channel of the burst-level timing model (docs/hbm-tlm-timing.md): the controller's
+// One HBM channel of the burst-level timing model (docs/hbm-trace.md): the controller's
 // input register and request queue, its bank and bank-group state, refresh, and the command bus,
 // as *reservations*. Each request is scheduled when it enters the queue: its commands (PRE, ACT,
 // RD/WR) take the earliest cycles that satisfy every timing rule against all commands already
@@ -16,6 +16,7 @@
 
 #include "time_window.h"
 #include "tpuemu/sim/dram_config.h"
+#include "tpuemu/sim/hbm_system.h"
 
 namespace tpuemu::tlm::detail {
 
@@ -36,10 +37,9 @@ struct ChannelOutcome {
   enum class Row : std::uint8_t { Hit, Miss, Conflict } row = Row::Hit;
 };
 
-struct ChannelCounters {
-  std::uint64_t reads = 0, writes = 0, row_hits = 0, row_misses = 0, row_conflicts = 0;
-  std::uint64_t acts = 0, pres = 0, preas = 0, refreshes = 0, refresh_cycles = 0, turnarounds = 0;
-};
+// The controller's statistics the model counts, by the contract's index (spec::hbm::stat): the
+// queue occupancy and the read-latency sums stay 0 per channel.
+using ChannelCounters = sim::hbm::StatCounters;
 
 class ChannelTiming {
  public:
@@ -165,7 +165,7 @@ class ChannelTiming {
   std::uint64_t floor_ = 0;      // no command is placed before this any more
   bool last_write_ = false;
   std::uint64_t last_column_at_ = 0;
-  ChannelCounters counters_;
+  ChannelCounters counters_{};
 };
 
 }  // namespace tpuemu::tlm::detail

@@ -33,7 +33,9 @@ struct Config {
 
   std::uint32_t banks() const { return bank_groups * banks_per_group; }
   std::uint32_t burst_bytes() const { return bus_bytes * burst_length; }
-  std::uint32_t tBURST() const { return burst_length / 2; }
+  // The contract's derived distances of these timings (spec/tpuemu.json "derived_timings").
+  constexpr spec::hbm::DerivedTimings derived() const { return spec::hbm::derive_timings(*this, burst_length); }
+  std::uint32_t tBURST() const { return derived().tBURST; }
   std::uint64_t row_bytes() const { return std::uint64_t{columns} * burst_bytes(); }
   std::uint64_t capacity_bytes() const {
     return std::uint64_t{channels} * banks() * rows * row_bytes();

@@ -5,6 +5,7 @@
 // tick() is one DRAM clock (tCK).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -98,6 +99,56 @@ struct ChannelStatistics {
   std::uint64_t data_bus_busy_cycles = 0;
 };
 
+// A channel's statistics by the contract's index (spec::hbm::stat): the RTL's stats_t, or what
+// the TLM timing model counts of it.
+using StatCounters = std::array<std::uint64_t, spec::hbm::kNumStats>;
+
+// The report's figures of one channel's counters (or of their sums); tBURST gives the data bus's
+// busy cycles.
+inline ChannelStatistics channel_statistics(const StatCounters& v, std::uint32_t tBURST) {
+  namespace stat = spec::hbm::stat;
+  ChannelStatistics c;
+  c.counters = v;
+  c.reads = v[stat::reads];
+  c.writes = v[stat::writes];
+  c.row_hits = v[stat::row_hits];
+  c.row_misses = v[stat::row_misses];
+  c.row_conflicts = v[stat::row_conflicts];
+  c.acts = v[stat::acts];
+  c.precharges = v[stat::pres] + v[stat::preas];
+  c.refreshes = v[stat::refs];
+  c.refresh_cycles = v[stat::ref_cycles];
+  c.queue_occupancy_sum = v[stat::occ_sum];
+  c.read_latency_sum = v[stat::rd_lat_sum];
+  c.turnarounds = v[stat::turnarounds];
+  c.data_bus_busy_cycles = (c.reads + c.writes) * tBURST;
+  return c;
+}
+
+// Read latencies in tCK, 2^14 bins (the last one counts everything above), for the mean and the
+// percentiles of Statistics; the RTL system and the tlm backend's timing model keep the same.
+struct LatencyHistogram {
+  static constexpr std::size_t kBins = 1 << 14;
+  std::vector<std::uint64_t> bins = std::vector<std::uint64_t>(kBins, 0);
+  std::uint64_t n = 0, sum = 0;
+  void add(std::uint64_t v) {
+    ++bins[std::min<std::uint64_t>(v, kBins - 1)];
+    ++n;
+    sum += v;
+  }
+  double mean() const { return n ? static_cast<double>(sum) / static_cast<double>(n) : 0; }
+  std::uint64_t percentile(double q) const {
+    if (n == 0) return 0;
+    const std::uint64_t target = static_cast<std::uint64_t>(q * static_cast<double>(n - 1)) + 1;
+    std::uint64_t seen = 0;
+    for (std::size_t i = 0; i < bins.size(); ++i) {
+      seen += bins[i];
+      if (seen >= target) return i;
+    }
+    return bins.size() - 1;
+  }
+};
+
 struct Statistics {
   std::uint64_t cycles = 0;
   std::vector<ChannelStatistics> channels;
@@ -117,6 +168,17 @@ struct Statistics {
   // ones without a target clock edge (the shim waiting for the backing store). 0 in simulation.
   std::uint64_t host_cycles = 0;
   std::uint64_t held_host_cycles = 0;
+
+  // channels and total from each channel's counters: every registered statistic summed alike.
+  void set_channels(std::span<const StatCounters> per_channel, std::uint32_t tBURST) {
+    StatCounters sum{};
+    channels.clear();
+    for (const StatCounters& v : per_channel) {
+      for (std::size_t k = 0; k < sum.size(); ++k) sum[k] += v[k];
+      channels.push_back(channel_statistics(v, tBURST));
+    }
+    total = channel_statistics(sum, tBURST);
+  }
 };
 
 // A channel's data bus busy (RD data CL after the RD, WR data CWL after the WR, tBURST each) or

@@ -2,7 +2,7 @@
 // A fast timing model of one HBM stack as the emulator's RTL backend runs it: the Verilated
 // controller rtl/mem/hbm (FR-FCFS per channel, read and write queues (docs/hbm.md "Queues and write batching"), bank state, all-bank refresh)
 // driving the DRAM device (sim/src/dram), at the level of 64-byte bursts. It keeps no data.
-// docs/hbm-tlm-timing.md gives its rules and how close it comes to the RTL.
+// docs/hbm-trace.md gives its rules and how close it comes to the RTL.
 //
 // Times are DRAM cycles (tCK) counted like sim::hbm::HbmSystem::cycle(): a request offered in
 // tick `cycle` is accepted in tick `accept`, and its response (read data, write response) is in
@@ -53,10 +53,8 @@ class HbmBurstTiming {
   std::vector<std::uint64_t> lane_free_;  // cycle from which each lane can take an offer
   std::uint64_t last_offer_ = 0;
   std::uint64_t last_done_ = 0;
-  std::vector<std::uint64_t> latency_histogram_;
-  std::uint64_t latency_count_ = 0, latency_sum_ = 0;
-  std::vector<std::uint64_t> offer_histogram_;  // reads, from the offer on a lane
-  std::uint64_t offer_sum_ = 0;
+  sim::hbm::LatencyHistogram latency_;        // reads, from acceptance
+  sim::hbm::LatencyHistogram offer_latency_;  // reads, from the offer on a lane
 };
 
 }  // namespace tpuemu::tlm
