@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The tlm backend's HBM timing model (sim/tlm, docs/hbm-tlm-timing.md) alone: wall time per core
+// The tlm backend's HBM timing model (sim/tlm, docs/hbm-trace.md) alone: wall time per core
 // memory beat through make_hbm_beat_timing, as the tlm backend calls it (one access per beat, the
 // next beat presented the cycle after the previous accept).
 //

@@ -105,7 +105,7 @@ TEST_P(TlmCrossCheck, CyclesAndStallsMatchTheRtl) {
     EXPECT_EQ(tlm.counters.to_array(), rtl.counters.to_array());
   }
   // Stalls within 10 % or a share of the run: 1 % on the simple memory, 2 % on HBM, where the
-  // model does not replay the controller's write drains (docs/hbm-tlm-timing.md) and a drain
+  // model does not replay the controller's write drains (docs/hbm-trace.md) and a drain
   // moves a stall between counters.
   const double stall_share = preset.hbm.model == "simple" ? 0.01 : 0.02;
   for (const char* stall : kStalls) {

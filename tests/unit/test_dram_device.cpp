@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The HBM DRAM device model (sim/src/dram/device.*, docs/hbm.md, docs/hbm-timing.md):
+// The HBM DRAM device model (sim/src/dram/device.*, docs/hbm.md):
 // one test per timing constraint (an injected violation is caught, and the same command one
 // cycle later is accepted), state errors, refresh deadline, read-data timing, sparse storage,
 // statistics, and data integrity under random legal command sequences on every channel.

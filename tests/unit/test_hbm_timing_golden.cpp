@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Pins the exact results of the tlm backend's HBM timing model (docs/hbm-tlm-timing.md): a fixed,
+// Pins the exact results of the tlm backend's HBM timing model (docs/hbm-trace.md): a fixed,
 // seeded mix of a few thousand beats (streams and random accesses, reads and writes, idle gaps
 // across refreshes) through make_hbm_beat_timing, hashed over every (accept, done) pair and the
 // controller's counters. The expected hashes were recorded before the model was optimised for

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Properties of the tlm backend's HBM timing model alone (sim/tlm, docs/hbm-tlm-timing.md):
+// Properties of the tlm backend's HBM timing model alone (sim/tlm, docs/hbm-trace.md):
 // no Verilator, fixed addresses and seeds.
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The burst-level HBM timing model of the tlm backend (sim/tlm, docs/hbm-tlm-timing.md) against
+// The burst-level HBM timing model of the tlm backend (sim/tlm, docs/hbm-trace.md) against
 // what it mimics: the Verilated controller driving the DRAM device model (sim::hbm::HbmSystem),
 // and, a level up, the RTL backend's HBM memory behind a core port (make_core_memory). Same
 // request sequences (fixed seeds) through both; bandwidth within 5 %, mean read latency within
@@ -161,7 +161,7 @@ struct Case {
   Pattern pattern;
   double read_ratio;
   const char* name;
-  // The targets (5 %, 10 %). Mixed reads and writes miss them (docs/hbm-tlm-timing.md, "Known
+  // The targets (5 %, 10 %). Mixed reads and writes miss them (docs/hbm-trace.md, "Known
   // gaps": the RTL groups reads and writes by reordering, reservations cannot fully), so those
   // cases hold the model to what it achieves today and fail if it gets worse.
   double bandwidth_tolerance = 0.05;
@@ -203,7 +203,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"hbm2-2000", Pattern::Random, 1.0, "random"},
                       Case{"hbm2-2000", Pattern::Random, 0.5, "random, read ratio 0.5"},
                       // The RTL's write drains are not modelled: the model's reads of
-                      // a mixed stream wait ~80 % longer than the RTL's (docs/hbm-tlm-timing.md);
+                      // a mixed stream wait ~80 % longer than the RTL's (docs/hbm-trace.md);
                       // the bandwidth meets the target.
                       Case{"hbm2-2000", Pattern::Stream, 0.5, "stream, read ratio 0.5", 0.05, 0.95},
                       Case{"hbm2e-3200", Pattern::Stream, 1.0, "stream"},
@@ -212,7 +212,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"hbm2e-3200", Pattern::Stream, 0.5, "stream, read ratio 0.5", 0.05, 0.85},
                       Case{"hbm3-6400", Pattern::Stream, 1.0, "stream"},
                       Case{"hbm3-6400", Pattern::Random, 1.0, "random"},
-                      // +7.4 % bandwidth: the model is optimistic here (docs/hbm-tlm-timing.md)
+                      // +7.4 % bandwidth: the model is optimistic here (docs/hbm-trace.md)
                       Case{"hbm3-6400", Pattern::Random, 0.5, "random, read ratio 0.5", 0.10, 0.10}),
     [](const ::testing::TestParamInfo<Case>& i) {
       std::string n = i.param.set + "_" + (i.param.pattern == Pattern::Stream ? "stream" : "random") +
@@ -323,7 +323,7 @@ struct BeatCase {
   std::uint32_t beat_bytes;
   int kind;
   const char* name;
-  double total_tolerance = 0.05;  // the target (docs/hbm-tlm-timing.md)
+  double total_tolerance = 0.05;  // the target (docs/hbm-trace.md)
 };
 
 class BeatModelVsRtl : public ::testing::TestWithParam<BeatCase> {};

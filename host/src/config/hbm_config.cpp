@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// HBM timing sets: load, validate, find, derive, print (docs/hbm.md, docs/hbm-timing.md).
+// HBM timing sets: load, validate, find, derive, print (docs/hbm.md).
 #include "tpuemu/config/hbm_config.h"
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Layer 1 of the host runtime: HBM timing sets (configs/hbm/<name>.json, docs/hbm.md; the
-// decisions behind the shipped values are in docs/hbm-timing.md). Load, validate, derive
+// Layer 1 of the host runtime: HBM timing sets (configs/hbm/<name>.json, docs/hbm.md, with
+// the decisions behind the shipped values). Load, validate, derive
 // bandwidths and capacities, map byte addresses to DRAM coordinates.
 #pragma once
 
@@ -22,7 +22,7 @@
 namespace tpuemu {
 
 // Organisation of one stack as the controller sees it. Pseudo channels (or ganged pseudo-channel
-// pairs, see docs/hbm-timing.md) are channels. Every value is a power of two.
+// pairs, see docs/hbm.md) are channels. Every value is a power of two.
 struct HbmGeometry {
   std::uint32_t channels = 0;
   std::uint32_t bank_groups = 0;      // per channel, <= 4 (2-bit bus field)

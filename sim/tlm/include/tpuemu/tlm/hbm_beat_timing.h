@@ -2,7 +2,7 @@
 // The HBM stack behind a core's memory port, as the tlm backend times it: the beat<->burst
 // bridge of the RTL backend (sim/src/hbm/beat_bridge.h) over the burst-level model of the
 // controller and DRAM (hbm_timing.h), across the core/DRAM clock ratio. Timing only: the data
-// are kept elsewhere. docs/hbm-tlm-timing.md.
+// are kept elsewhere. docs/hbm-trace.md.
 #pragma once
 
 #include <cstdint>

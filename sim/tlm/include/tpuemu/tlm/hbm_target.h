@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The HBM stack's timing model for a SystemC platform (C++17): what a MemoryTarget
 // (memory_target.h) needs to be timed as one HBM stack behind a core's port - the geometry and
-// timings of a timing set (configs/hbm/*.json, docs/hbm-timing.md), timings by the contract's names,
+// timings of a timing set (configs/hbm/*.json, docs/hbm.md), timings by the contract's names,
 // the address map by its name, the page policy, and the clocks. The model itself
-// (hbm_beat_timing.h, docs/hbm-tlm-timing.md) is C++20; this is its C++17 door.
+// (hbm_beat_timing.h, docs/hbm-trace.md) is C++20; this is its C++17 door.
 #pragma once
 
 #include <cstdint>
