@@ -77,20 +77,8 @@ class VerilatedHbmSystemBase : public HbmSystem {
     const std::uint64_t cycle = ctrl_.cycle();
     s.cycles = cycle;
     s.set_channels(ctrl_.all_counters(), setup_.dram.tBURST());
-    const double cycles = static_cast<double>(std::max<std::uint64_t>(cycle, 1));
-    const double burst = setup_.dram.burst_bytes();
-    s.bytes_per_cycle = static_cast<double>(s.total.reads + s.total.writes) * burst / cycles;
-    s.peak_bytes_per_cycle = Channels * burst / setup_.dram.tBURST();
-    s.peak_fraction = s.bytes_per_cycle / s.peak_bytes_per_cycle;
-    const std::uint64_t requests = s.total.row_hits + s.total.row_misses + s.total.row_conflicts;
-    s.row_hit_rate =
-        requests ? static_cast<double>(s.total.row_hits) / static_cast<double>(requests) : 0;
-    s.read_latency_mean = latency_.mean();
-    s.read_latency_p50 = latency_.percentile(0.50);
-    s.read_latency_p99 = latency_.percentile(0.99);
-    s.read_latency_from_offer_mean = offer_latency_.mean();
-    s.read_latency_from_offer_p50 = offer_latency_.percentile(0.50);
-    s.read_latency_from_offer_p99 = offer_latency_.percentile(0.99);
+    s.set_figures(static_cast<double>(std::max<std::uint64_t>(cycle, 1)), Channels, setup_.dram,
+                  latency_, offer_latency_);
     s.host_cycles = host_cycles_;
     s.held_host_cycles = held_host_cycles_;
     return s;
@@ -101,26 +89,22 @@ class VerilatedHbmSystemBase : public HbmSystem {
   void backdoor_write(std::uint64_t addr, std::span<const std::uint8_t> data) override {
     settle_posted_writes();
     before_backdoor_write();
-    for_each_burst(
-        addr, data.size(),
-        [&](const Coordinate& c, std::uint32_t boff, std::size_t done, std::uint32_t len) {
-          std::array<std::uint8_t, 64> burst{};
-          ctrl_.device().backdoor_read(c.channel, c.bank_group, c.bank, c.row, c.column, burst);
-          std::memcpy(burst.data() + boff, data.data() + done, len);
-          ctrl_.device().backdoor_write(c.channel, c.bank_group, c.bank, c.row, c.column, burst);
-          backdoor_burst_written(c, burst);
-        });
+    for_each_burst(addr, data.size(),
+                   [&](const Coordinate& c, Burst& burst, std::uint32_t boff, std::size_t done,
+                       std::uint32_t len) {
+                     std::memcpy(burst.data() + boff, data.data() + done, len);
+                     ctrl_.device().backdoor_write(c.channel, c.bank_group, c.bank, c.row, c.column,
+                                                   burst);
+                     backdoor_burst_written(c, burst);
+                   });
   }
 
   void backdoor_read(std::uint64_t addr, std::span<std::uint8_t> data) override {
     settle_posted_writes();
     for_each_burst(
         addr, data.size(),
-        [&](const Coordinate& c, std::uint32_t boff, std::size_t done, std::uint32_t len) {
-          std::array<std::uint8_t, 64> burst{};
-          ctrl_.device().backdoor_read(c.channel, c.bank_group, c.bank, c.row, c.column, burst);
-          std::memcpy(data.data() + done, burst.data() + boff, len);
-        });
+        [&](const Coordinate&, Burst& burst, std::uint32_t boff, std::size_t done,
+            std::uint32_t len) { std::memcpy(data.data() + done, burst.data() + boff, len); });
   }
 
  protected:
@@ -171,14 +155,20 @@ class VerilatedHbmSystemBase : public HbmSystem {
     if (ctrl_.context().gotError()) throw std::runtime_error(take_verilator_error());
   }
 
+  using Burst = std::array<std::uint8_t, 64>;
+
+  // Each 64-byte burst that [addr, addr + size) touches: f(coordinate, the burst as the device
+  // holds it, its first byte in the range, where that byte is in the range, the bytes in it).
   template <typename F>
   void for_each_burst(std::uint64_t addr, std::size_t size, F&& f) {
     for (std::size_t done = 0; done < size;) {
       const std::uint64_t a = addr + done;
-      const std::uint32_t boff = static_cast<std::uint32_t>(a % 64);
-      const std::uint32_t len =
-          static_cast<std::uint32_t>(std::min<std::size_t>(64 - boff, size - done));
-      f(coordinate_of(layout_.decode(a)), boff, done, len);
+      const auto boff = static_cast<std::uint32_t>(a % 64);
+      const auto len = static_cast<std::uint32_t>(std::min<std::size_t>(64 - boff, size - done));
+      const Coordinate c = coordinate_of(layout_.decode(a));
+      Burst burst{};
+      ctrl_.device().backdoor_read(c.channel, c.bank_group, c.bank, c.row, c.column, burst);
+      f(c, burst, boff, done, len);
       done += len;
     }
   }

@@ -72,19 +72,7 @@ sim::hbm::Statistics HbmBurstTiming::statistics() const {
   s.set_channels(per_channel, setup_.dram.tBURST());
   s.total.read_latency_sum = latency_.sum;
   s.total.counters[spec::hbm::stat::rd_lat_sum] = latency_.sum;
-  const double burst = setup_.dram.burst_bytes();
-  const sim::hbm::ChannelStatistics& total = s.total;
-  s.bytes_per_cycle = static_cast<double>(total.reads + total.writes) * burst / static_cast<double>(s.cycles);
-  s.peak_bytes_per_cycle = static_cast<double>(channels_.size()) * burst / setup_.dram.tBURST();
-  s.peak_fraction = s.bytes_per_cycle / s.peak_bytes_per_cycle;
-  const std::uint64_t served = total.row_hits + total.row_misses + total.row_conflicts;
-  s.row_hit_rate = served ? static_cast<double>(total.row_hits) / static_cast<double>(served) : 0;
-  s.read_latency_mean = latency_.mean();
-  s.read_latency_p50 = latency_.percentile(0.50);
-  s.read_latency_p99 = latency_.percentile(0.99);
-  s.read_latency_from_offer_mean = offer_latency_.mean();
-  s.read_latency_from_offer_p50 = offer_latency_.percentile(0.50);
-  s.read_latency_from_offer_p99 = offer_latency_.percentile(0.99);
+  s.set_figures(static_cast<double>(s.cycles), channels_.size(), setup_.dram, latency_, offer_latency_);
   return s;
 }
 

@@ -179,6 +179,24 @@ struct Statistics {
     }
     total = channel_statistics(sum, tBURST);
   }
+
+  // The run's figures from total: the bandwidth over `elapsed` (> 0) DRAM cycles against the
+  // peak of `channel_count` channels, the row-hit rate and the read latencies.
+  void set_figures(double elapsed, std::size_t channel_count, const dram::Config& dram,
+                   const LatencyHistogram& latency, const LatencyHistogram& offer_latency) {
+    const double burst = dram.burst_bytes();
+    bytes_per_cycle = static_cast<double>(total.reads + total.writes) * burst / elapsed;
+    peak_bytes_per_cycle = static_cast<double>(channel_count) * burst / dram.tBURST();
+    peak_fraction = bytes_per_cycle / peak_bytes_per_cycle;
+    const std::uint64_t served = total.row_hits + total.row_misses + total.row_conflicts;
+    row_hit_rate = served ? static_cast<double>(total.row_hits) / static_cast<double>(served) : 0;
+    read_latency_mean = latency.mean();
+    read_latency_p50 = latency.percentile(0.50);
+    read_latency_p99 = latency.percentile(0.99);
+    read_latency_from_offer_mean = offer_latency.mean();
+    read_latency_from_offer_p50 = offer_latency.percentile(0.50);
+    read_latency_from_offer_p99 = offer_latency.percentile(0.99);
+  }
 };
 
 // A channel's data bus busy (RD data CL after the RD, WR data CWL after the WR, tBURST each) or
