@@ -3,6 +3,8 @@
 // semaphore / SMEM side ports, holds the CSR-only state (PROG_BASE, SMEM_ADDR) and muxes the read
 // data. Addresses and register layouts come from tpu_pkg (csr_addr_e, csr_*_t), generated from
 // spec/tpuemu.json, so the firmware's and the host's views cannot drift from this decode.
+`include "tpu_assert.svh"
+
 module csr_block #(
   parameter int unsigned Dim       = 16,
   parameter int unsigned VmemRows  = 16384,
@@ -161,4 +163,23 @@ module csr_block #(
 
   logic unused;
   assign unused = ^{sem_off, csr_rd, ctrl_wdata.rsvd_31_2, unused_off};
+
+  // ---------------- protocol invariants (simulation only), on clocked accesses: writes and the
+  // SMEM_DATA read that advances SMEM_ADDR (other reads are combinational and take no edge)
+  `TPU_ASSERT_INIT
+  // Every register is a 32-bit word: the decode compares whole word addresses (and picks a
+  // counter's half by bit 2), so an unaligned access would silently hit nothing.
+  `TPU_ASSERT_IF_FMT(chk_word_aligned, csr_valid_i, csr_addr_i[1:0] == 2'b00,
+                     ("csr_block: unaligned CSR access at 0x%03x", csr_addr_i))
+  // A write reaches a writable register (the contract's W and RW rows); anything else has no
+  // write path here and would be lost without a trace.
+  `TPU_ASSERT_IF_FMT(chk_write_mapped, csr_wr,
+                     csr_addr_i inside {tpu_pkg::CsrCtrl, tpu_pkg::CsrProgBase, tpu_pkg::CsrSmemAddr,
+                                        tpu_pkg::CsrSmemData} || sem_hit,
+                     ("csr_block: write to the unmapped or read-only CSR 0x%03x", csr_addr_i))
+  // PROG_BASE is not written while a program runs: fetch adds it to every request address, so the
+  // rest of the program would be fetched from elsewhere (the firmware loads programs only when
+  // the core is not busy).
+  `TPU_ASSERT(chk_prog_base_idle, !(csr_wr && csr_addr_i == tpu_pkg::CsrProgBase && busy_i),
+              "csr_block: PROG_BASE written while a program runs")
 endmodule

@@ -2,6 +2,8 @@
 // Instruction fetch: prefetches instructions from device memory through the shared memory port
 // (several beats in flight) and dispatches them in order into the DMA, MXU and vector queues. An
 // instruction whose queue is full stalls dispatch; END stops fetching and drops what was prefetched.
+`include "tpu_assert.svh"
+
 module fetch_unit #(
   parameter int unsigned Dim       = 16,
   parameter int unsigned BufInstrs = 8
@@ -175,4 +177,23 @@ module fetch_unit #(
       end
     end
   end
+
+  // ---------------- protocol invariants (simulation only)
+  `TPU_ASSERT_INIT
+  // The memory answers only the requests it accepted: a response with none outstanding would
+  // underflow outstanding_q, and with it the count of an earlier program's responses to drop.
+  `TPU_ASSERT(chk_rsp_requested, !rsp_valid_i || outstanding_q != '0 || req_fire,
+              "fetch_unit: memory response without an outstanding request")
+  // The responses to drop after a soft reset or a new start are some of those outstanding.
+  `TPU_ASSERT(chk_discard_outstanding, discard_q <= outstanding_q,
+              "fetch_unit: more responses to drop than outstanding")
+  // Requests stop when the buffer would be full, so every kept response finds a free slot.
+  `TPU_ASSERT(chk_inflight_bound, inflight_q <= (PtrW+1)'(Depth) && buffered_q <= inflight_q,
+              "fetch_unit: more beats in flight than the buffer holds")
+  // While a program runs, each of its beats in flight is either buffered or a response still to
+  // come that will be kept: were a beat lost or counted twice, dispatch would read a slot that
+  // was never written, or fetch would stop requesting for good.
+  `TPU_ASSERT_IF(chk_beats_accounted, running_q,
+                 inflight_q - buffered_q == outstanding_q - discard_q,
+                 "fetch_unit: beats in flight and responses outstanding disagree")
 endmodule

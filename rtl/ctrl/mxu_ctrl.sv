@@ -4,6 +4,8 @@
 // against the older instruction held by the other unit when it was dispatched: a LOADW waits for
 // an older MATMUL on its bank to drain out of the array, a MATMUL waits for an older LOADW of its
 // bank to finish. Results leave the array in order and are written (or added) into ACC.
+`include "tpu_assert.svh"
+
 module mxu_ctrl #(
   parameter int unsigned Dim      = 16,
   parameter int unsigned VmemRows = 16384,
@@ -268,4 +270,35 @@ module mxu_ctrl #(
 
   assign busy_o = wl_active_q || st_active_q || st_pipe_valid_q || !tag_empty;
   assign idle_o = !instr_valid_i && !busy_o;
+
+  // ---------------- protocol invariants (simulation only)
+  `TPU_ASSERT_INIT
+`ifndef SYNTHESIS
+  // The cycle after a soft reset: VMEM still answers the reads it granted in the reset's cycle.
+  logic chk_clear_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) chk_clear_q <= 1'b0;
+    else         chk_clear_q <= clear_i;
+  end
+`endif
+  // An active streamer has rows left: st_left_q never underflows (an empty MATMUL completes at
+  // issue and never becomes active).
+  `TPU_ASSERT_IF(chk_rows_left, st_active_q, st_left_q != '0,
+                 "mxu_ctrl: active MATMUL with no rows left")
+  // The loader reads at most Dim weight rows and pushes only rows it has read.
+  `TPU_ASSERT_IF(chk_weight_rows, wl_active_q,
+                 wl_pushed_q <= wl_issued_q && wl_issued_q <= DimW'(Dim),
+                 "mxu_ctrl: weight rows pushed beyond those read")
+  // A data row arrives exactly in the cycle after its grant: its bank and tag (st_pipe_bank_q,
+  // pipe_tag_q) are held for that one cycle, so a row at any other time would enter the array
+  // with another row's weights and be written to another row's ACC address.
+  `TPU_ASSERT_IF(chk_row_with_tag, !chk_clear_q, vd_rvalid_i == st_pipe_valid_q,
+                 "mxu_ctrl: VMEM data row without its tag")
+  // Weight rows arrive only for a LOADW in progress (it pushes whatever arrives into its bank).
+  `TPU_ASSERT_IF(chk_weights_for_load, !chk_clear_q, !vw_rvalid_i || wl_active_q,
+                 "mxu_ctrl: weight row with no LOADW in progress")
+  // Each unit waits only for an older instruction held by the other when it was dispatched, so
+  // the two never wait for each other: that would stall the MXU for good.
+  `TPU_ASSERT(chk_no_mutual_wait, !(wl_active_q && wl_wait_st_q && st_active_q && st_wait_wl_q),
+              "mxu_ctrl: LOADW and MATMUL wait for each other")
 endmodule

@@ -6,6 +6,8 @@
 //   VADD    adds two int8 VMEM rows with saturation: read a, read b, write out (3 granted cycles
 //           per row, the minimum on one port). Each row's reads come before its write, so the
 //           result may overwrite a or b row for row (out_row == a_row or b_row).
+`include "tpu_assert.svh"
+
 module vec_unit #(
   parameter int unsigned Dim       = 16,
   parameter int unsigned VmemRows  = 16384,
@@ -238,4 +240,34 @@ module vec_unit #(
 
   assign busy_o = active;
   assign idle_o = !instr_valid_i && !active;
+
+  // ---------------- protocol invariants (simulation only)
+  `TPU_ASSERT_INIT
+`ifndef SYNTHESIS
+  // The cycle after a soft reset: VMEM still answers a read it granted in the reset's cycle.
+  logic chk_clear_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) chk_clear_q <= 1'b0;
+    else         chk_clear_q <= clear_i;
+  end
+`endif
+  // Six of the eight codes are states; the others would leave the unit hung with no output.
+  `TPU_ASSERT(chk_state_legal, state_q inside {StIdle, StBias, StQuant, StAddA, StAddB, StAddW},
+              "vec_unit: illegal state")
+  // A busy unit has rows left: left_q never underflows (empty instructions complete at issue).
+  `TPU_ASSERT_IF(chk_rows_left, active, left_q != '0, "vec_unit: active instruction with no rows left")
+  // The bias load requests at most its 4 rows and receives only rows it requested.
+  `TPU_ASSERT_IF(chk_bias_rows, state_q == StBias,
+                 bias_got_q <= bias_req_q && bias_req_q <= 3'(BiasRows) &&
+                 (!vmem_rvalid_i || bias_got_q < bias_req_q),
+                 "vec_unit: bias row received beyond those requested")
+  // Read data arrives only where the unit takes it: a bias row (StBias), a's row (StAddB, the
+  // cycle after a's grant), b's row (StAddW). Data at another time would mean the one-cycle read
+  // latency the datapath relies on does not hold.
+  `TPU_ASSERT_IF(chk_read_expected, !chk_clear_q,
+                 !vmem_rvalid_i || state_q inside {StBias, StAddB, StAddW},
+                 "vec_unit: VMEM read data in a state that takes none")
+  // SMEM's (scale, shift) pair is taken in a VQUANT's first cycle only.
+  `TPU_ASSERT_IF(chk_smem_params, params_smem_q, state_q inside {StBias, StQuant},
+                 "vec_unit: SMEM parameters outside a VQUANT")
 endmodule

@@ -4,6 +4,8 @@
 // Outstanding beats in flight and their data is written locally in order as it returns; writes
 // read local memory into a small buffer and post beats to memory. Completion is tracked per
 // descriptor in two in-order classes (reads from HBM, writes to HBM) and signals a semaphore.
+`include "tpu_assert.svh"
+
 module dma_engine #(
   parameter int unsigned Dim         = 16,
   parameter int unsigned VmemRows    = 16384,
@@ -378,5 +380,54 @@ module dma_engine #(
     path_beat_o = '0;
     if (wbuf_pop)   path_beat_o[wbuf_head[DataW +: 3]] = 1'b1;
     if (issue_read) path_beat_o[path_q[2:0]] = 1'b1;
+  end
+
+  // ---------------- protocol invariants (simulation only)
+  `TPU_ASSERT_INIT
+  // Read data never runs ahead of its tags: each kept response is the data of a read whose tag
+  // (its local row) is queued, else it would be written to another read's row.
+  `TPU_ASSERT(chk_data_behind_tags, rdat_count <= rtag_count,
+              "dma_engine: read data without a read tag")
+  // The memory answers only reads it accepted: those still unanswered are the tags without data
+  // and the reads from before a soft reset still to drop (rd_discard_q never underflows).
+  `TPU_ASSERT(chk_rsp_requested,
+              !mem_rsp_valid_i || rd_discard_q != '0 || rdat_count < rtag_count || issue_read,
+              "dma_engine: read response without an outstanding read")
+  // Write acknowledgements answer accepted writes only (wack_pending_q never underflows), and
+  // those to drop after a soft reset are some of them.
+  `TPU_ASSERT(chk_wack_requested, !mem_wack_valid_i || wack_pending_q != '0 || wbuf_pop,
+              "dma_engine: write acknowledge without an outstanding write")
+  `TPU_ASSERT(chk_wack_discard, wack_discard_q <= wack_pending_q,
+              "dma_engine: more write acknowledges to drop than outstanding")
+
+`ifndef SYNTHESIS
+  // A write offered to memory and not accepted: the buffer pops only on acceptance, so the same
+  // write must be offered in the next cycle (unless a soft reset drops it).
+  logic                          chk_wr_wait_q;
+  logic [tpu_pkg::AddrWidth-1:0] chk_wr_addr_q;
+  logic [DataW-1:0]              chk_wr_data_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) chk_wr_wait_q <= 1'b0;
+    else         chk_wr_wait_q <= mem_req_valid_o && mem_req_write_o && !mem_req_ready_i && !clear_i;
+  end
+  always_ff @(posedge clk_i) begin
+    chk_wr_addr_q <= mem_req_addr_o;
+    chk_wr_data_q <= mem_req_wdata_o;
+  end
+`endif
+  // A posted write is held, unchanged, until memory takes it: withdrawing or changing it would
+  // lose or corrupt a beat that its descriptor still counts on being acknowledged.
+  `TPU_ASSERT_IF(chk_write_held, chk_wr_wait_q,
+                 mem_req_valid_o && mem_req_write_o && mem_req_addr_o == chk_wr_addr_q &&
+                 mem_req_wdata_o == chk_wr_data_q,
+                 "dma_engine: a write not yet accepted was withdrawn or changed")
+  // A completion class counts the units (beats, or ACC quarter rows) of its oldest descriptor
+  // only: it is never asked to count one with no descriptor, and pops at the last, so the count
+  // stays below the descriptor's units.
+  for (genvar c = 0; c < 2; c++) begin : g_chk_class
+    `TPU_ASSERT_FMT(chk_class_units,
+                    cls_empty[c] ? (done_q[c] == '0 && !unit_done[c])
+                                 : (done_q[c] < cls_head[c][UnitW-1:0]),
+                    ("dma_engine: completion class %0d counted a unit beyond its descriptors", c))
   end
 endmodule

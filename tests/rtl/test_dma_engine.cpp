@@ -365,4 +365,24 @@ TEST_F(DmaEngineTest, OutOfRangeDescriptorRaisesErrorAndStays) {
   queue_.clear();
 }
 
+// The protocol assertions (simulation only, --assert) catch a memory that answers what the engine
+// never asked: a read response or a write acknowledge with nothing outstanding.
+TEST_F(DmaEngineTest, AssertionCatchesAReadResponseWithoutARead) {
+  tick();  // the checks start with the second edge after reset (chk_en_q is set by the first)
+  EXPECT_FALSE(ctx_->gotError());
+  m_->mem_rsp_valid_i = 1;
+  tick();
+  m_->mem_rsp_valid_i = 0;
+  EXPECT_TRUE(ctx_->gotError());
+}
+
+TEST_F(DmaEngineTest, AssertionCatchesAWriteAcknowledgeWithoutAWrite) {
+  tick();
+  EXPECT_FALSE(ctx_->gotError());
+  m_->mem_wack_valid_i = 1;
+  tick();
+  m_->mem_wack_valid_i = 0;
+  EXPECT_TRUE(ctx_->gotError());
+}
+
 }  // namespace
