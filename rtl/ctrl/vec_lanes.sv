@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The vector unit's per-lane datapath (combinational): the VQUANT requantisation of one ACC row,
 // with an optional int32 bias per lane added first, and the VADD saturating int8 add of two VMEM
-// rows. docs/isa.md gives the semantics; host/src/compile/reference.cpp is the bit-exact oracle.
+// rows. docs/isa.md gives the semantics; spec/include/tpuemu/spec/arith.h is the one C++ copy of
+// this arithmetic, which tests/rtl/test_core_arith.cpp compares with this module bit for bit.
 module vec_lanes #(
   parameter int unsigned Dim   = 16,
   localparam int unsigned DataW = Dim * 8

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// The core model's MXU arithmetic (sim/tlm mxu_arith.h) against the array's contract computed the
-// plain way: out[n] = sum_k int8(x[k]) * W[k][n] in wrapping int32, over every DIM the model
-// accepts and every rotation of the weight ring it keeps.
+// The core model's MXU arithmetic (sim/tlm mxu_arith.h, AVX2 where the CPU has it) against the
+// array's contract computed the plain way, column by column through the contract's processing
+// element (tpuemu/spec/arith.h: arith::mac), over every DIM the model accepts and every rotation
+// of the weight ring it keeps.
 #include <cstdint>
 #include <random>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "tpuemu/spec/arith.h"
 #include "tpuemu/tlm/mxu_arith.h"
 
 namespace tpuemu::tlm {
@@ -18,7 +20,7 @@ std::vector<std::int32_t> reference(const std::vector<std::uint8_t>& x, const st
   std::vector<std::int32_t> out(dim, 0);
   for (std::uint32_t k = 0; k < dim; ++k) {
     const std::int8_t* row = ring.data() + std::size_t{(top + k) % dim} * dim;
-    for (std::uint32_t n = 0; n < dim; ++n) out[n] += static_cast<std::int8_t>(x[k]) * row[n];
+    for (std::uint32_t n = 0; n < dim; ++n) out[n] = spec::arith::mac(out[n], static_cast<std::int8_t>(x[k]), row[n]);
   }
   return out;
 }

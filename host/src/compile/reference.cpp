@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// Reference model (see reference.h). Correctness over speed: this is the oracle.
+// Reference model (see reference.h). Correctness over speed: this is the oracle. The element
+// arithmetic of each opcode is the one definition in tpuemu/spec/arith.h, which the RTL is tested
+// against; this file adds the shapes, loops and checks around it.
 #include "tpuemu/compile/reference.h"
-
-#include <algorithm>
 
 #include <fmt/format.h>
 
 #include "tpuemu/base/error.h"
+#include "tpuemu/spec/arith.h"
 
 namespace tpuemu {
 namespace {
@@ -48,30 +49,15 @@ std::vector<std::int32_t> matmul_int8(std::span<const std::int8_t> a, std::span<
   check_size("matmul B", b.size(), k, n);
   std::vector<std::int32_t> c(m * n);
   for (std::size_t i = 0; i < m; ++i) {
-    for (std::size_t j = 0; j < n; ++j) {
-      // Unsigned arithmetic: wraps modulo 2^32 without undefined behaviour.
-      std::uint32_t sum = 0;
-      for (std::size_t kk = 0; kk < k; ++kk) {
-        const std::int32_t prod = std::int32_t{a[i * k + kk]} * std::int32_t{b[kk * n + j]};
-        sum += static_cast<std::uint32_t>(prod);
-      }
-      c[i * n + j] = static_cast<std::int32_t>(sum);
-    }
+    for (std::size_t j = 0; j < n; ++j) c[i * n + j] = spec::arith::mxu_lane(&a[i * k], &b[j], k, n);
   }
   return c;
 }
 
 std::int8_t requantize(std::int32_t x, std::int32_t scale, unsigned shift, bool relu) {
-  if (shift >= 64) throw Error("requantize", fmt::format("shift {} must be < 64", shift));
-  std::int64_t p = std::int64_t{x} * std::int64_t{scale};  // |p| <= 2^62: exact
-  if (shift > 0) {
-    // 64-bit wrapping add, as in hardware (C++20 defines the conversion back to signed).
-    p = static_cast<std::int64_t>(static_cast<std::uint64_t>(p) + (std::uint64_t{1} << (shift - 1)));
-  }
-  p >>= shift;  // arithmetic in C++20
-  p = std::clamp<std::int64_t>(p, -128, 127);
-  if (relu) p = std::max<std::int64_t>(p, 0);
-  return static_cast<std::int8_t>(p);
+  // The hardware sees 6 bits; a larger shift here is a caller's mistake, not a value to truncate.
+  if (shift > spec::arith::kShiftMask) throw Error("requantize", fmt::format("shift {} must be < 64", shift));
+  return spec::arith::vquant(x, scale, shift, relu);
 }
 
 std::vector<std::int8_t> requantize(std::span<const std::int32_t> x, std::int32_t scale,
@@ -82,9 +68,7 @@ std::vector<std::int8_t> requantize(std::span<const std::int32_t> x, std::int32_
 }
 
 std::int8_t requantize(std::int32_t x, std::int32_t bias, std::int32_t scale, unsigned shift, bool relu) {
-  // int32 wrapping add (C++20 defines the conversion back to signed)
-  const auto sum = static_cast<std::int32_t>(static_cast<std::uint32_t>(x) + static_cast<std::uint32_t>(bias));
-  return requantize(sum, scale, shift, relu);
+  return requantize(spec::arith::add_wrap32(x, bias), scale, shift, relu);
 }
 
 std::vector<std::int8_t> requantize(std::span<const std::int32_t> x, std::span<const std::int32_t> bias,
@@ -98,9 +82,7 @@ std::vector<std::int8_t> requantize(std::span<const std::int32_t> x, std::span<c
 }
 
 std::int8_t add_saturate(std::int8_t a, std::int8_t b, bool relu) {
-  int s = std::clamp(int{a} + int{b}, -128, 127);
-  if (relu) s = std::max(s, 0);
-  return static_cast<std::int8_t>(s);
+  return spec::arith::vadd(a, b, relu);
 }
 
 std::vector<std::int8_t> add_saturate(std::span<const std::int8_t> a, std::span<const std::int8_t> b,

@@ -6,8 +6,12 @@
 
 #include <immintrin.h>
 
+#include "tpuemu/spec/arith.h"
+
 namespace tpuemu::tlm {
 namespace {
+
+namespace arith = spec::arith;  // the element arithmetic every model of the core shares
 
 // out[n] = sum_k in[k] * W[k][n] over the weights as int16 pairs (W[k][n], W[k+1][n]) per column n.
 // With AVX2 (checked at run time) each multiply-add of pairs does 16 products on 8 columns. A block
@@ -43,14 +47,20 @@ __attribute__((target("avx2"))) void row_times_weights_avx2(const std::uint8_t* 
   }
 }
 
+// The definition: every column is a chain of processing elements (arith::mac), as in the array.
+// The AVX2 path computes the same sums in another order, which wrapping int32 addition allows;
+// tests/unit/test_mxu_arith.cpp checks whichever path this machine takes against arith::mac.
 void row_times_weights_portable(const std::uint8_t* input, const std::int16_t* pairs, std::uint32_t dim,
                                 std::int32_t* out) {
   for (std::size_t n = 0; n < dim; ++n) out[n] = 0;
   for (std::size_t k = 0; k < dim; k += 2) {
-    const std::int32_t a0 = static_cast<std::int8_t>(input[k]);
-    const std::int32_t a1 = static_cast<std::int8_t>(input[k + 1]);
+    const auto a0 = static_cast<std::int8_t>(input[k]);
+    const auto a1 = static_cast<std::int8_t>(input[k + 1]);
     const std::int16_t* p = pairs + k * dim;
-    for (std::size_t n = 0; n < dim; ++n) out[n] += a0 * p[2 * n] + a1 * p[2 * n + 1];
+    for (std::size_t n = 0; n < dim; ++n) {
+      out[n] = arith::mac(arith::mac(out[n], a0, static_cast<std::int8_t>(p[2 * n])), a1,
+                          static_cast<std::int8_t>(p[2 * n + 1]));
+    }
   }
 }
 
@@ -75,6 +85,5 @@ void mxu_weight_pairs(const std::int8_t* weights, std::uint32_t top, std::uint32
     }
   }
 }
-
 
 }  // namespace tpuemu::tlm

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "core_impl.h"
+#include "tpuemu/spec/arith.h"
 #include "tpuemu/tlm/mxu_arith.h"
 
 namespace tpuemu::tlm {
@@ -70,10 +71,7 @@ void CoreModelImpl::edge_mxu_result(const Wires& w) {
   std::int32_t* row = acc_row(tag.acc & (shape_.acc_rows - 1));
   const std::int32_t* out = mxu_.flight_row(mxu_.flight_head);
   if (tag.accum) {
-    // int32 wrapping, as the RTL's adders
-    for (std::uint32_t n = 0; n < dim_; ++n) {
-      row[n] = static_cast<std::int32_t>(static_cast<std::uint32_t>(row[n]) + static_cast<std::uint32_t>(out[n]));
-    }
+    for (std::uint32_t n = 0; n < dim_; ++n) row[n] = spec::arith::acc_write(row[n], out[n], true);
   } else {
     std::memcpy(row, out, std::size_t{dim_} * sizeof(std::int32_t));
   }

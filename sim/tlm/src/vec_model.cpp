@@ -6,44 +6,30 @@
 #include <cstring>
 
 #include "core_impl.h"
+#include "tpuemu/spec/arith.h"
 
 namespace tpuemu::tlm {
 namespace {
 
 namespace in = spec::instr;
-
-// Clamp to [-128, 127], then ReLU (both results end alike).
-std::uint8_t to_int8(std::int64_t v, bool relu) {
-  std::int64_t q = v > 127 ? 127 : (v < -128 ? -128 : v);
-  if (relu && q < 0) q = 0;
-  return static_cast<std::uint8_t>(static_cast<std::int8_t>(q));
-}
+namespace arith = spec::arith;  // the element arithmetic every model of the core shares
 
 }  // namespace
 
 void CoreModelImpl::quant_row(std::uint8_t* out) {
   const std::int32_t* acc = acc_row(vec_.acc & (shape_.acc_rows - 1));
-  const std::uint32_t shift = vec_.shift;
   for (std::uint32_t n = 0; n < dim_; ++n) {
-    std::uint32_t x = static_cast<std::uint32_t>(acc[n]);
-    if (vec_.bias_en) {
-      std::uint32_t b = 0;
-      std::memcpy(&b, vec_.bias.data() + std::size_t{n} * 4, 4);
-      x += b;  // int32, wrapping
-    }
-    // 64-bit product, rounding half up before the arithmetic shift, all wrapping as in the RTL
-    std::uint64_t p = static_cast<std::uint64_t>(static_cast<std::int64_t>(static_cast<std::int32_t>(x)) *
-                                                 static_cast<std::int64_t>(vec_.scale));
-    if (shift != 0) p += std::uint64_t{1} << (shift - 1);
-    out[n] = to_int8(static_cast<std::int64_t>(p) >> shift, vec_.relu);
+    std::int32_t bias = 0;  // the lane's int32, little-endian in the bias rows (as on the host)
+    if (vec_.bias_en) std::memcpy(&bias, vec_.bias.data() + std::size_t{n} * 4, 4);
+    out[n] = static_cast<std::uint8_t>(arith::vquant_biased(acc[n], bias, vec_.scale, vec_.shift, vec_.relu));
   }
 }
 
 void CoreModelImpl::add_row(std::uint8_t* out) {
   const std::uint8_t* b = v_rdata_[2].data();  // b's read data, held until the port's next read
   for (std::uint32_t n = 0; n < dim_; ++n) {
-    const int s = static_cast<std::int8_t>(vec_.a_data[n]) + static_cast<std::int8_t>(b[n]);
-    out[n] = to_int8(s, vec_.relu);
+    const std::int8_t s = arith::vadd(static_cast<std::int8_t>(vec_.a_data[n]), static_cast<std::int8_t>(b[n]), vec_.relu);
+    out[n] = static_cast<std::uint8_t>(s);
   }
 }
 

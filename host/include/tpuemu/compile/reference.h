@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The C++ reference model: the oracle for bit-exact checks of the RTL and of compiled programs.
-// Deliberately naive (triple loops, no tiling) so that it is obviously what docs/isa.md says.
+// Deliberately naive (triple loops, no tiling) so that it is obviously what docs/isa.md says. The
+// per-element arithmetic is tpuemu/spec/arith.h, the one definition every model of the core shares.
 #pragma once
 
 #include <cstddef>
@@ -16,9 +17,8 @@ namespace tpuemu {
 std::vector<std::int32_t> matmul_int8(std::span<const std::int8_t> a, std::span<const std::int8_t> b,
                                       std::size_t m, std::size_t k, std::size_t n);
 
-// VQUANT of docs/isa.md for one lane: p = x*scale (64-bit); p += 1 << (shift-1) if shift > 0;
-// p >>= shift (arithmetic); clamp to [-128, 127]; max(p, 0) if relu. The rounding add is
-// 64-bit wrapping like the hardware adder (it can only wrap for x = scale = INT32_MIN, shift 63).
+// VQUANT of docs/isa.md for one lane, spec::arith::vquant: the 64-bit product, rounded half up
+// by the shift (a wrapping add, as the hardware's), saturated to int8, then ReLU.
 // shift must be < 64 (it is a 6-bit field); throws Error otherwise.
 std::int8_t requantize(std::int32_t x, std::int32_t scale, unsigned shift, bool relu);
 std::vector<std::int8_t> requantize(std::span<const std::int32_t> x, std::int32_t scale,
@@ -30,7 +30,7 @@ std::int8_t requantize(std::int32_t x, std::int32_t bias, std::int32_t scale, un
 std::vector<std::int8_t> requantize(std::span<const std::int32_t> x, std::span<const std::int32_t> bias,
                                     std::int32_t scale, unsigned shift, bool relu);
 
-// VADD of docs/isa.md for one lane: s = a + b clamped to [-128, 127], then max(s, 0) if relu.
+// VADD of docs/isa.md for one lane, spec::arith::vadd: the sum saturated to int8, then ReLU.
 std::int8_t add_saturate(std::int8_t a, std::int8_t b, bool relu);
 // Element-wise; throws Error if the sizes differ.
 std::vector<std::int8_t> add_saturate(std::span<const std::int8_t> a, std::span<const std::int8_t> b,

@@ -7,11 +7,14 @@
 #include <limits>
 #include <utility>
 
+#include "tpuemu/spec/arith.h"
+
 namespace tpuemu::fake {
 namespace {
 
 namespace csr = spec::csr;
 namespace instr = spec::instr;
+namespace arith = spec::arith;  // the element arithmetic every model of the core shares
 
 constexpr std::uint32_t kInstrBytes = spec::kInstrWidth / 8;
 constexpr std::uint32_t kSemMax = (1u << spec::kSemWidth) - 1;
@@ -406,12 +409,8 @@ std::uint64_t FunctionalCore::execute_matmul(const Queued& in) {
   for (std::uint32_t r = 0; r < rows; ++r) {
     const auto* x = reinterpret_cast<const std::int8_t*>(vmem(vrow + r));
     for (std::uint32_t n = 0; n < dim; ++n) {
-      std::uint32_t sum = 0;  // int32 wrapping, as the array's accumulators
-      for (std::uint32_t k = 0; k < dim; ++k) {
-        sum += static_cast<std::uint32_t>(std::int32_t{x[k]} * std::int32_t{wt[std::size_t{k} * dim + n]});
-      }
       std::int32_t& out = acc(arow + r, n);
-      out = static_cast<std::int32_t>((accumulate ? static_cast<std::uint32_t>(out) : 0u) + sum);
+      out = arith::acc_write(out, arith::mxu_lane(x, &wt[n], dim, dim), accumulate);
     }
   }
   counters_[spec::counter::mxu_busy] += rows;
@@ -453,14 +452,8 @@ std::uint64_t FunctionalCore::execute_vquant(const Queued& in) {
   const bool relu = instr::vquant::relu.get(w) != 0;
   for (std::uint32_t r = 0; r < rows; ++r) {
     for (std::uint32_t n = 0; n < shape_.dim; ++n) {
-      const auto x = static_cast<std::int32_t>(static_cast<std::uint32_t>(acc(arow + r, n)) +
-                                               static_cast<std::uint32_t>(bias[n]));  // wrapping
-      std::int64_t p = std::int64_t{x} * scale;
-      if (shift > 0) p += std::int64_t{1} << (shift - 1);
-      p >>= shift;  // arithmetic
-      p = std::clamp<std::int64_t>(p, -128, 127);
-      if (relu) p = std::max<std::int64_t>(p, 0);
-      vmem(vrow + r)[n] = static_cast<std::uint8_t>(static_cast<std::int8_t>(p));
+      const std::int8_t q = arith::vquant_biased(acc(arow + r, n), bias[n], scale, shift, relu);
+      vmem(vrow + r)[n] = static_cast<std::uint8_t>(q);
     }
   }
   counters_[spec::counter::vector_busy] += rows;
@@ -480,10 +473,9 @@ std::uint64_t FunctionalCore::execute_vadd(const Queued& in) {
   // Row by row, reads before the write, as the hardware: out == a or out == b is in place.
   for (std::uint32_t r = 0; r < rows; ++r) {
     for (std::uint32_t n = 0; n < shape_.dim; ++n) {
-      int sum = std::clamp(int{static_cast<std::int8_t>(vmem(a + r)[n])} + int{static_cast<std::int8_t>(vmem(b + r)[n])},
-                           -128, 127);
-      if (relu) sum = std::max(sum, 0);
-      vmem(out + r)[n] = static_cast<std::uint8_t>(static_cast<std::int8_t>(sum));
+      const std::int8_t sum = arith::vadd(static_cast<std::int8_t>(vmem(a + r)[n]),
+                                          static_cast<std::int8_t>(vmem(b + r)[n]), relu);
+      vmem(out + r)[n] = static_cast<std::uint8_t>(sum);
     }
   }
   constexpr std::uint64_t kCyclesPerRow = 3;  // read a, read b, write: one VMEM port

@@ -2,7 +2,8 @@
 // The MXU's arithmetic in the core model: the array by its contract, not its PEs. A row x that
 // enters with weight bank W leaves as out[n] = sum_k x[k] * W[k][n] (int8 operands, int32 sums
 // that wrap like the RTL's adders). The weights are kept as int16 pairs (W[k][n], W[k+1][n]) per
-// column, rebuilt after a load, so that each AVX2 multiply-add does 16 products.
+// column, rebuilt after a load, so that each AVX2 multiply-add does 16 products. The element
+// arithmetic is the contract's (tpuemu/spec/arith.h: arith::mac); this is its fast form.
 //
 // Public so that bench_tlm can measure the floor this arithmetic puts under any cycle model: a
 // cycle with a row in the array costs at least one mxu_row_product (DIM^2 products).
