@@ -7,12 +7,9 @@
 set -u
 tpuemu=$1
 root=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
+fail_context=0  # the failure messages carry the error
 export HOME=$tmp GOCACHE=$tmp/gocache
-failures=0
-pass() { echo "ok   $1"; }
-fail() { echo "FAIL $1"; failures=$((failures + 1)); }
 command -v go >/dev/null || { echo "FAIL go (golang-go) is not installed: run scripts/setup.sh"; exit 1; }
 
 "$tpuemu" run "$root/examples/mlp.json" --preset small -q -o "$tmp/r" 2>"$tmp/err" || fail "run -o: $(cat "$tmp/err")"
@@ -109,5 +106,4 @@ bar=$(tr '\r' '\n' <"$tmp/pty.log" | grep -ac 'layers .* M cycles .* k cycles/s 
 # a failed run (out of HBM) writes nothing
 "$tpuemu" run --matmul 30000x30000x16 --preset small -q -o "$tmp/failed" 2>/dev/null
 [[ ! -e "$tmp/failed" ]] && pass "a failed run leaves no output directory" || fail "failed run wrote $(ls "$tmp/failed")"
-echo "$failures failures"
-exit $((failures > 0))
+finish

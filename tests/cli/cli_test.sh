@@ -5,57 +5,36 @@
 set -u
 tpuemu=$1
 data=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
+fail_context=100  # the whole of stderr
 
-# expect_error NAME EXIT_CODE PATTERN -- ARGS...
-expect_error() {
-  local name=$1 code=$2 pattern=$3
-  shift 4
-  "$tpuemu" "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  local lines
-  lines=$(grep -c . "$tmp/err")
-  if [[ $got -ne $code ]]; then
-    echo "FAIL $name: exit $got, expected $code"; cat "$tmp/err"; failures=$((failures + 1)); return
-  fi
-  if [[ $lines -ne 1 ]]; then
-    echo "FAIL $name: $lines lines on stderr, expected one"; cat "$tmp/err"; failures=$((failures + 1)); return
-  fi
-  if ! grep -qE -e "$pattern" "$tmp/err"; then
-    echo "FAIL $name: stderr does not match /$pattern/"; cat "$tmp/err"; failures=$((failures + 1)); return
-  fi
-  echo "ok   $name: $(cat "$tmp/err")"
-}
+check zero_shape 2 "is zero" -- run --matmul 0x16x16 --preset small
+check negative_shape 2 "not a positive integer" -- run --matmul 16x-4x16 --preset small
+check absurd_shape 2 "larger than" -- run --matmul 16x16x99999999999 --preset small
+check malformed_shape 2 "is not MxKxN" -- run --matmul 16x16 --preset small
+check too_many_elements 2 "more than 2\\^31 elements" -- run --matmul 1000000x1000000x16 --preset small
+check out_of_hbm 1 "out of HBM.*capacity" -- run --matmul 30000x30000x16 --preset small
+check unknown_preset 1 "unknown preset.*small" -- run --matmul 16x16x16 --preset nosuch
+check malformed_json 1 "bad_json.json:6:3" -- run "$data/bad_json.json" --preset small
+check bad_layer_chain 1 "bad_chain.json:6:7.*layer 1 takes 48" -- run "$data/bad_chain.json" --preset small
+check unknown_key 1 "unknown_key.json:4:3.*bathc" -- run "$data/unknown_key.json" --preset small
+check bad_buffers 2 "buffers" -- run --matmul 16x16x16 --buffers 4
+check no_workload 2 "either a workload file or --matmul" -- run --preset small
+check deadlock 1 "deadlock.*MXU.*s2" -- exec "$data/deadlock.s" --preset small
+check watchdog 1 "(timeout|watchdog)" -- run --matmul 64x64x64 --preset small --max-cycles 500
+check unknown_option 2 "nosuch" -- run --nosuch
 
-expect_error zero_shape 2 "is zero" -- run --matmul 0x16x16 --preset small
-expect_error negative_shape 2 "not a positive integer" -- run --matmul 16x-4x16 --preset small
-expect_error absurd_shape 2 "larger than" -- run --matmul 16x16x99999999999 --preset small
-expect_error malformed_shape 2 "is not MxKxN" -- run --matmul 16x16 --preset small
-expect_error too_many_elements 2 "more than 2\\^31 elements" -- run --matmul 1000000x1000000x16 --preset small
-expect_error out_of_hbm 1 "out of HBM.*capacity" -- run --matmul 30000x30000x16 --preset small
-expect_error unknown_preset 1 "unknown preset.*small" -- run --matmul 16x16x16 --preset nosuch
-expect_error malformed_json 1 "bad_json.json:6:3" -- run "$data/bad_json.json" --preset small
-expect_error bad_layer_chain 1 "bad_chain.json:6:7.*layer 1 takes 48" -- run "$data/bad_chain.json" --preset small
-expect_error unknown_key 1 "unknown_key.json:4:3.*bathc" -- run "$data/unknown_key.json" --preset small
-expect_error bad_buffers 2 "buffers" -- run --matmul 16x16x16 --buffers 4
-expect_error no_workload 2 "either a workload file or --matmul" -- run --preset small
-expect_error deadlock 1 "deadlock.*MXU.*s2" -- exec "$data/deadlock.s" --preset small
-expect_error watchdog 1 "(timeout|watchdog)" -- run --matmul 64x64x64 --preset small --max-cycles 500
-expect_error unknown_option 2 "nosuch" -- run --nosuch
-
-# ---- allocation traces: tpuemu replay / trace (docs/alloc-trace.md)
+# ---- allocation traces: tpuemu replay / trace (docs/allocation.md)
 root="$data/../.."
-expect_error replay_bad_number 1 "alloc_bad_number.csv:3:11: size 'x12' is not a non-negative integer" -- replay "$data/alloc_bad_number.csv" --capacity 1MiB
-expect_error replay_negative_size 1 "alloc_negative.csv:2:11: negative size -4096" -- replay "$data/alloc_negative.csv" --capacity 1MiB
-expect_error replay_unknown_free 1 "alloc_unknown_free.csv:3:8: free of unknown id 'b'" -- replay "$data/alloc_unknown_free.csv" --capacity 1MiB
-expect_error replay_unknown_allocator 2 "--allocator: 'slab' is not one of bfc, first-fit, best-fit, buddy, tlsf" -- replay "$root/examples/traces/mlp-serving.csv" --capacity 1MiB --allocator slab
-expect_error replay_bad_capacity 2 "unknown size unit" -- replay "$root/examples/traces/mlp-serving.csv" --capacity 12parsecs
-expect_error replay_no_vmem_capacity 1 "no capacity for memory space 'vmem'" -- replay "$root/examples/traces/mlp-serving.csv" --capacity hbm=1GiB
-expect_error replay_out_of_memory 1 "mlp-serving.csv:[0-9]+: out of hbm memory \\(bfc.*largest free block.*largest live buffers: 'w.layer0'" -- replay "$root/examples/traces/mlp-serving.csv" --capacity 300KiB
-expect_error run_unknown_allocator 2 "--allocator: 'nosuch' is not one of bfc, first-fit, best-fit, buddy, tlsf, xla, planner, all" -- run --matmul 16x16x16 --preset small --allocator nosuch
-expect_error trace_zero_batch 2 "--batches: 0 is smaller than 1" -- trace "$root/examples/mlp.json" --batches 4,0
+check replay_bad_number 1 "alloc_bad_number.csv:3:11: size 'x12' is not a non-negative integer" -- replay "$data/alloc_bad_number.csv" --capacity 1MiB
+check replay_negative_size 1 "alloc_negative.csv:2:11: negative size -4096" -- replay "$data/alloc_negative.csv" --capacity 1MiB
+check replay_unknown_free 1 "alloc_unknown_free.csv:3:8: free of unknown id 'b'" -- replay "$data/alloc_unknown_free.csv" --capacity 1MiB
+check replay_unknown_allocator 2 "--allocator: 'slab' is not one of bfc, first-fit, best-fit, buddy, tlsf" -- replay "$root/examples/traces/mlp-serving.csv" --capacity 1MiB --allocator slab
+check replay_bad_capacity 2 "unknown size unit" -- replay "$root/examples/traces/mlp-serving.csv" --capacity 12parsecs
+check replay_no_vmem_capacity 1 "no capacity for memory space 'vmem'" -- replay "$root/examples/traces/mlp-serving.csv" --capacity hbm=1GiB
+check replay_out_of_memory 1 "mlp-serving.csv:[0-9]+: out of hbm memory \\(bfc.*largest free block.*largest live buffers: 'w.layer0'" -- replay "$root/examples/traces/mlp-serving.csv" --capacity 300KiB
+check run_unknown_allocator 2 "--allocator: 'nosuch' is not one of bfc, first-fit, best-fit, buddy, tlsf, xla, planner, all" -- run --matmul 16x16x16 --preset small --allocator nosuch
+check trace_zero_batch 2 "--batches: 0 is smaller than 1" -- trace "$root/examples/mlp.json" --batches 4,0
 
 # every policy replays the shipped traces without failing at a capacity that holds them, and the
 # time series is written whole
@@ -71,7 +50,7 @@ if "$tpuemu" replay "$root/examples/traces/mlp-serving.csv" --capacity 1GiB --al
 else
   echo "FAIL replay list: $(cat "$tmp/err")"; failures=$((failures + 1))
 fi
-expect_error plan_trace_unknown_space 1 "cnn-serving.csv: no buffers in space 'gpu'" -- plan "$root/examples/traces/cnn-serving.csv" --space gpu --capacity 1MiB --out "$tmp/p.csv"
+check plan_trace_unknown_space 1 "cnn-serving.csv: no buffers in space 'gpu'" -- plan "$root/examples/traces/cnn-serving.csv" --space gpu --capacity 1MiB --out "$tmp/p.csv"
 # the offline planner packs a trace's VMEM buffers at exactly their peak live bytes (180 KiB)
 if "$tpuemu" plan "$root/examples/traces/cnn-serving.csv" --space vmem --capacity 180KiB --out "$tmp/vmem-plan.csv" >"$tmp/out" 2>"$tmp/err" &&
    head -1 "$tmp/vmem-plan.csv" | grep -q ',offset$'; then
@@ -108,19 +87,18 @@ else
 fi
 if ls "$tmp" | grep -q '\.tmp'; then echo "FAIL temporary file left behind"; failures=$((failures + 1)); fi
 
-# tpuemu plan (docs/planner.md): one-line errors with file:line:column, no output on failure
-expect_error plan_bad_number 1 "plan_bad_number.csv:5:5: [a-z]+ 'x3' is not a non-negative integer" -- plan "$data/plan_bad_number.csv" --capacity 64 --out "$tmp/plan_out.csv"
-expect_error plan_negative_size 1 "plan_negative_size.csv:3:7: negative size" -- plan "$data/plan_negative_size.csv" --capacity 64 --out "$tmp/plan_out.csv"
-expect_error plan_upper_le_lower 1 "plan_upper_le_lower.csv:3:5: upper 4 <= lower 9" -- plan "$data/plan_upper_le_lower.csv" --capacity 64 --out "$tmp/plan_out.csv"
-expect_error plan_infeasible_peak 1 "infeasible: peak live bytes 48 at time 4 exceed the capacity 40" -- plan "$data/plan_ok.csv" --capacity 40 --out "$tmp/plan_out.csv"
-expect_error plan_infeasible_search 1 "infeasible: exhaustive search found no placement" -- plan "$data/plan_infeasible.csv" --capacity 8 --out "$tmp/plan_out.csv"
-expect_error plan_bad_capacity 2 "capacity" -- plan "$data/plan_ok.csv" --capacity 12XiB
-if [[ -e "$tmp/plan_out.csv" ]]; then echo "FAIL plan: output written on failure"; failures=$((failures + 1)); fi
+# tpuemu plan (docs/allocation.md): one-line errors with file:line:column, no output on failure
+check plan_bad_number 1 "plan_bad_number.csv:5:5: [a-z]+ 'x3' is not a non-negative integer" -- plan "$data/plan_bad_number.csv" --capacity 64 --out "$tmp/plan_out.csv"
+check plan_negative_size 1 "plan_negative_size.csv:3:7: negative size" -- plan "$data/plan_negative_size.csv" --capacity 64 --out "$tmp/plan_out.csv"
+check plan_upper_le_lower 1 "plan_upper_le_lower.csv:3:5: upper 4 <= lower 9" -- plan "$data/plan_upper_le_lower.csv" --capacity 64 --out "$tmp/plan_out.csv"
+check plan_infeasible_peak 1 "infeasible: peak live bytes 48 at time 4 exceed the capacity 40" -- plan "$data/plan_ok.csv" --capacity 40 --out "$tmp/plan_out.csv"
+check plan_infeasible_search 1 "infeasible: exhaustive search found no placement" -- plan "$data/plan_infeasible.csv" --capacity 8 --out "$tmp/plan_out.csv"
+check plan_bad_capacity 2 "capacity" -- plan "$data/plan_ok.csv" --capacity 12XiB
+[[ -e "$tmp/plan_out.csv" ]] && fail "plan: output written on failure"
 if "$tpuemu" plan "$data/plan_ok.csv" --capacity 48 --out "$tmp/plan_out.csv" >"$tmp/out" 2>"$tmp/err" &&
    head -1 "$tmp/plan_out.csv" | grep -q '^id,lower,upper,size,offset$' && [[ $(grep -c . "$tmp/plan_out.csv") -eq 6 ]]; then
-  echo "ok   plan writes the placement with an offset column"
+  pass "plan writes the placement with an offset column"
 else
-  echo "FAIL plan: $(cat "$tmp/err")"; failures=$((failures + 1))
+  fail "plan"
 fi
-
-exit $((failures > 0))
+finish

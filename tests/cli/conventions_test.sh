@@ -4,11 +4,8 @@
 # the shared options; an unknown option is a usage error (exit 2, one line); --version works.
 set -u
 tpuemu=$1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-pass() { echo "ok   $1"; }
-fail() { echo "FAIL $1"; failures=$((failures + 1)); }
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
+fail_context=0  # the failure messages carry the error
 subcommands=$("$tpuemu" --help | awk '/^Subcommands:/{s=1; next} s && NF {print $1}')
 [[ $(wc -w <<<"$subcommands") -ge 7 ]] && pass "subcommands listed: $(echo $subcommands)" || fail "subcommands: $subcommands"
 # the subcommands whose product is a file have -o/--out
@@ -29,5 +26,4 @@ for sub in $subcommands; do
 done
 "$tpuemu" --version | grep -qE "^tpuemu [0-9]" && pass "--version" || fail "--version"
 "$tpuemu" >/dev/null 2>&1; [[ $? -eq 2 ]] && pass "no subcommand: exit 2" || fail "no subcommand"
-echo "$failures failures"
-exit $((failures > 0))
+finish

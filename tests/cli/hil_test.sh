@@ -7,18 +7,12 @@
 set -u
 tpuemu=$1
 suite=$2
-tmp=$(mktemp -d)
-server=""
-trap '[[ -n "$server" ]] && kill -9 "$server" 2>/dev/null; rm -rf "$tmp"' EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
+pids=()
+on_exit+=('for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done')
+source "$(dirname "${BASH_SOURCE[0]}")/servers.sh"
 if [[ -z "${TPUEMU_BOARD:-}" ]]; then
-  "$tpuemu" serve --listen 127.0.0.1:0 --preset "${TPUEMU_BOARD_PRESET:-small}" --devices 2 --json 2>"$tmp/log" &
-  server=$!
-  for _ in $(seq 100); do
-    port=$(sed -nE 's/.*"event":"listening".*"port":([0-9]+).*/\1/p' "$tmp/log")
-    [[ -n "$port" ]] && break
-    sleep 0.1
-  done
-  [[ -n "${port:-}" ]] || { echo "FAIL the stand-in server did not start: $(cat "$tmp/log")"; exit 1; }
+  start_server stand-in --preset "${TPUEMU_BOARD_PRESET:-small}" --devices 2 || exit 1
   export TPUEMU_BOARD=127.0.0.1:$port
   echo "hil: no TPUEMU_BOARD set; a local tpuemu serve on $TPUEMU_BOARD stands in for the board"
 fi

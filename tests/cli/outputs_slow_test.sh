@@ -9,13 +9,10 @@
 set -u
 tpuemu=$1
 root=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-checks=0
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
+quiet_passes=1  # thousands of checks: the failures alone are printed
+fail_context=0  # the failure messages carry the error
 before_main=0
-pass() { checks=$((checks + 1)); }
-fail() { echo "FAIL $1"; failures=$((failures + 1)); }
 
 # The inputs every case starts from (a fresh copy per case).
 base=$tmp/base
@@ -153,5 +150,4 @@ for c in "${cases[@]}"; do
   done
 done
 
-echo "$checks checks ($before_main signals before main), $failures failures"
-[[ $failures -eq 0 ]]
+finish "$passes checks ($before_main signals before main)"

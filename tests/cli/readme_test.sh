@@ -8,8 +8,7 @@
 set -u
 source_dir=$1
 build_dir=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 ln -s "$build_dir" "$tmp/build"
 ln -s "$source_dir/examples" "$tmp/examples"
 cd "$tmp" || exit 1
@@ -33,19 +32,18 @@ print("\n".join(out))
 PY
 )
 count=0
-failures=0
 while IFS= read -r cmd; do
   [[ -z "$cmd" ]] && continue
   count=$((count + 1))
   if bash -c "$cmd" >"$tmp/out" 2>"$tmp/err"; then
-    echo "ok   $cmd"
+    pass "$cmd"
   else
-    echo "FAIL (exit $?) $cmd"; head -3 "$tmp/err"; failures=$((failures + 1))
+    fail "(exit $?) $cmd"
   fi
 done <<<"$commands"
-if [[ $count -lt 10 ]]; then echo "FAIL only $count README commands found"; failures=$((failures + 1)); fi
+rm -f "$tmp/err"  # the checks below are not about the last command's stderr
+[[ $count -ge 10 ]] || fail "only $count README commands found"
 for f in series.csv my.csv plan.csv mlp-run/memory.pb.gz mlp-run/trace.json; do
-  [[ -s "$tmp/$f" ]] || { echo "FAIL $f was not written"; failures=$((failures + 1)); }
+  [[ -s "$tmp/$f" ]] || fail "$f was not written"
 done
-echo "$count README commands, $failures failed"
-exit $((failures > 0))
+finish "$count README commands"

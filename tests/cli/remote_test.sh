@@ -6,12 +6,10 @@
 set -u
 tpuemu=$1
 root=$2
-tmp=$(mktemp -d)
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
+fail_context=0  # the failure messages carry the error
 pids=()
-trap 'kill -9 "${pids[@]}" 2>/dev/null; rm -rf "$tmp"' EXIT
-failures=0
-pass() { echo "ok   $1"; }
-fail() { echo "FAIL $1"; failures=$((failures + 1)); }
+on_exit+=('kill -9 "${pids[@]}" 2>/dev/null')
 
 source "$(dirname "${BASH_SOURCE[0]}")/servers.sh"
 same_summary() {  # the reports without what names the backend or the host's speed
@@ -78,5 +76,4 @@ kill -INT "$server_pid"; wait "$server_pid"; rc=$?
 "$tpuemu" serve --listen 127.0.0.1:0 --preset small --backend remote://127.0.0.1:1 2>"$tmp/err"; rc=$?
 [[ $rc -ne 0 ]] && grep -q "not an in-process backend" "$tmp/err" && pass "a remote backend cannot be served" ||
   fail "serve --backend remote: $rc $(cat "$tmp/err")"
-echo "$failures failures"
-exit $((failures > 0))
+finish

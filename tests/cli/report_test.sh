@@ -9,12 +9,9 @@
 set -u
 tpuemu=$1
 root=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
+fail_context=0  # the failure messages carry the error
 export HOME=$tmp
-failures=0
-pass() { echo "ok   $1"; }
-fail() { echo "FAIL $1"; failures=$((failures + 1)); }
 command -v chromium >/dev/null || { echo "FAIL chromium is not installed: run scripts/setup.sh"; exit 1; }
 
 # Chromium as root needs --no-sandbox; a profile of its own keeps runs apart.
@@ -96,7 +93,7 @@ browser --screenshot="$tmp/shot.png" --window-size=1400,1000 "file://$tmp/r/repo
 [[ -s "$tmp/shot.png" && "$(head -c 8 "$tmp/shot.png" | od -An -tx1 | tr -d ' \n')" == "89504e470d0a1a0a" ]] &&
   pass "screenshot is a PNG of $(stat -c %s "$tmp/shot.png") bytes" || fail "no PNG screenshot: $(tail -2 "$tmp/shot.log")"
 
-# The engine lanes, when trace.json has them (the tracks issue 10 adds): 10^5 slices on a canvas.
+# The engine lanes, when trace.json has them (the engine tracks): 10^5 slices on a canvas.
 mkdir "$tmp/lanes"
 cp "$tmp/r/summary.json" "$tmp/r/fragmentation.csv" "$tmp/lanes/"
 python3 - "$tmp/r/trace.json" "$tmp/lanes/trace.json" <<'PY'
@@ -159,5 +156,4 @@ expect_error "summary without a memory map" "$tmp/bad/summary.json:1:1: /: missi
 cp "$tmp/r/summary.json" "$tmp/bad/summary.json"
 rm "$tmp/bad/fragmentation.csv"
 expect_error "missing file" "$tmp/bad/fragmentation.csv: cannot open" "$tmp/bad"
-echo "$failures failures"
-exit $((failures > 0))
+finish

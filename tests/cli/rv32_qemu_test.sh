@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The rv32 firmware in QEMU (issue 14, docs/fpga.md): qemu-system-riscv32 -M virt runs
+# The rv32 firmware in QEMU (docs/fpga.md): qemu-system-riscv32 -M virt runs
 # tpuemu_fw_rv32_qemu.elf with its UART on a TCP port, and the host's remote backend talks to it
 # as to a board (TPUEMU_BOARD): the conformance suite's protocol subset (INFO, PING, SMEM round
 # trips, out-of-range errors) and the link's own tests (error frames, resynchronisation, transfers
@@ -13,9 +13,9 @@ conformance=$2
 board_link=$3
 qemu=$(command -v qemu-system-riscv32) || { echo "FAIL qemu-system-riscv32 is missing: run scripts/setup.sh"; exit 1; }
 [[ -f "$elf" ]] || { echo "FAIL $elf was not built (no rv32 cross toolchain at configure): run scripts/setup.sh and configure again"; exit 1; }
-tmp=$(mktemp -d)
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 pid=""
-trap '[[ -n "$pid" ]] && kill -9 "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+on_exit+=('[[ -n "$pid" ]] && kill -9 "$pid" 2>/dev/null')
 # A free loopback port (the kernel picks it; QEMU binds it right after).
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$qemu" -M virt -m 256M -display none -monitor none -bios none -kernel "$elf" \
