@@ -47,12 +47,15 @@ python3 -c "print('['*100000+']'*100000)" >"$tmp/deep.json"
 (ulimit -v 1048576; "$tpuemu" exec /dev/zero --backend fake >"$tmp/out" 2>"$tmp/err"); rc=$?
 [[ $rc -eq 1 ]] && grep -q "line longer than" "$tmp/err" && pass "/dev/zero as a program refused" || fail "/dev/zero program (exit $rc)"
 
-# ---- 3. preset fields the compiled core fixes are refused, not ignored
+# ---- 3. preset fields the compiled core fixes are never ignored: under --no-build (and an empty core
+# cache) the run is refused naming the command that builds its core (docs/core-cache.md)
 python3 - "$root/configs/presets/small.json" "$tmp/banks1.json" <<'PY'
 import json, sys
 p = json.load(open(sys.argv[1])); p["vmem_banks"] = 1; json.dump(p, open(sys.argv[2], "w"), indent=2)
 PY
-check preset_vmem_banks_refused 1 "preset small sets vmem_banks=1 but the core was built with 4" -- run --matmul 16x16x16 --preset "$tmp/banks1.json"
+XDG_CACHE_HOME="$tmp/cache" check preset_vmem_banks_refused 1 \
+  "preset small sets vmem_banks=1 but the core was built with 4, .*build it with \`tpuemu core build $tmp/banks1.json\`" -- \
+  run --matmul 16x16x16 --preset "$tmp/banks1.json" --no-build
 
 # ---- 4. a timing set the RTL cannot run is refused on load, never an abort
 python3 - "$root/configs/hbm/hbm2-2000.json" "$tmp/refresh.json" "$tmp/faw.json" <<'PY'

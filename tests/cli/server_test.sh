@@ -33,11 +33,12 @@ small=(--matmul 16x16x16 -q)
 
 # ---- the core is checked at start: exit 1 naming what is missing, nothing served
 variant "$tmp/no-core.json" name='"no-such-core"'
-check missing_core_at_start 1 "no Verilated core for preset 'no-such-core'" -- \
-  serve --listen 127.0.0.1:0 --preset "$tmp/no-core.json"
+XDG_CACHE_HOME="$tmp/cache" check missing_core_at_start 1 \
+  "no Verilated core for preset 'no-such-core'.*tpuemu core build $tmp/no-core.json" -- \
+  serve --listen 127.0.0.1:0 --preset "$tmp/no-core.json" --no-build
 variant "$tmp/other-core.json" vmem_banks=8
-check core_field_at_start 1 "preset small sets vmem_banks=8 but the core was built with 4" -- \
-  serve --listen 127.0.0.1:0 --preset "$tmp/other-core.json"
+XDG_CACHE_HOME="$tmp/cache" check core_field_at_start 1 "preset small sets vmem_banks=8 but the core was built with 4" -- \
+  serve --listen 127.0.0.1:0 --preset "$tmp/other-core.json" --no-build
 # the fake backend needs no compiled core: that server starts (and runs until its deadline)
 timeout 2 "$tpuemu" serve --listen 127.0.0.1:0 --preset "$tmp/no-core.json" --backend fake --quiet 2>"$tmp/err"
 rc=$?

@@ -22,6 +22,7 @@ struct ExecArgs {
   std::string program_file;
   std::string preset = "default";
   std::string backend = "rtl";
+  bool no_build = false;  // rtl backend: refuse a preset whose core is not built yet
   std::uint64_t max_cycles = 100'000'000;
 };
 
@@ -35,7 +36,10 @@ int run_exec(const ExecArgs& a) {
   const Program& program = source.program;
   // "prog.s:7: instruction 3 (dma): ...": the check names the line of the .s file.
   if (const auto problems = check_program(source, preset); !problems.empty()) throw Error(problems.front());
-  auto device = open_device(a.backend, preset);
+  DeviceOptions device_options;
+  device_options.build_missing_core = !a.no_build;
+  device_options.preset_argument = a.preset;
+  auto device = open_device(a.backend, preset, device_options);
   constexpr std::uint64_t kProgramAddr = 0;
   device->load_program(kProgramAddr, program.to_bytes());
   RunOptions options;
@@ -66,6 +70,9 @@ Subcommand add_exec_command(CLI::App& app) {
   cmd->add_option("program", a->program_file, "Assembly file (examples/programs/*.s)")->required()->check(input_file());
   cmd->add_option("--preset", a->preset, "Hardware preset");
   cmd->add_option("--backend", a->backend, "Device backend (tpuemu info lists them): rtl, tlm, tlm-at, fake, remote://HOST:PORT");
+  cmd->add_flag("--no-build", a->no_build,
+                "rtl backend: a preset whose core is neither compiled in nor in the core cache is refused, naming the "
+                "`tpuemu core build` command, instead of built first (docs/core-cache.md)");
   cmd->add_option("--max-cycles", a->max_cycles, "Watchdog: give up after this many cycles")->check(unsigned_in(1, UINT64_MAX));
   add_common_options(cmd, a->common, "Print the result as JSON", "Also write the JSON result here (- for stdout)");
   return {cmd, [a] { return run_exec(*a); }, &a->common};

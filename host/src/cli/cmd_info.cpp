@@ -73,12 +73,15 @@ int run_info(const InfoArgs& a) {
   text += "\nlayer kinds: ";
   for (const auto& kind : model_layer_kinds()) text += kind + " ";
   text += "\n";
+  const BuiltCores cores = list_built_cores();
+  text += cores.text;
   const nlohmann::json all = {{"presets", presets},
                               {"backends", backends},
                               {"hbm_timing_sets", timing_sets},
                               {"allocators", alloc::allocator_names()},
                               {"default_allocator", alloc::kDefaultAllocator},
-                              {"layer_kinds", model_layer_kinds()}};
+                              {"layer_kinds", model_layer_kinds()},
+                              {"core_cache", cores.json}};
   print(a.common, a.common.json ? json_text(all) : text);
   if (!first_error.empty()) throw Error(fmt::format("a preset does not load: {}", first_error));
   return 0;
@@ -88,7 +91,7 @@ int run_info(const InfoArgs& a) {
 
 Subcommand add_info_command(CLI::App& app) {
   auto a = std::make_shared<InfoArgs>();
-  auto* cmd = app.add_subcommand("info", "List the presets, backends, HBM timing sets, allocators and layer kinds, or describe one preset");
+  auto* cmd = app.add_subcommand("info", "List the presets, backends, HBM timing sets, allocators, layer kinds and built cores, or describe one preset");
   cmd->add_option("--preset", a->preset, "Preset to describe (a name or a JSON file)");
   add_common_options(cmd, a->common, "Print the lists as JSON", "");
   return {cmd, [a] { return run_info(*a); }, &a->common};

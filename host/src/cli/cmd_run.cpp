@@ -54,6 +54,7 @@ struct RunArgs {
   bool no_resident = false;
   bool untiled = false;
   std::string backend = "rtl";
+  bool no_build = false;  // rtl backend: refuse a preset whose core is not built yet
   std::uint64_t max_cycles = 4'000'000'000;
   std::optional<std::uint64_t> seed;
   unsigned backpressure = 0;
@@ -341,6 +342,8 @@ int run_run(const RunArgs& a) {
   s.device.backpressure_permille = a.backpressure;
   s.device.board_shim_max_latency = a.board_shim;
   s.device.trace_fst = out.produced(a.wave_file);
+  s.device.build_missing_core = !a.no_build;
+  s.device.preset_argument = a.preset;
   const bool every_policy = a.allocator == kEveryAllocator;
   if (every_policy && a.common.out.empty())
     throw UsageError("--allocator all", "compares the policies in the artefacts of -o DIR (report.html); give -o DIR");
@@ -416,6 +419,9 @@ Subcommand add_run_command(CLI::App& app) {
   cmd->add_flag("--no-resident", a->no_resident, "Never keep A panels resident in VMEM (reload them)");
   cmd->add_flag("--untiled", a->untiled, "Row-major layouts instead of TPU tiles");
   cmd->add_option("--backend", a->backend, "Device backend (tpuemu info lists them): rtl, tlm, tlm-at, fake, remote://HOST:PORT");
+  cmd->add_flag("--no-build", a->no_build,
+                "rtl backend: a preset whose core is neither compiled in nor in the core cache is refused, naming the "
+                "`tpuemu core build` command, instead of built first (docs/core-cache.md)");
   cmd->add_option("--max-cycles", a->max_cycles, "Watchdog: give up after this many cycles")->check(unsigned_in(1, UINT64_MAX));
   cmd->add_option("--seed", a->seed, "Seed of the generated inputs (default: the workload's)")->check(any_unsigned());
   cmd->add_option("--backpressure", a->backpressure,

@@ -20,6 +20,7 @@ struct ServeArgs {
   std::string listen = "127.0.0.1:7000";
   std::string preset = "default";
   std::string backend = "rtl";
+  bool no_build = false;  // rtl backend: refuse a preset whose core is not built yet
   std::size_t devices = 1;
   double hello_timeout = 5, idle_timeout = 300, request_timeout = 10, queue_timeout = 30;
   std::uint32_t max_in_flight = 8;
@@ -31,6 +32,8 @@ int run_serve(const ServeArgs& a) {
   ServerOptions o;
   o.listen = a.listen;
   o.backend = a.backend;
+  o.device.build_missing_core = !a.no_build;
+  o.device.preset_argument = a.preset;
   o.devices = a.devices;
   o.hello_timeout = ms(a.hello_timeout);
   o.idle_timeout = ms(a.idle_timeout);
@@ -57,6 +60,9 @@ Subcommand add_serve_command(CLI::App& app) {
   cmd->add_option("--listen", a->listen, "ADDRESS:PORT to listen on (port 0: any free port, printed at start)");
   cmd->add_option("--preset", a->preset, "Hardware preset of every device");
   cmd->add_option("--backend", a->backend, "In-process backend that simulates each device: rtl, tlm, tlm-at, fake");
+  cmd->add_flag("--no-build", a->no_build,
+                "rtl backend: a preset whose core is neither compiled in nor in the core cache is refused, naming the "
+                "`tpuemu core build` command, instead of built first (docs/core-cache.md)");
   cmd->add_option("--devices", a->devices, "Devices in the pool: sessions served at once")->check(unsigned_in(1, 256));
   cmd->add_option("--hello-timeout", a->hello_timeout,
                   "Seconds a new connection has to send a valid HELLO (it holds no device before) before it is closed")

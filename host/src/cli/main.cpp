@@ -87,6 +87,7 @@ int main(int argc, char** argv) {
   commands.push_back(add_report_command(app));
   commands.push_back(add_serve_command(app));
   commands.push_back(add_sweep_command(app));
+  commands.push_back(add_core_command(app));
   for (const Subcommand& c : commands) refuse_empty_values(*c.command);
 
   // Whether the chosen subcommand asked for JSON, known even when parsing fails part-way.

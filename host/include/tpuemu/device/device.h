@@ -278,6 +278,13 @@ struct DeviceOptions {
   // Compare the device's CONFIG CSR with the preset's (catches a core built for another preset).
   bool check_config = true;
   std::size_t max_chunk = 0;  // see FirmwareDeviceOptions
+  // rtl backend, a preset that no Verilated core of this build fits: build its core into the core
+  // cache on first use (tpuemu/device/core_cache.h) rather than refuse; the CLI does unless
+  // --no-build.
+  bool build_missing_core = false;
+  // How the user named the preset (a name or a file), for the `tpuemu core build` command a
+  // refusal names; the preset's name when empty.
+  std::string preset_argument;
 };
 
 // Opens a backend registered under this name (built_in_device_backends(): "rtl", "fake"; a

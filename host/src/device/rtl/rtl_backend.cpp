@@ -3,6 +3,7 @@
 // (sim_core_transport.h).
 #include "tpuemu/device/backend_registry.h"
 #include "../sim_core_transport.h"
+#include "core_module.h"
 
 #include <stdexcept>
 
@@ -18,8 +19,9 @@ namespace {
 
 // A preset may be a user's copy of a shipped one with the same name: every field the compiled core
 // fixes must have the value it was compiled with, or the run would silently simulate the stock
-// core instead of what the preset asks for.
-void check_compiled_core(const Preset& preset) {
+// core instead of what the preset asks for. Empty when a compiled core fits; otherwise why none
+// does, and the core cache (core_module.h) serves the preset.
+std::string compiled_core_problem(const Preset& preset) {
   std::string built;
   for (const sim::CompiledCore& core : sim::kCompiledCores) {
     built += fmt::format("{}{}", built.empty() ? "" : ", ", core.preset);
@@ -30,26 +32,26 @@ void check_compiled_core(const Preset& preset) {
     for (const sim::CompiledCoreField& f : core.fields) {
       const std::uint64_t value = asked.at(std::string(f.key)).get<std::uint64_t>();
       if (value != f.value)
-        throw Error("device", fmt::format("backend rtl: preset {} sets {}={} but the core was built with {}; this "
-                                          "build has Verilated cores only for the shipped presets ({}), so it cannot "
-                                          "simulate this one cycle-accurately (--backend fake runs it functionally)",
-                                          preset.name, f.key, value, f.value, built));
+        return fmt::format("preset {} sets {}={} but the core was built with {}", preset.name, f.key, value, f.value);
     }
-    return;
+    return {};
   }
-  throw Error("device", fmt::format("backend rtl: no Verilated core for preset '{}' in this build (built: {}); "
-                                    "--backend fake runs it functionally",
-                                    preset.name, built));
+  return fmt::format("no Verilated core for preset '{}' in this build (built: {})", preset.name, built);
+}
+
+void check_compiled_core(const Preset& preset, const DeviceOptions& options) {
+  if (const std::string problem = compiled_core_problem(preset); !problem.empty())
+    ensure_cached_core(preset, options, problem);
 }
 
 }  // namespace
 
 std::unique_ptr<Transport> open_rtl_transport(const Preset& preset, const DeviceOptions& options) {
-  check_compiled_core(preset);
+  const std::string problem = compiled_core_problem(preset);
   const sim::MemoryModelConfig mem = memory_config_for(preset, options);
   SimCoreTransport::Parts parts;
   try {
-    parts.core = sim::make_core_sim(preset.name, mem);
+    parts.core = problem.empty() ? sim::make_core_sim(preset.name, mem) : open_cached_core(preset, options, problem, mem);
     if (!options.trace_fst.empty()) parts.core->open_trace(options.trace_fst);
     parts.core->reset();
   } catch (const Error&) {
@@ -73,7 +75,7 @@ void register_rtl_backend(DeviceBackendRegistry& registry) {
                 .description = "the preset's Verilated core in this process, behind the firmware",
                 .open = {},
                 .open_transport = open_rtl_transport,
-                .check = [](const Preset& preset, const DeviceOptions&) { check_compiled_core(preset); }});
+                .check = check_compiled_core});
 }
 
 }  // namespace tpuemu

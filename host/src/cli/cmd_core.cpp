@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: Apache-2.0
+// tpuemu core build: a preset's Verilated core built into the core cache (docs/core-cache.md), for
+// the rtl backend to load; a core already built from the current sources is reused.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "outputs.h"
+#include "tpuemu/config/config.h"
+#include "tpuemu/device/core_cache.h"
+
+namespace tpuemu::cli {
+
+namespace {
+
+struct CoreArgs {
+  CommonOptions common;
+  std::string action;  // "build", the one action so far
+  std::string preset;
+};
+
+nlohmann::json core_json(const CachedCore& core) {
+  nlohmann::json fields = nlohmann::json::object();
+  for (const CoreField& f : core.fields) fields[f.key] = f.value;
+  return {{"preset", core.preset},
+          {"hash", core.hash},
+          {"fields", fields},
+          {"dir", core.dir.string()},
+          {"module", core.module.string()},
+          {"current", core.current}};
+}
+
+int run_core_build(const CoreArgs& a) {
+  CommandOutputs out(a.common);
+  if (std::filesystem::is_regular_file(a.preset)) out.input(a.preset, "the preset file");
+  const Preset preset = load_preset(a.preset);
+  const CoreCache cache(CoreCacheSettings::from_environment());
+  bool built = false;
+  const CachedCore core = cache.build(preset, [&](const std::string& line) {
+    built = true;
+    std::fprintf(stderr, "tpuemu: %s\n", line.c_str());
+    std::fflush(stderr);
+  });
+  nlohmann::json j = core_json(core);
+  j["built"] = built;
+  if (built) j["build_seconds"] = core.build_seconds;
+  out.print(a.common.json ? json_text(j)
+                          : fmt::format("{}: core {} {} ({})\n", a.preset, core.hash,
+                                        built ? fmt::format("built in {:.0f} s", core.build_seconds)
+                                              : "already built",
+                                        core.module.string()));
+  out.commit();
+  return 0;
+}
+
+}  // namespace
+
+BuiltCores list_built_cores() {
+  BuiltCores r;
+  r.json = {{"cache", nullptr}, {"cores", nlohmann::json::array()}};
+  std::optional<CoreCache> cache;
+  try {
+    cache.emplace(CoreCacheSettings::from_environment());
+  } catch (const Error& e) {
+    r.text = fmt::format("built cores: none ({})\n", e.what());
+    return r;
+  }
+  const std::string dir = cache->settings().cache_dir.string();
+  r.json["cache"] = dir;
+  const std::vector<CachedCore> cores = cache->list();
+  if (cores.empty()) {
+    r.text = fmt::format("built cores: none in {} (tpuemu core build PRESET)\n", dir);
+    return r;
+  }
+  r.text = fmt::format("built cores ({}):\n", dir);
+  for (const CachedCore& c : cores) {
+    std::string fields;
+    for (const CoreField& f : c.fields)
+      fields += fmt::format("{}{} {}", fields.empty() ? "" : ", ", f.key, f.value);
+    r.text +=
+        fmt::format("  {:<14} {}  {}{}\n    {}\n", c.preset, c.hash, fields,
+                    c.current ? "" : "  (stale: its sources changed since; rebuilt on next use)",
+                    c.module.string());
+    r.json["cores"].push_back(core_json(c));
+  }
+  return r;
+}
+
+Subcommand add_core_command(CLI::App& app) {
+  auto a = std::make_shared<CoreArgs>();
+  // `core build PRESET`: the action is a word, not a nested subcommand, so that `core --help` shows
+  // every option like any subcommand's (docs/cli.md).
+  auto* cmd =
+      app.add_subcommand("core",
+                         "Build a preset's Verilated core into the core cache for --backend rtl "
+                         "(tpuemu core build PRESET; docs/core-cache.md)");
+  cmd->add_option("action", a->action,
+                  "build: verilate and compile the preset's core into $XDG_CACHE_HOME/tpuemu/cores "
+                  "(once: a core built "
+                  "from the current sources is reused)")
+      ->required()
+      ->check(one_of({"build"}, "ACTION"));
+  cmd->add_option("preset", a->preset, "Hardware preset: a name or a JSON file")->required();
+  add_common_options(cmd, a->common, "Print the built core as JSON", "");
+  return {cmd, [a] { return run_core_build(*a); }, &a->common};
+}
+
+}  // namespace tpuemu::cli
