@@ -53,11 +53,11 @@ std::unique_ptr<Transport> open_fake_transport(const Preset& preset, const Devic
   check_fake(preset, options);
   const fake::DeviceShape shape{core_shape_from(preset), preset.hbm.capacity_bytes};
   return std::make_unique<FakeTransport>(std::make_unique<fake::FunctionalCore>(shape));
-// Called by the backend list of each program that links it (host/src/device/CMakeLists.txt).
 }
 
 }  // namespace
 
+// Called by the backend list of each program that links it (host/src/device/CMakeLists.txt).
 void register_fake_backend(DeviceBackendRegistry& registry) {
   registry.add({.name = "fake",
                 .description = "functional model of the core behind the firmware (exact results, approximate cycles)",

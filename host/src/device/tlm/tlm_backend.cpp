@@ -42,12 +42,12 @@ std::unique_ptr<Transport> open_tlm_transport(const Preset& preset, const Device
     throw Error("device", fmt::format("backend {}: cannot start the model for preset '{}': {}", name, preset.name, e.what()));
   }
   parts.hal = std::make_unique<fw::SimHal>(*parts.core);
-// Called by the backend list of each program that links it (host/src/device/CMakeLists.txt).
   return std::make_unique<SimCoreTransport>(std::move(parts), name, memory_source_of(preset, "TLM HBM timing model"));
 }
 
 }  // namespace
 
+// Called by the backend list of each program that links it (host/src/device/CMakeLists.txt).
 void register_tlm_backend(DeviceBackendRegistry& registry) {
   registry.add({.name = "tlm",
                 .description = "SystemC/TLM-2.0 model of the core and its memory (loosely timed), behind the firmware",
