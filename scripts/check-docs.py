@@ -12,11 +12,16 @@ blocks included); what counts as a path, and must exist:
      folder) are build outputs: not checked;
   2. the target of a Markdown link ([text](target), not a URL or an #anchor): relative to the doc;
   3. an include path tpuemu/<library>/<file> with a source suffix (SOURCE_SUFFIXES): the tail of a
-     file's path in the repository or, with --build DIR, in the build tree (generated headers);
+     file's path in the repository, or a generated file's (below);
   4. a bare file name with a source suffix (hbm_replay.cpp, allocation.md): some file of the
-     repository, or of the build tree, has that name. Exceptions: a name whose stem is in capitals
+     repository has that name, or a generated file. Exceptions: a name whose stem is in capitals
      is a placeholder (OUT.md, FILE.sv), and EXTERNAL_NAMES are other projects' files the docs
      quote (systemc.h).
+
+A generated file (tpu_pkg.sv, tpuemu/sim/compiled_cores.h) counts as existing when the build
+names it: its name (or include path) occurs in the code of a CMake file of the repository (not in
+a comment), or, with --build DIR, a file of that build tree has it. The first keeps the check
+independent of what was built; the second is for generators CMake does not name.
 
 Code comments name doc pages (docs/hbm.md, "Queues") and headers (tpuemu/plan/planner.h): in the
 comments of every source file (see below), a token docs/... must exist and an include path
@@ -107,6 +112,13 @@ class Tree:
         self.files = list(walk_files(root, skip_data=False))
         self.top = {e for e in os.listdir(root) if os.path.isdir(os.path.join(root, e))} - {".git"}
         self.names = {f.rsplit("/", 1)[-1] for f in self.files}
+        # The code (not the comments) of every CMake file: names the build generates.
+        self.cmake_code = "\n".join(
+            line.split("#", 1)[0]
+            for f in self.files
+            if (f.rsplit("/", 1)[-1] == "CMakeLists.txt" or f.endswith(".cmake")) and not skipped(f)
+            for line in open(os.path.join(root, f), encoding="utf-8", errors="replace"))
+        self.cmake_names = set(re.findall(r"[\w.\-]+", self.cmake_code))
         self.build_names = set()
         self.build_files = []
         if build and os.path.isdir(build):
@@ -120,15 +132,17 @@ class Tree:
         return any(glob.glob(os.path.join(self.root, p)) for p in expand_braces(pattern))
 
     def tail_matches(self, pattern):
-        """Whether some file's path ends with /pattern."""
+        """Whether some file's path ends with /pattern, or the build generates it."""
         alternatives = expand_braces(pattern)
+        if any("/" + p in self.cmake_code for p in alternatives):
+            return True
         return any(fnmatch.fnmatchcase("/" + f, "*/" + p) for f in self.files + self.build_files
                    for p in alternatives)
 
     def has_name(self, pattern):
         alternatives = expand_braces(pattern)
-        return any(fnmatch.filter(self.names, p) or fnmatch.filter(self.build_names, p)
-                   for p in alternatives)
+        return any(fnmatch.filter(self.names, p) or fnmatch.filter(self.build_names, p) or
+                   fnmatch.filter(self.cmake_names, p) for p in alternatives)
 
 
 def expand_braces(pattern):
