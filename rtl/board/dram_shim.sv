@@ -38,14 +38,7 @@ module dram_shim #(
   input  logic                                          rst_ni,
   input  hbm_spec_pkg::timing_t                         timing_i,
   // the controller's command bus and read data, in target cycles
-  input  logic [NumChannels-1:0]                        cmd_valid_i,
-  input  logic [NumChannels-1:0][2:0]                   cmd_i,
-  input  logic [NumChannels-1:0][BgW-1:0]               cmd_bg_i,
-  input  logic [NumChannels-1:0][BaW-1:0]               cmd_bank_i,
-  input  logic [NumChannels-1:0][hbm_spec_pkg::RowW-1:0] cmd_row_i,
-  input  logic [NumChannels-1:0][hbm_spec_pkg::ColW-1:0] cmd_col_i,
-  input  logic [NumChannels-1:0][DataW-1:0]             cmd_wdata_i,
-  input  logic [NumChannels-1:0][MaskW-1:0]             cmd_wmask_i,
+  input  logic [NumChannels-1:0][hbm_spec_pkg::CmdBits-1:0] cmd_i,  // hbm_spec_pkg::cmd_t
   output logic [NumChannels-1:0]                        rvalid_o,
   output logic [NumChannels-1:0][DataW-1:0]             rdata_o,
   // target clock enable for this host cycle, and the target cycle; hold_i keeps the target
@@ -64,6 +57,10 @@ module dram_shim #(
   input  logic                                          bs_rsp_valid_i,
   input  logic [DataW-1:0]                              bs_rsp_rdata_i
 );
+  // the command bus is a hbm_spec_pkg::cmd_t, with the contract's bank fields
+  if (BgW != hbm_spec_pkg::CmdBgW || BaW != hbm_spec_pkg::CmdBaW) begin : g_cmd_check
+    $fatal(1, "dram_shim: BankGroups or BanksPerGroup do not fit hbm_spec_pkg::cmd_t");
+  end
   localparam int unsigned CmdW = 1 + BsAddrW + MaskW + DataW;  // {write, addr, mask, data}
   localparam int unsigned CycW = hbm_spec_pkg::CycW;
 
@@ -83,22 +80,24 @@ module dram_shim #(
   logic [NumChannels-1:0]            is_rd, is_wr, need, ok;
 
   for (genvar c = 0; c < NumChannels; c++) begin : g_channel
-    assign is_rd[c] = cmd_valid_i[c] && (cmd_i[c] == 3'(hbm_spec_pkg::CmdRd));
-    assign is_wr[c] = cmd_valid_i[c] && (cmd_i[c] == 3'(hbm_spec_pkg::CmdWr));
+    hbm_spec_pkg::cmd_t cmd;  // a plain struct: Yosys misreads members of array elements
+    assign cmd      = cmd_i[c];
+    assign is_rd[c] = cmd.valid && (cmd.cmd == 3'(hbm_spec_pkg::CmdRd));
+    assign is_wr[c] = cmd.valid && (cmd.cmd == 3'(hbm_spec_pkg::CmdWr));
     // a read due in the next target cycle must have its data; this cycle's burst needs room
     assign need[c] = !due_empty[c] && (due_head[c] == tcyc_q + 1'b1);
     assign ok[c]   = (!need[c] || !dat_empty[c]) &&
                      (!(is_rd[c] || is_wr[c]) || !cmd_full[c]) && (!is_rd[c] || !due_full[c]);
 
     logic [BsAddrW-1:0] addr;
-    assign addr        = {ChW'(c), cmd_bg_i[c], cmd_bank_i[c], cmd_row_i[c], cmd_col_i[c]};
+    assign addr        = {ChW'(c), cmd.bg, cmd.bank, cmd.row, cmd.col};
     assign cmd_push[c] = advance_o && (is_rd[c] || is_wr[c]);
     assign due_push[c] = advance_o && is_rd[c];
     assign due_pop[c]  = advance_o && need[c];
 
     sync_fifo #(.Width(CmdW), .Depth(CmdDepth)) u_cmd (
       .clk_i, .rst_ni, .clear_i (1'b0),
-      .push_i (cmd_push[c]), .data_i ({is_wr[c], addr, cmd_wmask_i[c], cmd_wdata_i[c]}),
+      .push_i (cmd_push[c]), .data_i ({is_wr[c], addr, cmd.wmask, cmd.wdata}),
       .pop_i (cmd_pop[c]), .data_o (cmd_head[c]),
       .empty_o (cmd_empty[c]), .full_o (cmd_full[c]), .count_o ()
     );

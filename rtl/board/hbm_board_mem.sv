@@ -79,25 +79,39 @@ module hbm_board_mem #(
   logic [NumPorts-1:0][IdW-1:0]                    b_id;
   logic [NumPorts-1:0][hbm_spec_pkg::DataW-1:0]    b_wdata;
   logic [NumPorts-1:0][hbm_spec_pkg::MaskW-1:0]    b_wmask;
+  logic [NumChannels-1:0]                          b_bresp_valid;
   logic [NumChannels-1:0][IdW-1:0]                 b_rsp_id, b_bresp_id;
   logic [NumChannels-1:0][hbm_spec_pkg::DataW-1:0] b_rsp_data;
-  logic [AddrW-1:0]                                u_addr  [NumPorts];
-  logic [hbm_spec_pkg::DataW-1:0]                  u_wdata [NumPorts];
-  logic [hbm_spec_pkg::MaskW-1:0]                  u_wmask [NumPorts];
-  logic [IdW-1:0]                                  u_bresp_id [NumChannels];
-  logic [hbm_spec_pkg::DataW-1:0]                  u_rsp_data [NumChannels];
-  logic [NumChannels-1:0]                          bresp_valid;
+  hbm_spec_pkg::req_t   [NumPorts-1:0]             req;
+  hbm_spec_pkg::rsp_t   [NumChannels-1:0]          rsp;
+  hbm_spec_pkg::cmd_t   [NumChannels-1:0]          cmd;
+  hbm_spec_pkg::rdata_t [NumChannels-1:0]          rdata;
+  hbm_spec_pkg::stats_t [NumChannels-1:0]          stats;
 
+  // the lanes and responses as the bridge drives and takes them, the taps as the harness reads them
   for (genvar p = 0; p < NumPorts; p++) begin : g_lane
-    assign u_addr[p]    = b_addr[p];
+    assign req[p] = '{write: lane_write_o[p], addr: hbm_spec_pkg::PortAddrW'(b_addr[p]),
+                      id: b_id[p], wdata: b_wdata[p], wmask: b_wmask[p]};
     assign lane_id_o[p] = b_id[p];
-    assign u_wdata[p]   = b_wdata[p];
-    assign u_wmask[p]   = b_wmask[p];
   end
   for (genvar c = 0; c < NumChannels; c++) begin : g_channel
-    assign b_rsp_id[c]   = rsp_id_o[c];
-    assign b_rsp_data[c] = u_rsp_data[c];
-    assign b_bresp_id[c] = u_bresp_id[c];
+    assign rsp_valid_o[c]   = rsp[c].rsp_valid;
+    assign b_rsp_id[c]      = rsp[c].rsp_id;
+    assign rsp_id_o[c]      = rsp[c].rsp_id;
+    assign b_rsp_data[c]    = rsp[c].rsp_data;
+    assign b_bresp_valid[c] = rsp[c].bresp_valid;
+    assign b_bresp_id[c]    = rsp[c].bresp_id;
+    assign cmd_valid_o[c]   = cmd[c].valid;
+    assign cmd_o[c]         = hbm_spec_pkg::cmd_e'(cmd[c].cmd);
+    assign cmd_bg_o[c]      = cmd[c].bg;
+    assign cmd_bank_o[c]    = cmd[c].bank;
+    assign cmd_row_o[c]     = cmd[c].row;
+    assign cmd_col_o[c]     = cmd[c].col;
+    assign cmd_wdata_o[c]   = cmd[c].wdata;
+    assign cmd_wmask_o[c]   = cmd[c].wmask;
+    assign rvalid_o[c]      = rdata[c].valid;
+    assign rdata_o[c]       = rdata[c].data;
+    assign stats_o[c]       = stats[c];
   end
 
   hbm_beat_bridge #(
@@ -110,7 +124,7 @@ module hbm_board_mem #(
     .req_valid_o (lane_valid_o), .req_ready_i (lane_ready_o), .req_write_o (lane_write_o),
     .req_addr_o (b_addr), .req_id_o (b_id), .req_wdata_o (b_wdata), .req_wmask_o (b_wmask),
     .rsp_valid_i (rsp_valid_o), .rsp_id_i (b_rsp_id), .rsp_data_i (b_rsp_data),
-    .bresp_valid_i (bresp_valid), .bresp_id_i (b_bresp_id), .idle_o (bridge_idle_o)
+    .bresp_valid_i (b_bresp_valid), .bresp_id_i (b_bresp_id), .idle_o (bridge_idle_o)
   );
 
   hbm_board_top #(
@@ -118,12 +132,8 @@ module hbm_board_mem #(
     .BanksPerGroup (BanksPerGroup), .AddrW (AddrW)
   ) u_hbm (
     .clk_i, .rst_ni, .timing_i, .amap_i, .page_policy_i, .per_bank_refresh_i,
-    .req_valid_i (lane_valid_o), .req_ready_o (lane_ready_o), .req_write_i (lane_write_o),
-    .req_addr_i (u_addr), .req_id_i (lane_id_o), .req_wdata_i (u_wdata), .req_wmask_i (u_wmask),
-    .rsp_valid_o, .rsp_id_o, .rsp_data_o (u_rsp_data), .bresp_valid_o (bresp_valid),
-    .bresp_id_o (u_bresp_id),
-    .cmd_valid_o, .cmd_o, .cmd_bg_o, .cmd_bank_o, .cmd_row_o, .cmd_col_o, .cmd_wdata_o,
-    .cmd_wmask_o, .rvalid_o, .rdata_o, .stats_o,
+    .req_valid_i (lane_valid_o), .req_ready_o (lane_ready_o), .req_i (req), .rsp_o (rsp),
+    .cmd_o (cmd), .rdata_o (rdata), .stats_o (stats),
     .target_hold_i, .shim_idle_o, .target_en_o, .target_cycle_o,
     .bs_req_valid_o, .bs_req_ready_i, .bs_req_write_o, .bs_req_addr_o, .bs_req_wdata_o,
     .bs_req_wmask_o, .bs_rsp_valid_i, .bs_rsp_rdata_i

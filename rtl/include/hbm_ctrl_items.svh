@@ -110,3 +110,54 @@
     logic [TimW-1:0] wr_hi;     // queued writes that start a drain while reads wait (write_high)
     logic [TimW-1:0] wr_lo;     // queued writes at which a drain ends while reads wait (write_low)
   } tderiv_t;
+
+  // The controller's ports as packed structs (docs/hbm.md "Ports"): hbm_ctrl, the board top and
+  // every top that instantiates the controller declare their buses with these, so the port list
+  // is written once. The address and the bank fields have the widths of every timing set's
+  // geometry (4 bank groups of 4 banks); hbm_ctrl checks its parameters against them. A port
+  // that is an array of them (one per lane or channel) is a packed array of their *Bits-wide
+  // vectors: Yosys drops the array dimension of a port whose elements are structs (and cannot
+  // take $bits(type), hence the sums, which hbm_ctrl checks in simulation).
+  localparam int unsigned PortAddrW = 40;  // byte address bits of the burst port
+  localparam int unsigned CmdBgW    = 2;   // bank group field of the command bus
+  localparam int unsigned CmdBaW    = 2;   // bank field of the command bus
+
+  // One request lane without its handshake (req_valid_i in, req_ready_o out).
+  typedef struct packed {
+    logic                 write;
+    logic [PortAddrW-1:0] addr;   // burst aligned byte address
+    logic [IdW-1:0]       id;     // comes back unchanged with the response
+    logic [DataW-1:0]     wdata;
+    logic [MaskW-1:0]     wmask;
+  } req_t;
+  localparam int unsigned ReqBits = 1 + PortAddrW + IdW + DataW + MaskW;
+
+  // One channel's responses: read data and write acknowledgements, always accepted.
+  typedef struct packed {
+    logic             rsp_valid;
+    logic [IdW-1:0]   rsp_id;
+    logic [DataW-1:0] rsp_data;
+    logic             bresp_valid;
+    logic [IdW-1:0]   bresp_id;
+  } rsp_t;
+  localparam int unsigned RspBits = 1 + IdW + DataW + 1 + IdW;
+
+  // One channel's command bus towards the DRAM device; cmd holds a cmd_e value as plain bits.
+  typedef struct packed {
+    logic              valid;
+    logic [2:0]        cmd;
+    logic [CmdBgW-1:0] bg;
+    logic [CmdBaW-1:0] bank;
+    logic [RowW-1:0]   row;    // of RD/WR too: the device model checks it
+    logic [ColW-1:0]   col;
+    logic [DataW-1:0]  wdata;
+    logic [MaskW-1:0]  wmask;
+  } cmd_t;
+  localparam int unsigned CmdBits = 1 + 3 + CmdBgW + CmdBaW + RowW + ColW + DataW + MaskW;
+
+  // One channel's read data from the DRAM device.
+  typedef struct packed {
+    logic             valid;
+    logic [DataW-1:0] data;
+  } rdata_t;
+  localparam int unsigned RdataBits = 1 + DataW;

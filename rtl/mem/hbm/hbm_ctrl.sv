@@ -8,11 +8,12 @@
 // =================================================================================================
 // 1. Bandwidth of the ports. One request per cycle cannot feed 8 channels that each move a
 //    burst every tBURST = 2 cycles, and one response per cycle cannot return their data. So:
-//    - the burst port is NumPorts identical request lanes (req_*_i[p]; NumPorts = 1 is exactly
-//      the port of docs/hbm.md). Any lane may address any channel; a channel accepts one request
-//      per cycle, round robin among the lanes that address it. req_ready_o[p] depends on
-//      req_valid_i and req_addr_i of the lanes (never the other way round);
-//    - read and write responses come per channel (rsp_*_o[c], bresp_*_o[c]): in order within a
+//    - the burst port is NumPorts identical request lanes (req_valid_i[p] and req_i[p], an
+//      hbm_spec_pkg::req_t; NumPorts = 1 is exactly the port of docs/hbm.md). Any lane may address
+//      any channel; a channel accepts one request per cycle, round robin among the lanes that
+//      address it. req_ready_o[p] depends on req_valid_i and req_i[p].addr of the lanes (never the
+//      other way round);
+//    - read and write responses come per channel (rsp_o[c], hbm_spec_pkg::rsp_t): in order within a
 //      channel, out of order across channels, always accepted. The ids are the requester's.
 // 2. Timing is a runtime input (timing_i, see hbm_spec_pkg::timing_t for the bit layout) that must
 //    be stable from reset on; it is registered once per cycle, and the controller issues nothing
@@ -46,14 +47,15 @@
 //    row would have closed anyway). A request whose row a refresh closed again takes a second
 //    ACT, so acts >= row_misses + row_conflicts. occ_sum adds, every cycle, the requests held by
 //    the channel (input register and queue); rd_lat_sum is the sum over reads of (cycle its
-//    rsp_valid_o is high - cycle it was accepted on the port).
+//    rsp_o[c].rsp_valid is high - cycle it was accepted on the port).
 // 7. Pipeline: a request accepted in cycle t waits in the channel's input register in t+1 and is
-//    queued at the end of it (the queue logic depends on flops only). A command is on cmd_*_o the
-//    cycle after the scheduler chose it; cmd_row_o carries the row of RD/WR too (the device model
-//    checks it, docs/hbm.md, decision D7). Read data from the device (rvalid_i/rdata_i) reaches
-//    rsp_*_o one cycle later; the controller does not predict it but pairs each rvalid_i with the
-//    oldest outstanding RD of the channel (RdFifoDepth RDs in flight at most). Writes are posted:
-//    bresp_valid_o is high the cycle after the write entered the channel's write queue.
+//    queued at the end of it (the queue logic depends on flops only). A command is on cmd_o[c] the
+//    cycle after the scheduler chose it; cmd_o[c].row carries the row of RD/WR too (the device
+//    model checks it, docs/hbm.md, decision D7). Read data from the device (rdata_i[c]) reaches
+//    rsp_o[c] one cycle later; the controller does not predict it but pairs each valid read burst
+//    with the oldest outstanding RD of the channel (RdFifoDepth RDs in flight at most). Writes are
+//    posted: rsp_o[c].bresp_valid is high the cycle after the write entered the channel's write
+//    queue.
 // 8. Timestamps are CycW = 48-bit cycle counts (never wrap in a simulation) compared with a
 //    free-running counter: an idle channel costs no per-cycle work.
 // =================================================================================================
@@ -68,7 +70,7 @@ module hbm_ctrl #(
   parameter int unsigned RdFifoDepth   = 32,    // RDs in flight per channel, power of two
   parameter int unsigned StarveCycles  = hbm_spec_pkg::StarveCycles,
   parameter int unsigned RefStagger    = 0,     // 0: all channels refresh together
-  parameter int unsigned AddrW         = 40,    // byte address bits
+  parameter int unsigned AddrW         = hbm_spec_pkg::PortAddrW,  // byte address bits used
   localparam int unsigned ChW          = (NumChannels > 1) ? $clog2(NumChannels) : 1,
   localparam int unsigned PortW        = (NumPorts > 1) ? $clog2(NumPorts) : 1,
   localparam int unsigned BgW          = $clog2(BankGroups),
@@ -81,31 +83,14 @@ module hbm_ctrl #(
   input  hbm_spec_pkg::amap_t   amap_i,
   input  logic                  page_policy_i, // 0 open, 1 closed page
   input  logic                  per_bank_refresh_i, // must be 0 (decision 4)
-  // burst port: request lanes
-  input  logic [NumPorts-1:0]                          req_valid_i,
-  output logic [NumPorts-1:0]                          req_ready_o,
-  input  logic [NumPorts-1:0]                          req_write_i,
-  input  logic [NumPorts-1:0][AddrW-1:0]               req_addr_i,
-  input  logic [NumPorts-1:0][hbm_spec_pkg::IdW-1:0]   req_id_i,
-  input  logic [NumPorts-1:0][hbm_spec_pkg::DataW-1:0] req_wdata_i,
-  input  logic [NumPorts-1:0][hbm_spec_pkg::MaskW-1:0] req_wmask_i,
-  // burst port: responses per channel
-  output logic [NumChannels-1:0]                          rsp_valid_o,
-  output logic [NumChannels-1:0][hbm_spec_pkg::IdW-1:0]   rsp_id_o,
-  output logic [NumChannels-1:0][hbm_spec_pkg::DataW-1:0] rsp_data_o,
-  output logic [NumChannels-1:0]                          bresp_valid_o,
-  output logic [NumChannels-1:0][hbm_spec_pkg::IdW-1:0]   bresp_id_o,
-  // command bus per channel (docs/hbm.md)
-  output logic [NumChannels-1:0]                          cmd_valid_o,
-  output logic [NumChannels-1:0][2:0]                     cmd_o,
-  output logic [NumChannels-1:0][BgW-1:0]                 cmd_bg_o,
-  output logic [NumChannels-1:0][BaW-1:0]                 cmd_bank_o,
-  output logic [NumChannels-1:0][hbm_spec_pkg::RowW-1:0]  cmd_row_o,
-  output logic [NumChannels-1:0][hbm_spec_pkg::ColW-1:0]  cmd_col_o,
-  output logic [NumChannels-1:0][hbm_spec_pkg::DataW-1:0] cmd_wdata_o,
-  output logic [NumChannels-1:0][hbm_spec_pkg::MaskW-1:0] cmd_wmask_o,
-  input  logic [NumChannels-1:0]                          rvalid_i,
-  input  logic [NumChannels-1:0][hbm_spec_pkg::DataW-1:0] rdata_i,
+  // burst port: request lanes, responses per channel
+  input  logic [NumPorts-1:0]                               req_valid_i,
+  output logic [NumPorts-1:0]                               req_ready_o,
+  input  logic [NumPorts-1:0][hbm_spec_pkg::ReqBits-1:0]    req_i,    // hbm_spec_pkg::req_t
+  output logic [NumChannels-1:0][hbm_spec_pkg::RspBits-1:0] rsp_o,    // hbm_spec_pkg::rsp_t
+  // command bus and read data per channel (docs/hbm.md)
+  output logic [NumChannels-1:0][hbm_spec_pkg::CmdBits-1:0]   cmd_o,    // hbm_spec_pkg::cmd_t
+  input  logic [NumChannels-1:0][hbm_spec_pkg::RdataBits-1:0] rdata_i,  // hbm_spec_pkg::rdata_t
   // statistics
   output logic [NumChannels-1:0][hbm_spec_pkg::NumStats*hbm_spec_pkg::StatW-1:0] stats_o
 );
@@ -117,6 +102,20 @@ module hbm_ctrl #(
   if (BaddrW <= hbm_spec_pkg::RowW) begin : g_addr_check
     $fatal(1, "hbm_ctrl: AddrW too small");
   end
+  // the port structs carry the contract's widths (hbm_spec_pkg::req_t, cmd_t)
+  if (AddrW > hbm_spec_pkg::PortAddrW || BgW != hbm_spec_pkg::CmdBgW ||
+      BaW != hbm_spec_pkg::CmdBaW) begin : g_port_check
+    $fatal(1, "hbm_ctrl: AddrW, BankGroups or BanksPerGroup do not fit the port structs");
+  end
+`ifndef SYNTHESIS
+  // the port widths are hand-written sums (Yosys cannot take $bits of a type): keep them honest
+  if (hbm_spec_pkg::ReqBits != $bits(hbm_spec_pkg::req_t) ||
+      hbm_spec_pkg::RspBits != $bits(hbm_spec_pkg::rsp_t) ||
+      hbm_spec_pkg::CmdBits != $bits(hbm_spec_pkg::cmd_t) ||
+      hbm_spec_pkg::RdataBits != $bits(hbm_spec_pkg::rdata_t)) begin : g_bits_check
+    $fatal(1, "hbm_ctrl: a port width of hbm_spec_pkg does not match its struct");
+  end
+`endif
 
   // ---------------------------------------------------------------------------------------------
   // Configuration: derived timing, registered (the scheduler then depends on flops only)
@@ -185,11 +184,19 @@ module hbm_ctrl #(
   // ---------------------------------------------------------------------------------------------
   logic [ChW-1:0] lane_ch [NumPorts];
 
+  // Struct members are read from plain struct signals, never from an array element: Yosys reads
+  // req_i[p].addr as a new 1-bit wire (docs/fpga.md).
   for (genvar p = 0; p < NumPorts; p++) begin : g_lane
+    hbm_spec_pkg::req_t req;
     logic [BgW-1:0]  unused_bg;
     logic [BaW-1:0]  unused_ba;
     logic [hbm_spec_pkg::RowW-1:0] unused_row;
     logic [hbm_spec_pkg::ColW-1:0] unused_col;
+    assign req = req_i[p];
+    // a lane's channel needs only its address; the channel takes the rest of the chosen lane
+    logic unused_req;
+    assign unused_req = ^{req.write, req.id, req.wdata, req.wmask,
+                          req.addr[hbm_spec_pkg::OffW-1:0]};
     hbm_addr_map #(
       .NumChannels   (NumChannels),
       .BankGroups    (BankGroups),
@@ -198,7 +205,7 @@ module hbm_ctrl #(
     ) u_map (
       .amap_i  (amap_q),
       .pos_i   (amap_pos_q),
-      .baddr_i (req_addr_i[p][AddrW-1:hbm_spec_pkg::OffW]),
+      .baddr_i (req.addr[AddrW-1:hbm_spec_pkg::OffW]),
       .ch_o    (lane_ch[p]),
       .bg_o    (unused_bg),
       .ba_o    (unused_ba),
@@ -256,6 +263,14 @@ module hbm_ctrl #(
   // Channels
   // ---------------------------------------------------------------------------------------------
   for (genvar c = 0; c < NumChannels; c++) begin : g_ch
+    hbm_spec_pkg::req_t   req;  // the lane the channel's round robin chose
+    hbm_spec_pkg::rsp_t   rsp;
+    hbm_spec_pkg::cmd_t   cmd;
+    hbm_spec_pkg::rdata_t rdata;
+    assign req      = req_i[sel[c]];
+    assign rsp_o[c] = rsp;
+    assign cmd_o[c] = cmd;
+    assign rdata    = rdata_i[c];
     hbm_channel_ctrl #(
       .NumChannels   (NumChannels),
       .BankGroups    (BankGroups),
@@ -276,26 +291,26 @@ module hbm_ctrl #(
       .amap_pos_i    (amap_pos_q),
       .req_valid_i   (ch_valid[c]),
       .req_ready_o   (ch_ready[c]),
-      .req_write_i   (req_write_i[sel[c]]),
-      .req_baddr_i   (req_addr_i[sel[c]][AddrW-1:hbm_spec_pkg::OffW]),
-      .req_id_i      (req_id_i[sel[c]]),
-      .req_wdata_i   (req_wdata_i[sel[c]]),
-      .req_wmask_i   (req_wmask_i[sel[c]]),
-      .rsp_valid_o   (rsp_valid_o[c]),
-      .rsp_id_o      (rsp_id_o[c]),
-      .rsp_data_o    (rsp_data_o[c]),
-      .bresp_valid_o (bresp_valid_o[c]),
-      .bresp_id_o    (bresp_id_o[c]),
-      .cmd_valid_o   (cmd_valid_o[c]),
-      .cmd_o         (cmd_o[c]),
-      .cmd_bg_o      (cmd_bg_o[c]),
-      .cmd_bank_o    (cmd_bank_o[c]),
-      .cmd_row_o     (cmd_row_o[c]),
-      .cmd_col_o     (cmd_col_o[c]),
-      .cmd_wdata_o   (cmd_wdata_o[c]),
-      .cmd_wmask_o   (cmd_wmask_o[c]),
-      .rvalid_i      (rvalid_i[c]),
-      .rdata_i       (rdata_i[c]),
+      .req_write_i   (req.write),
+      .req_baddr_i   (req.addr[AddrW-1:hbm_spec_pkg::OffW]),
+      .req_id_i      (req.id),
+      .req_wdata_i   (req.wdata),
+      .req_wmask_i   (req.wmask),
+      .rsp_valid_o   (rsp.rsp_valid),
+      .rsp_id_o      (rsp.rsp_id),
+      .rsp_data_o    (rsp.rsp_data),
+      .bresp_valid_o (rsp.bresp_valid),
+      .bresp_id_o    (rsp.bresp_id),
+      .cmd_valid_o   (cmd.valid),
+      .cmd_o         (cmd.cmd),
+      .cmd_bg_o      (cmd.bg),
+      .cmd_bank_o    (cmd.bank),
+      .cmd_row_o     (cmd.row),
+      .cmd_col_o     (cmd.col),
+      .cmd_wdata_o   (cmd.wdata),
+      .cmd_wmask_o   (cmd.wmask),
+      .rvalid_i      (rdata.valid),
+      .rdata_i       (rdata.data),
       .stats_o       (stats_o[c])
     );
   end
@@ -324,8 +339,8 @@ module hbm_ctrl #(
   for (genvar p = 0; p < NumPorts; p++) begin : g_chk_lane
     always_ff @(posedge clk_i) begin
       if (chk_en_q && req_valid_i[p]) begin
-        assert (req_addr_i[p][hbm_spec_pkg::OffW-1:0] == '0)
-          else $error("hbm_ctrl: lane %0d address %0h is not burst aligned", p, req_addr_i[p]);
+        assert (g_lane[p].req.addr[hbm_spec_pkg::OffW-1:0] == '0)
+          else $error("hbm_ctrl: lane %0d address %0h is not burst aligned", p, g_lane[p].req.addr);
       end
     end
   end

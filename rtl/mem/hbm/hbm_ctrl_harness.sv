@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // hbm_ctrl as the C++ harnesses see it: the per-lane and per-channel buses as unpacked arrays,
 // which Verilator turns into C arrays indexed by lane or channel (sim/src/hbm, tests/rtl). The
-// controller itself has packed ports, the only form Yosys synthesizes (docs/fpga.md); this top
-// only renames and is never synthesized.
+// controller itself has packed struct ports (hbm_spec_pkg::req_t, rsp_t, cmd_t, rdata_t), the
+// only form Yosys synthesizes (docs/fpga.md); this top only unpacks them and is never synthesized.
 module hbm_ctrl_harness #(
   parameter int unsigned NumChannels   = 8,
   parameter int unsigned NumPorts      = 1,
@@ -46,39 +46,32 @@ module hbm_ctrl_harness #(
   input  logic [hbm_spec_pkg::DataW-1:0]       rdata_i       [NumChannels],
   output hbm_spec_pkg::stats_t                 stats_o       [NumChannels]
 );
-  logic [NumPorts-1:0][AddrW-1:0]                        req_addr;
-  logic [NumPorts-1:0][hbm_spec_pkg::IdW-1:0]            req_id;
-  logic [NumPorts-1:0][hbm_spec_pkg::DataW-1:0]          req_wdata;
-  logic [NumPorts-1:0][hbm_spec_pkg::MaskW-1:0]          req_wmask;
-  logic [NumChannels-1:0][hbm_spec_pkg::IdW-1:0]         rsp_id, bresp_id;
-  logic [NumChannels-1:0][hbm_spec_pkg::DataW-1:0]       rsp_data, cmd_wdata, rdata;
-  logic [NumChannels-1:0][2:0]                           cmd;
-  logic [NumChannels-1:0][BgW-1:0]                       cmd_bg;
-  logic [NumChannels-1:0][BaW-1:0]                       cmd_bank;
-  logic [NumChannels-1:0][hbm_spec_pkg::RowW-1:0]        cmd_row;
-  logic [NumChannels-1:0][hbm_spec_pkg::ColW-1:0]        cmd_col;
-  logic [NumChannels-1:0][hbm_spec_pkg::MaskW-1:0]       cmd_wmask;
-  logic [NumChannels-1:0][hbm_spec_pkg::NumStats*hbm_spec_pkg::StatW-1:0] stats;
+  hbm_spec_pkg::req_t   [NumPorts-1:0]    req;
+  hbm_spec_pkg::rsp_t   [NumChannels-1:0] rsp;
+  hbm_spec_pkg::cmd_t   [NumChannels-1:0] cmd;
+  hbm_spec_pkg::rdata_t [NumChannels-1:0] rdata;
+  hbm_spec_pkg::stats_t [NumChannels-1:0] stats;
 
   for (genvar p = 0; p < NumPorts; p++) begin : g_lane
-    assign req_addr[p]  = req_addr_i[p];
-    assign req_id[p]    = req_id_i[p];
-    assign req_wdata[p] = req_wdata_i[p];
-    assign req_wmask[p] = req_wmask_i[p];
+    assign req[p] = '{write: req_write_i[p], addr: hbm_spec_pkg::PortAddrW'(req_addr_i[p]),
+                      id: req_id_i[p], wdata: req_wdata_i[p], wmask: req_wmask_i[p]};
   end
   for (genvar c = 0; c < NumChannels; c++) begin : g_channel
-    assign rsp_id_o[c]    = rsp_id[c];
-    assign rsp_data_o[c]  = rsp_data[c];
-    assign bresp_id_o[c]  = bresp_id[c];
-    assign cmd_o[c]       = hbm_spec_pkg::cmd_e'(cmd[c]);
-    assign cmd_bg_o[c]    = cmd_bg[c];
-    assign cmd_bank_o[c]  = cmd_bank[c];
-    assign cmd_row_o[c]   = cmd_row[c];
-    assign cmd_col_o[c]   = cmd_col[c];
-    assign cmd_wdata_o[c] = cmd_wdata[c];
-    assign cmd_wmask_o[c] = cmd_wmask[c];
-    assign rdata[c]       = rdata_i[c];
-    assign stats_o[c]     = stats[c];
+    assign rsp_valid_o[c]   = rsp[c].rsp_valid;
+    assign rsp_id_o[c]      = rsp[c].rsp_id;
+    assign rsp_data_o[c]    = rsp[c].rsp_data;
+    assign bresp_valid_o[c] = rsp[c].bresp_valid;
+    assign bresp_id_o[c]    = rsp[c].bresp_id;
+    assign cmd_valid_o[c]   = cmd[c].valid;
+    assign cmd_o[c]         = hbm_spec_pkg::cmd_e'(cmd[c].cmd);
+    assign cmd_bg_o[c]      = cmd[c].bg;
+    assign cmd_bank_o[c]    = cmd[c].bank;
+    assign cmd_row_o[c]     = cmd[c].row;
+    assign cmd_col_o[c]     = cmd[c].col;
+    assign cmd_wdata_o[c]   = cmd[c].wdata;
+    assign cmd_wmask_o[c]   = cmd[c].wmask;
+    assign rdata[c]         = '{valid: rvalid_i[c], data: rdata_i[c]};
+    assign stats_o[c]       = stats[c];
   end
 
   hbm_ctrl #(
@@ -87,12 +80,7 @@ module hbm_ctrl_harness #(
     .StarveCycles (StarveCycles), .RefStagger (RefStagger), .AddrW (AddrW)
   ) u_ctrl (
     .clk_i, .rst_ni, .timing_i, .amap_i, .page_policy_i, .per_bank_refresh_i,
-    .req_valid_i, .req_ready_o, .req_write_i,
-    .req_addr_i (req_addr), .req_id_i (req_id), .req_wdata_i (req_wdata), .req_wmask_i (req_wmask),
-    .rsp_valid_o, .rsp_id_o (rsp_id), .rsp_data_o (rsp_data),
-    .bresp_valid_o, .bresp_id_o (bresp_id),
-    .cmd_valid_o, .cmd_o (cmd), .cmd_bg_o (cmd_bg), .cmd_bank_o (cmd_bank), .cmd_row_o (cmd_row),
-    .cmd_col_o (cmd_col), .cmd_wdata_o (cmd_wdata), .cmd_wmask_o (cmd_wmask),
-    .rvalid_i, .rdata_i (rdata), .stats_o (stats)
+    .req_valid_i, .req_ready_o, .req_i (req), .rsp_o (rsp), .cmd_o (cmd), .rdata_i (rdata),
+    .stats_o (stats)
   );
 endmodule
