@@ -49,7 +49,8 @@ class Generated:
                     self.text[k] = f.read()
 
 
-class GeneratorTest(unittest.TestCase):
+class GeneratorCase(unittest.TestCase):
+    """A scratch directory and the generator run on a spec; the timing sets the HBM tests use."""
     def setUp(self):
         with open(SPEC) as f:
             self.spec = json.load(f)
@@ -65,6 +66,13 @@ class GeneratorTest(unittest.TestCase):
     def csr(self, spec, name):
         return next(c for c in spec["csrs"] if c["name"] == name)
 
+    HBM2_2000 = {"CL": 14, "CWL": 4, "tRCD": 14, "tRP": 14, "tRAS": 34, "tRC": 48, "tRRD_S": 4, "tRRD_L": 6,
+                 "tFAW": 30, "tCCD_S": 1, "tCCD_L": 2, "tWTR_S": 6, "tWTR_L": 8, "tWR": 16, "tRTP": 6,
+                 "tRFC": 260, "tREFI": 3900, "BL": 4}
+    LATE_WRITE = dict(HBM2_2000, CL=2, CWL=10, BL=2, tCCD_S=3)
+
+
+class GeneratorTest(GeneratorCase):
     def test_moving_a_csr_changes_every_view(self):
         spec = copy.deepcopy(self.spec)
         self.csr(spec, "STATUS")["addr"] = "0x030"
@@ -174,11 +182,6 @@ class GeneratorTest(unittest.TestCase):
         self.assertRegex(r.stderr, r"isa\.md:\d+: table differs from spec/tpuemu.json")
 
     # hbm2-2000 (configs/hbm/hbm2-2000.json) and a set whose CWL covers the read-to-write turnaround.
-    HBM2_2000 = {"CL": 14, "CWL": 4, "tRCD": 14, "tRP": 14, "tRAS": 34, "tRC": 48, "tRRD_S": 4, "tRRD_L": 6,
-                 "tFAW": 30, "tCCD_S": 1, "tCCD_L": 2, "tWTR_S": 6, "tWTR_L": 8, "tWR": 16, "tRTP": 6,
-                 "tRFC": 260, "tREFI": 3900, "BL": 4}
-    LATE_WRITE = dict(HBM2_2000, CL=2, CWL=10, BL=2, tCCD_S=3)
-
     def test_derived_distances_are_the_protocols(self):
         # Worked by hand from the formulas of docs/hbm.md, so a changed table fails here.
         spec_mod = load_generator()
@@ -188,6 +191,40 @@ class GeneratorTest(unittest.TestCase):
                           "ccd_s": 2, "ccd_l": 2, "rd2wr_s": 14, "rd2wr_l": 14, "wr2rd_s": 12, "wr2rd_l": 14})
         late = spec_mod.derived_values(s, self.LATE_WRITE)
         self.assertEqual((late["tRTW"], late["ccd_s"], late["rd2wr_s"]), (0, 3, 3))
+
+    def test_editing_a_derived_distance_changes_every_view(self):
+        spec = copy.deepcopy(self.spec)
+        rtw = next(d for d in spec["hbm"]["derived_timings"] if d["name"] == "tRTW")
+        rtw["expr"] = "CL + tBURST + 3 - CWL"
+        g = self.gen(spec)
+        self.assertEqual(g.returncode, 0, g.stderr)
+        self.assertIn("d.t_rtw = (t.cl + d.t_burst + hbm_spec_pkg::TimW'(3) > t.cwl)", g.text["hbm"])
+        self.assertIn("d.tRTW = sub(static_cast<std::uint32_t>(t.CL) + d.tBURST + 3u, "
+                      "static_cast<std::uint32_t>(t.CWL));", g.text["cpp"])
+        self.assertIn('{"tRTW", "CL + tBURST + 3 - CWL", ', g.text["cpp"])
+
+    def test_a_derived_distance_naming_an_unknown_or_later_name_is_refused(self):
+        spec = copy.deepcopy(self.spec)
+        spec["hbm"]["derived_timings"][1]["expr"] = "CL + tBURST + 2 - tCWL"
+        self.expect_error(spec, r"/hbm/derived_timings/1/expr: unknown name tCWL in ")
+        spec = copy.deepcopy(self.spec)
+        spec["hbm"]["derived_timings"][0]["expr"] = "ccd_s / 2"  # defined later in the table
+        self.expect_error(spec, r"/hbm/derived_timings/0/expr: unknown name ccd_s in ")
+        spec = copy.deepcopy(self.spec)
+        spec["hbm"]["derived_timings"][0]["expr"] = "BL / 3"
+        self.expect_error(spec, r"/hbm/derived_timings/0/expr: a division is by a power of two in ")
+
+    def test_hbm_doc_table_is_the_specs(self):
+        r = subprocess.run([sys.executable, GEN, SPEC, "--docs", os.path.join(SRC, "docs", "hbm.md"),
+                            "--check"], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(SRC, "docs", "hbm.md")) as f:
+            self.assertIn("<!-- spec:hbm_derived -->", f.read())
+
+
+class VerilatedViewTest(GeneratorCase):
+    """The generated SV run by Verilator (ctest spec_generator_verilated, label rtl: it compiles a
+    model, which the quick label leaves out)."""
 
     def test_derived_distances_agree_in_sv_and_cpp(self):
         """derive_timings() of the C++ view (static_assert) and of the SV package (run by Verilator)
@@ -225,36 +262,6 @@ class GeneratorTest(unittest.TestCase):
         r = subprocess.run([os.path.join(obj, "Vtb")], capture_output=True, text=True)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("derived: ok", r.stdout)
-
-    def test_editing_a_derived_distance_changes_every_view(self):
-        spec = copy.deepcopy(self.spec)
-        rtw = next(d for d in spec["hbm"]["derived_timings"] if d["name"] == "tRTW")
-        rtw["expr"] = "CL + tBURST + 3 - CWL"
-        g = self.gen(spec)
-        self.assertEqual(g.returncode, 0, g.stderr)
-        self.assertIn("d.t_rtw = (t.cl + d.t_burst + hbm_spec_pkg::TimW'(3) > t.cwl)", g.text["hbm"])
-        self.assertIn("d.tRTW = sub(static_cast<std::uint32_t>(t.CL) + d.tBURST + 3u, "
-                      "static_cast<std::uint32_t>(t.CWL));", g.text["cpp"])
-        self.assertIn('{"tRTW", "CL + tBURST + 3 - CWL", ', g.text["cpp"])
-
-    def test_a_derived_distance_naming_an_unknown_or_later_name_is_refused(self):
-        spec = copy.deepcopy(self.spec)
-        spec["hbm"]["derived_timings"][1]["expr"] = "CL + tBURST + 2 - tCWL"
-        self.expect_error(spec, r"/hbm/derived_timings/1/expr: unknown name tCWL in ")
-        spec = copy.deepcopy(self.spec)
-        spec["hbm"]["derived_timings"][0]["expr"] = "ccd_s / 2"  # defined later in the table
-        self.expect_error(spec, r"/hbm/derived_timings/0/expr: unknown name ccd_s in ")
-        spec = copy.deepcopy(self.spec)
-        spec["hbm"]["derived_timings"][0]["expr"] = "BL / 3"
-        self.expect_error(spec, r"/hbm/derived_timings/0/expr: a division is by a power of two in ")
-
-    def test_hbm_doc_table_is_the_specs(self):
-        r = subprocess.run([sys.executable, GEN, SPEC, "--docs", os.path.join(SRC, "docs", "hbm.md"),
-                            "--check"], capture_output=True, text=True)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        with open(os.path.join(SRC, "docs", "hbm.md")) as f:
-            self.assertIn("<!-- spec:hbm_derived -->", f.read())
-
 
 def load_generator():
     import importlib.util
