@@ -267,15 +267,21 @@ def layout_findings(root, readme="README.md"):
     return findings
 
 
-def doc_page_findings(path, rel, tree):
-    """docs/... and tpuemu/... tokens in a source file's comments that name nothing."""
-    findings = []
+def numbered_text(path, is_doc):
+    """(line number, text) of a doc's lines or of a source file's comments, URLs blanked out."""
     name = os.path.basename(path)
     suffix = os.path.splitext(name)[1]
     with open(path, encoding="utf-8", errors="replace") as f:
-        lines = f.read().splitlines()
-    for number, line in enumerate(lines, start=1):
-        text = URL_RE.sub(" ", comment_text(line, suffix, name))
+        for number, line in enumerate(f.read().splitlines(), start=1):
+            text = line if is_doc else comment_text(line, suffix, name)
+            if text:
+                yield number, URL_RE.sub(" ", text)
+
+
+def doc_page_findings(path, rel, tree):
+    """docs/... and tpuemu/... tokens in a source file's comments that name nothing."""
+    findings = []
+    for number, text in numbered_text(path, is_doc=False):
         for token in dict.fromkeys(m.group(0).strip(".,:;!?'\"") for m in TOKEN_RE.finditer(text)):
             if token.startswith(("docs/", "tpuemu/")):
                 why = check_token(token, tree)
@@ -286,15 +292,7 @@ def doc_page_findings(path, rel, tree):
 
 def reference_findings(path, rel, is_doc):
     findings = []
-    name = os.path.basename(path)
-    suffix = os.path.splitext(name)[1]
-    with open(path, encoding="utf-8", errors="replace") as f:
-        lines = f.read().splitlines()
-    for number, line in enumerate(lines, start=1):
-        text = line if is_doc else comment_text(line, suffix, name)
-        if not text:
-            continue
-        text = URL_RE.sub(" ", text)
+    for number, text in numbered_text(path, is_doc):
         tracker = ISSUE_RE.search(text) or HASH_REF_RE.search(text)
         if tracker:
             findings.append(f"{rel}:{number}: '{tracker.group(0).strip()}': a tracker reference "
