@@ -493,10 +493,12 @@ TEST(DramData, WriteMaskKeepsUnmaskedBytes) {
 }
 
 TEST(DramData, StorageCostsOnlyWhatIsTouched) {
-  // The 4 GiB reference stack: writing a handful of rows allocates a handful of 2 KiB rows.
+  // The 4 GiB reference stack: writing a handful of bursts allocates a handful of rows'
+  // directories and one 64-byte block per burst written.
   Device d(hbm2_config());
   EXPECT_EQ(d.config().capacity_bytes(), std::uint64_t{4} << 30);
   EXPECT_EQ(d.allocated_rows(), 0u);
+  EXPECT_EQ(d.allocated_bursts(), 0u);
   const auto a = pattern(3);
   d.command(0, 7, Command::act(3, 3, 16383));
   d.command(14, 7, Command::wr(3, 3, 31, a.data()));
@@ -504,6 +506,9 @@ TEST(DramData, StorageCostsOnlyWhatIsTouched) {
   d.backdoor_write(0, 0, 0, 0, 0, a);
   d.backdoor_write(5, 2, 1, 8000, 17, a);
   EXPECT_EQ(d.allocated_rows(), 3u);
+  EXPECT_EQ(d.allocated_bursts(), 4u);
+  d.command(18, 7, Command::wr(3, 3, 31, a.data()));  // rewriting a burst allocates nothing
+  EXPECT_EQ(d.allocated_bursts(), 4u);
   // Reads allocate nothing.
   d.command(40, 7, Command::rd(3, 3, 5));
   d.command(40, 6, Command::act(0, 0, 1));
@@ -511,6 +516,7 @@ TEST(DramData, StorageCostsOnlyWhatIsTouched) {
   std::array<std::uint8_t, 64> out{};
   d.backdoor_read(1, 1, 1, 1, 1, out);
   EXPECT_EQ(d.allocated_rows(), 3u);
+  EXPECT_EQ(d.allocated_bursts(), 4u);
   // The backdoor and the command path see the same bytes.
   d.backdoor_read(7, 3, 3, 16383, 31, out);
   EXPECT_EQ(out, a);

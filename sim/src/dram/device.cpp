@@ -126,10 +126,104 @@ ChannelStats& ChannelStats::operator+=(const ChannelStats& other) {
 // Per-channel state
 // ---------------------------------------------------------------------------------------------
 
+namespace {
+
+constexpr std::uint32_t kNoDirectory = std::numeric_limits<std::uint32_t>::max();
+
+// Sparse storage of one channel. A row ever written has a directory: one entry per column, the
+// number of its burst's block plus one (0: never written). The blocks, burst_bytes() each, are
+// carved from pooled chunks. A write to a fresh row costs one directory (4 bytes a column) and
+// one block, not a whole row; nothing is allocated per write while the chunk and the directory
+// array have room. (A 2 KiB row allocated and zeroed per first write made malloc and page faults
+// a fifth of a random read/write replay's time.) Rows are found through an open-addressing hash
+// table, looked up on ACT and on the back door only.
+class Storage {
+ public:
+  Storage() = default;
+  Storage(std::uint32_t columns, std::size_t burst_bytes) : columns_(columns), burst_(burst_bytes) {}
+
+  // The directory of a row (row_key), or kNoDirectory.
+  std::uint32_t find(std::uint64_t key) const {
+    if (keys_.empty()) return kNoDirectory;
+    for (std::size_t i = slot_of(key);; i = (i + 1) & (keys_.size() - 1)) {
+      if (keys_[i] == key) return dirs_[i];
+      if (keys_[i] == kEmptyKey) return kNoDirectory;
+    }
+  }
+  // The directory of a row, made (every column unwritten) if the row has none.
+  std::uint32_t find_or_add(std::uint64_t key) {
+    if (const std::uint32_t d = find(key); d != kNoDirectory) return d;
+    if (2 * (rows_ + 1) > keys_.size()) grow();
+    const auto d = static_cast<std::uint32_t>(rows_);
+    insert(key, d);
+    ++rows_;
+    directory_.resize(directory_.size() + columns_, 0);
+    return d;
+  }
+  // A written burst's bytes, or nullptr.
+  const std::uint8_t* burst(std::uint32_t dir, std::uint32_t column) const {
+    const std::uint32_t n = directory_[std::size_t{dir} * columns_ + column];
+    return n == 0 ? nullptr : block(n - 1);
+  }
+  // A burst's bytes to write; a burst never written gets a block of zeros.
+  std::uint8_t* burst_for_write(std::uint32_t dir, std::uint32_t column) {
+    std::uint32_t& n = directory_[std::size_t{dir} * columns_ + column];
+    if (n == 0) {
+      if (bursts_ % kChunkBursts == 0) {
+        chunks_.push_back(std::make_unique<std::uint8_t[]>(kChunkBursts * burst_));  // zeros
+      }
+      n = static_cast<std::uint32_t>(++bursts_);
+    }
+    return block(n - 1);
+  }
+  std::size_t rows() const { return rows_; }
+  std::size_t bursts() const { return bursts_; }
+
+ private:
+  static constexpr std::uint64_t kEmptyKey = ~std::uint64_t{0};  // bank index < 2^32 - 1
+  static constexpr std::size_t kChunkBursts = 1024;
+
+  std::uint8_t* block(std::size_t index) const {
+    return chunks_[index / kChunkBursts].get() + (index % kChunkBursts) * burst_;
+  }
+  std::size_t slot_of(std::uint64_t key) const {
+    // Fibonacci hashing: the top bits of the product spread rows and banks alike.
+    return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> (64 - shift_));
+  }
+  void insert(std::uint64_t key, std::uint32_t dir) {
+    std::size_t i = slot_of(key);
+    while (keys_[i] != kEmptyKey) i = (i + 1) & (keys_.size() - 1);
+    keys_[i] = key;
+    dirs_[i] = dir;
+  }
+  void grow() {
+    std::vector<std::uint64_t> keys = std::move(keys_);
+    std::vector<std::uint32_t> dirs = std::move(dirs_);
+    shift_ = keys.empty() ? 10 : shift_ + 1;
+    keys_.assign(std::size_t{1} << shift_, kEmptyKey);
+    dirs_.assign(std::size_t{1} << shift_, kNoDirectory);
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      if (keys[i] != kEmptyKey) insert(keys[i], dirs[i]);
+    }
+  }
+
+  std::uint32_t columns_ = 0;
+  std::size_t burst_ = 0;
+  std::vector<std::uint64_t> keys_;  // the hash table: row_key or kEmptyKey
+  std::vector<std::uint32_t> dirs_;  // the directory of keys_[i]
+  unsigned shift_ = 0;               // keys_.size() == 2^shift_
+  std::size_t rows_ = 0;
+  std::vector<std::uint32_t> directory_;  // rows_ directories of columns_ entries
+  std::vector<std::unique_ptr<std::uint8_t[]>> chunks_;  // kChunkBursts blocks each
+  std::size_t bursts_ = 0;
+};
+
+}  // namespace
+
 struct BankState {
   bool open = false;
   std::uint32_t row = 0;
-  std::uint8_t* row_data = nullptr;  // storage of the open row, nullptr while never written
+  std::uint32_t directory = kNoDirectory;  // the open row's (Storage), none while never written
   std::int64_t last_act = kNever;
   std::int64_t last_pre = kNever;  // when this bank last went from open to closed
   std::int64_t last_rd = kNever;
@@ -155,8 +249,7 @@ struct Device::Channel {
   std::array<std::int64_t, 4> faw{kNever, kNever, kNever, kNever};  // last 4 ACTs, ring
   std::uint32_t faw_next = 0;  // slot of the oldest of the four
 
-  // Sparse storage: one row_bytes() block per (bank, row) ever written.
-  std::unordered_map<std::uint64_t, std::unique_ptr<std::uint8_t[]>> rows;
+  Storage storage;
 
   // Read data in flight, a ring of burst slots in RD order.
   std::vector<std::uint8_t> ring_data;
@@ -224,6 +317,7 @@ Device::Device(const Config& config) : config_(config), dist_(config.derived()) 
     auto ch = std::make_unique<Channel>();
     ch->banks.resize(config_.banks());
     ch->groups.resize(config_.bank_groups);
+    ch->storage = Storage(config_.columns, config_.burst_bytes());
     ch->ring_data.resize(ring * config_.burst_bytes());
     ch->ring_due.resize(ring);
     ch->ring_issue.resize(ring);
@@ -319,8 +413,7 @@ void Device::command(std::uint64_t cycle, std::uint32_t channel, const Command& 
 
       b.open = true;
       b.row = cmd.row;
-      const auto it = ch.rows.find(row_key(bank_index, cmd.row));
-      b.row_data = it == ch.rows.end() ? nullptr : it->second.get();
+      b.directory = ch.storage.find(row_key(bank_index, cmd.row));
       b.last_act = g.last_act = ch.last_act = t;
       ch.faw[ch.faw_next] = t;
       ch.faw_next = (ch.faw_next + 1) % 4;
@@ -345,7 +438,7 @@ void Device::command(std::uint64_t cycle, std::uint32_t channel, const Command& 
         BankState& b = ch.banks[index];
         if (!b.open) return;  // PRE to an idle bank is a NOP for that bank
         b.open = false;
-        b.row_data = nullptr;
+        b.directory = kNoDirectory;
         b.last_pre = t;
       };
       if (cmd.op == Op::Pre) {
@@ -385,7 +478,6 @@ void Device::command(std::uint64_t cycle, std::uint32_t channel, const Command& 
       }
 
       const std::size_t burst = k.burst_bytes();
-      const std::size_t offset = std::size_t{cmd.column} * burst;
       if (rd) {
         const std::size_t cap = ch.ring_due.size();
         if (ch.ring_count == cap) {
@@ -397,8 +489,10 @@ void Device::command(std::uint64_t cycle, std::uint32_t channel, const Command& 
         }
         const std::size_t slot = (ch.ring_head + ch.ring_count) & (cap - 1);
         std::uint8_t* dst = ch.ring_data.data() + slot * burst;
-        if (b.row_data != nullptr) {
-          std::memcpy(dst, b.row_data + offset, burst);
+        const std::uint8_t* src =
+            b.directory == kNoDirectory ? nullptr : ch.storage.burst(b.directory, cmd.column);
+        if (src != nullptr) {
+          std::memcpy(dst, src, burst);
         } else {
           std::memset(dst, 0, burst);
         }
@@ -409,12 +503,10 @@ void Device::command(std::uint64_t cycle, std::uint32_t channel, const Command& 
         ++ch.stats.rd;
         ++ch.stats.rd_per_bank[bank_index];
       } else {
-        if (b.row_data == nullptr) {
-          auto& slot = ch.rows[row_key(bank_index, b.row)];
-          slot = std::make_unique<std::uint8_t[]>(k.row_bytes());  // value-initialised: zeros
-          b.row_data = slot.get();
+        if (b.directory == kNoDirectory) {
+          b.directory = ch.storage.find_or_add(row_key(bank_index, b.row));
         }
-        std::uint8_t* dst = b.row_data + offset;
+        std::uint8_t* dst = ch.storage.burst_for_write(b.directory, cmd.column);
         const std::uint64_t full = burst == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << burst) - 1;
         const std::uint64_t mask = cmd.wmask & full;
         if (mask == full) {
@@ -511,12 +603,13 @@ void Device::backdoor_read(std::uint32_t channel, std::uint32_t bank_group, std:
   const Channel& ch = channel_at(channel);
   check_backdoor(config_, bank_group, bank, row, column, out.size());
   const std::uint32_t index = bank_group * config_.banks_per_group + bank;
-  const auto it = ch.rows.find(row_key(index, row));
-  if (it == ch.rows.end()) {
+  const std::uint32_t dir = ch.storage.find(row_key(index, row));
+  const std::uint8_t* src = dir == kNoDirectory ? nullptr : ch.storage.burst(dir, column);
+  if (src == nullptr) {
     std::fill(out.begin(), out.end(), std::uint8_t{0});
     return;
   }
-  std::memcpy(out.data(), it->second.get() + std::size_t{column} * config_.burst_bytes(), out.size());
+  std::memcpy(out.data(), src, out.size());
 }
 
 void Device::backdoor_write(std::uint32_t channel, std::uint32_t bank_group, std::uint32_t bank,
@@ -525,13 +618,10 @@ void Device::backdoor_write(std::uint32_t channel, std::uint32_t bank_group, std
   Channel& ch = channel_at(channel);
   check_backdoor(config_, bank_group, bank, row, column, data.size());
   const std::uint32_t index = bank_group * config_.banks_per_group + bank;
-  auto& slot = ch.rows[row_key(index, row)];
-  if (!slot) {
-    slot = std::make_unique<std::uint8_t[]>(config_.row_bytes());
-    BankState& b = ch.banks[index];
-    if (b.open && b.row == row) b.row_data = slot.get();  // keep the open row's cache coherent
-  }
-  std::memcpy(slot.get() + std::size_t{column} * config_.burst_bytes(), data.data(), data.size());
+  const std::uint32_t dir = ch.storage.find_or_add(row_key(index, row));
+  BankState& b = ch.banks[index];
+  if (b.open && b.row == row) b.directory = dir;  // keep the open row's cache coherent
+  std::memcpy(ch.storage.burst_for_write(dir, column), data.data(), data.size());
 }
 
 const ChannelStats& Device::stats(std::uint32_t channel) const {
@@ -546,7 +636,13 @@ ChannelStats Device::total_stats() const {
 
 std::size_t Device::allocated_rows() const {
   std::size_t n = 0;
-  for (const auto& ch : channels_) n += ch->rows.size();
+  for (const auto& ch : channels_) n += ch->storage.rows();
+  return n;
+}
+
+std::size_t Device::allocated_bursts() const {
+  std::size_t n = 0;
+  for (const auto& ch : channels_) n += ch->storage.bursts();
   return n;
 }
 

@@ -2,7 +2,7 @@
 // The HBM DRAM device model behind the RTL controller's per-channel command bus (docs/hbm.md,
 // with the decisions the contract left open). It applies ACT/PRE/PREA/RD/WR/REF commands, checks every
 // timing and state rule of the contract against per-bank, per-bank-group and per-channel history,
-// stores data sparsely (a row is allocated on its first write), returns read bursts exactly
+// stores data sparsely (a burst is allocated on its first write), returns read bursts exactly
 // CL + tBURST after their RD, and counts what a report needs.
 //
 // Plain C++20, no Verilator and no host dependency: the harness converts its timing set
@@ -178,8 +178,10 @@ class Device {
 
   const ChannelStats& stats(std::uint32_t channel) const;
   ChannelStats total_stats() const;  // summed over channels
-  // Rows allocated so far (each row_bytes() of memory): the model's data footprint.
+  // The model's data footprint: rows written so far (each a directory of 4 bytes a column) and
+  // bursts written so far (each burst_bytes() of memory).
   std::size_t allocated_rows() const;
+  std::size_t allocated_bursts() const;
 
   // Introspection for tests and debugging.
   bool bank_open(std::uint32_t channel, std::uint32_t bank_group, std::uint32_t bank) const;
