@@ -23,6 +23,13 @@
 //     reused while a beat of its group waits (at most MaxBeats-1 beats are in flight).
 //   - Write beats likewise (a WR acknowledges its group).
 //   - A WR's data and mask are kept per id until its acknowledgement.
+// Coded for an FPGA (docs/fpga.md), with the cycles of the flip-flop form:
+//   - The read slots are block RAM, one bank per channel (sram_1w1r: one write port each, the
+//     channel's response), read every cycle at the group the head beat will have next cycle;
+//     a slot written in that cycle is forwarded. Which bank holds a group's data is recorded when
+//     the data comes (rd_chan_q), and selects the head beat's data.
+//   - The WR data and masks, the ids' groups: one write port each, read combinationally by the
+//     lanes and the responses (LUT RAM, one copy per reader).
 `include "tpu_assert.svh"
 
 module hbm_beat_bridge #(
@@ -73,6 +80,8 @@ module hbm_beat_bridge #(
   localparam int unsigned OutDepth = NumIds;                         // a queued request holds an id
   localparam int unsigned OutW     = IdW;
   localparam int unsigned CntW     = RingW + 1;
+  localparam int unsigned Beats    = 1 << BeatOffW;                  // beats in a burst
+  localparam int unsigned ChW      = (NumChannels > 1) ? $clog2(NumChannels) : 1;
 
   if (BeatBytes < 8 || BeatBytes > 64 || (1 << $clog2(BeatBytes)) != BeatBytes) begin : g_beat_check
     $fatal(1, "hbm_beat_bridge: BeatBytes must be a power of two from 8 to 64 (one burst)");
@@ -93,12 +102,13 @@ module hbm_beat_bridge #(
   logic [RingW-1:0]       id_group_q [NumIds];       // the ring index of the id's group
   logic [DataW-1:0]       wr_data_q  [NumIds];       // a WR's data and mask
   logic [MaskW-1:0]       wr_mask_q  [NumIds];
-  // read beats: ring, group per beat, beat place in its burst; group slots
+  // read beats: ring, group per beat, beat place in its burst; group slots (block RAM per
+  // channel, below) and the channel whose bank holds each group's data
   logic [RingW-1:0]       rd_head_q, rd_tail_q;
   logic [RingW-1:0]       rd_group_q [Ring];
   logic [BeatOffW-1:0]    rd_place_q [Ring];
   logic [Ring-1:0]        rd_done_q;
-  logic [DataW-1:0]       rd_slot_q  [Ring];
+  logic [ChW-1:0]         rd_chan_q  [Ring];
   // write beats
   logic [RingW-1:0]       wr_head_q, wr_tail_q;
   logic [RingW-1:0]       wr_group_q [Ring];
@@ -139,7 +149,6 @@ module hbm_beat_bridge #(
   assign wr_pop        = (wr_count != '0) && wr_done_q[wr_head_group];
 
   assign core_rsp_valid_o  = rd_pop;
-  assign core_rsp_rdata_o  = rd_slot_q[rd_head_group][32'(rd_head_place) * BeatW +: BeatW];
   assign core_wack_valid_o = wr_pop;
   // as BeatBridge::can_accept after this cycle's pops: room for a beat, and ids for a beat's
   // burst plus the one a flushed write may hold
@@ -198,6 +207,28 @@ module hbm_beat_bridge #(
       push_n                = push_n + 2'd1;
     end
   end
+
+  // the group slots: per channel a block RAM, read at the group the head beat has next cycle (the
+  // beat after a pop; a beat taken this cycle into an empty ring), so that in each cycle its
+  // output is the head group's slot as written up to the previous cycle
+  logic [RingW-1:0]                        rd_head_next, rd_head_group_next;
+  logic [NumChannels-1:0][RingW-1:0]       rsp_group, bresp_group;
+  logic [NumChannels-1:0][DataW-1:0]       slot_rdata;
+  logic [DataW-1:0]                        head_slot;
+  assign rd_head_next       = rd_head_q + RingW'(rd_pop);
+  assign rd_head_group_next = (take_rd && rd_tail_q == rd_head_next) ?
+                              (new_rd ? rd_tail_q : ord_group_q) : rd_group_q[rd_head_next];
+  for (genvar c = 0; c < NumChannels; c++) begin : g_slot
+    assign rsp_group[c]   = id_group_q[rsp_id_i[c]];
+    assign bresp_group[c] = id_group_q[bresp_id_i[c]];
+    sram_1w1r #(.Width (DataW), .Depth (Ring), .Transparent (1'b1)) u_slots (
+      .clk_i, .we_i (rsp_valid_i[c]), .waddr_i (rsp_group[c]), .wdata_i (rsp_data_i[c]),
+      .re_i (1'b1), .raddr_i (rd_head_group_next), .rdata_o (slot_rdata[c])
+    );
+  end
+  assign head_slot = slot_rdata[rd_chan_q[rd_head_group]];
+
+  assign core_rsp_rdata_o  = head_slot[32'(rd_head_place) * BeatW +: BeatW];
 
   // ---------------------------------------------------------------------------------------------
   // Lanes: free lanes take the oldest requests (queued ones, then this cycle's)
@@ -325,12 +356,12 @@ module hbm_beat_bridge #(
       // ids: one taken, the answered ones freed
       for (int c = 0; c < NumChannels; c++) begin
         if (rsp_valid_i[c]) begin
-          id_used_q[rsp_id_i[c]]               <= 1'b0;
-          rd_done_q[id_group_q[rsp_id_i[c]]]   <= 1'b1;
+          id_used_q[rsp_id_i[c]]    <= 1'b0;
+          rd_done_q[rsp_group[c]]   <= 1'b1;
         end
         if (bresp_valid_i[c]) begin
-          id_used_q[bresp_id_i[c]]             <= 1'b0;
-          wr_done_q[id_group_q[bresp_id_i[c]]] <= 1'b1;
+          id_used_q[bresp_id_i[c]]  <= 1'b0;
+          wr_done_q[bresp_group[c]] <= 1'b1;
         end
       end
       if (new_rd || new_wr) id_used_q[free_id] <= 1'b1;
@@ -338,31 +369,50 @@ module hbm_beat_bridge #(
     end
   end
 
+  // one write port per memory, so that each is a RAM (docs/fpga.md)
+  logic [RingW-1:0] id_group_wdata;
+  logic [IdW-1:0]   wr_id;
+  logic [Beats-1:0] wr_beat_en;
+  logic [DataW-1:0] wr_beat_data;
+  logic [MaskW-1:0] wr_beat_mask;
+  assign id_group_wdata = new_rd ? rd_tail_q : wr_tail_q;
+  // a new WR's burst holds its first beat and zeros; a combined beat overwrites its place only
+  assign wr_id          = new_wr ? free_id : owr_id_q;
+  for (genvar b = 0; b < Beats; b++) begin : g_wr_beat
+    assign wr_beat_en[b] = new_wr || (take_wr && place == BeatOffW'(b));
+    assign wr_beat_data[b * BeatW +: BeatW] = (place == BeatOffW'(b)) ? core_req_wdata_i : '0;
+    assign wr_beat_mask[b * BeatBytes +: BeatBytes] = {BeatBytes{place == BeatOffW'(b)}};
+  end
+  always_ff @(posedge clk_i) begin
+    if (new_rd || new_wr) id_group_q[free_id] <= id_group_wdata;
+    for (int b = 0; b < Beats; b++) begin
+      if (wr_beat_en[b]) begin
+        wr_data_q[wr_id][b * BeatW +: BeatW]         <= wr_beat_data[b * BeatW +: BeatW];
+        wr_mask_q[wr_id][b * BeatBytes +: BeatBytes] <= wr_beat_mask[b * BeatBytes +: BeatBytes];
+      end
+    end
+  end
   always_ff @(posedge clk_i) begin
     for (int c = 0; c < NumChannels; c++) begin
-      if (rsp_valid_i[c]) rd_slot_q[id_group_q[rsp_id_i[c]]] <= rsp_data_i[c];
+      if (rsp_valid_i[c]) rd_chan_q[rsp_group[c]] <= ChW'(c);
     end
+  end
+
+  always_ff @(posedge clk_i) begin
     if (take_rd) begin
       rd_group_q[rd_tail_q] <= new_rd ? rd_tail_q : ord_group_q;
       rd_place_q[rd_tail_q] <= place;
     end
     if (new_rd) begin
-      id_group_q[free_id] <= rd_tail_q;
       ord_id_q            <= free_id;
       ord_burst_q         <= burst;
       ord_group_q         <= rd_tail_q;
     end
     if (take_wr) wr_group_q[wr_tail_q] <= new_wr ? wr_tail_q : owr_group_q;
     if (new_wr) begin
-      id_group_q[free_id] <= wr_tail_q;
       owr_id_q            <= free_id;
       owr_burst_q         <= burst;
       owr_group_q         <= wr_tail_q;
-      wr_data_q[free_id]  <= DataW'(core_req_wdata_i) << (32'(place) * BeatW);
-      wr_mask_q[free_id]  <= MaskW'({BeatBytes{1'b1}}) << (32'(place) * BeatBytes);
-    end else if (take_wr) begin
-      wr_data_q[owr_id_q][32'(place) * BeatW +: BeatW]         <= core_req_wdata_i;
-      wr_mask_q[owr_id_q][32'(place) * BeatBytes +: BeatBytes] <= {BeatBytes{1'b1}};
     end
     if (push_n != '0) begin
       out_write_q[out_tail_q] <= push_write[0];

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// The board top's memory system as the core's port sees it: the RTL beat bridge and the HBM side
-// (controller on the gated target clock, DRAM shim, backing-store port), docs/fpga.md.
+// The board top's memory system as the core's port sees it (hbm_board_memsys: the RTL beat bridge
+// and the HBM side, docs/fpga.md) with the taps unpacked per lane and channel, for the C++ harness.
 //
-// tpu_board_top joins it to tpu_top. The simulation harness drives this module with the
-// separately Verilated core on the same target clock (the core's edge is the edge target_en_o
+// tpu_board_top joins hbm_board_memsys to tpu_top. The simulation harness drives this module with
+// the separately Verilated core on the same target clock (the core's edge is the edge target_en_o
 // announces), so the board is simulated without a second core model. Besides the core port it
 // shows the taps the harness checks and counts with: the lanes and their acceptance, the command
-// bus, the read data the shim gave the controller, the responses and the statistics.
+// bus, the read data the shim gave the controller, the responses and the statistics. Never
+// synthesized (Yosys does not take unpacked array ports).
 module hbm_board_mem #(
   parameter int unsigned BeatBytes     = 16,
   parameter int unsigned NumChannels   = 8,
@@ -69,70 +70,48 @@ module hbm_board_mem #(
   input  logic                                 bs_rsp_valid_i,
   input  logic [hbm_spec_pkg::DataW-1:0]       bs_rsp_rdata_i
 );
-  localparam int unsigned IdW = hbm_spec_pkg::IdW;
+  logic [NumPorts-1:0][hbm_spec_pkg::IdW-1:0]                  lane_id;
+  logic [NumChannels-1:0][hbm_spec_pkg::RspBits-1:0]            rsp;
+  logic [NumChannels-1:0][hbm_spec_pkg::CmdBits-1:0]            cmd;
+  logic [NumChannels-1:0][hbm_spec_pkg::RdataBits-1:0]          rdata;
+  logic [NumChannels-1:0][hbm_spec_pkg::NumStats*hbm_spec_pkg::StatW-1:0] stats;
 
-  // the bridge runs on the target clock: the edges hbm_board_top's controller takes
-  logic tclk;
-  target_clock_gate u_gate (.clk_i, .en_i (target_en_o), .clk_o (tclk));
-
-  logic [NumPorts-1:0][AddrW-1:0]                  b_addr;
-  logic [NumPorts-1:0][IdW-1:0]                    b_id;
-  logic [NumPorts-1:0][hbm_spec_pkg::DataW-1:0]    b_wdata;
-  logic [NumPorts-1:0][hbm_spec_pkg::MaskW-1:0]    b_wmask;
-  logic [NumChannels-1:0]                          b_bresp_valid;
-  logic [NumChannels-1:0][IdW-1:0]                 b_rsp_id, b_bresp_id;
-  logic [NumChannels-1:0][hbm_spec_pkg::DataW-1:0] b_rsp_data;
-  hbm_spec_pkg::req_t   [NumPorts-1:0]             req;
-  hbm_spec_pkg::rsp_t   [NumChannels-1:0]          rsp;
-  hbm_spec_pkg::cmd_t   [NumChannels-1:0]          cmd;
-  hbm_spec_pkg::rdata_t [NumChannels-1:0]          rdata;
-  hbm_spec_pkg::stats_t [NumChannels-1:0]          stats;
-
-  // the lanes and responses as the bridge drives and takes them, the taps as the harness reads them
   for (genvar p = 0; p < NumPorts; p++) begin : g_lane
-    assign req[p] = '{write: lane_write_o[p], addr: hbm_spec_pkg::PortAddrW'(b_addr[p]),
-                      id: b_id[p], wdata: b_wdata[p], wmask: b_wmask[p]};
-    assign lane_id_o[p] = b_id[p];
+    assign lane_id_o[p] = lane_id[p];
   end
   for (genvar c = 0; c < NumChannels; c++) begin : g_channel
-    assign rsp_valid_o[c]   = rsp[c].rsp_valid;
-    assign b_rsp_id[c]      = rsp[c].rsp_id;
-    assign rsp_id_o[c]      = rsp[c].rsp_id;
-    assign b_rsp_data[c]    = rsp[c].rsp_data;
-    assign b_bresp_valid[c] = rsp[c].bresp_valid;
-    assign b_bresp_id[c]    = rsp[c].bresp_id;
-    assign cmd_valid_o[c]   = cmd[c].valid;
-    assign cmd_o[c]         = hbm_spec_pkg::cmd_e'(cmd[c].cmd);
-    assign cmd_bg_o[c]      = cmd[c].bg;
-    assign cmd_bank_o[c]    = cmd[c].bank;
-    assign cmd_row_o[c]     = cmd[c].row;
-    assign cmd_col_o[c]     = cmd[c].col;
-    assign cmd_wdata_o[c]   = cmd[c].wdata;
-    assign cmd_wmask_o[c]   = cmd[c].wmask;
-    assign rvalid_o[c]      = rdata[c].valid;
-    assign rdata_o[c]       = rdata[c].data;
-    assign stats_o[c]       = stats[c];
+    /* verilator lint_off UNUSEDSIGNAL */
+    hbm_spec_pkg::rsp_t   r;  // the taps show its valid bits and ids
+    /* verilator lint_on UNUSEDSIGNAL */
+    hbm_spec_pkg::cmd_t   k;
+    hbm_spec_pkg::rdata_t d;
+    assign r              = rsp[c];
+    assign k              = cmd[c];
+    assign d              = rdata[c];
+    assign rsp_valid_o[c] = r.rsp_valid;
+    assign rsp_id_o[c]    = r.rsp_id;
+    assign cmd_valid_o[c] = k.valid;
+    assign cmd_o[c]       = hbm_spec_pkg::cmd_e'(k.cmd);
+    assign cmd_bg_o[c]    = k.bg;
+    assign cmd_bank_o[c]  = k.bank;
+    assign cmd_row_o[c]   = k.row;
+    assign cmd_col_o[c]   = k.col;
+    assign cmd_wdata_o[c] = k.wdata;
+    assign cmd_wmask_o[c] = k.wmask;
+    assign rvalid_o[c]    = d.valid;
+    assign rdata_o[c]     = d.data;
+    assign stats_o[c]     = stats[c];
   end
 
-  hbm_beat_bridge #(
+  hbm_board_memsys #(
     .BeatBytes (BeatBytes), .NumChannels (NumChannels), .NumPorts (NumPorts),
-    .CoreAddrW (CoreAddrW), .AddrW (AddrW)
-  ) u_bridge (
-    .clk_i (tclk), .rst_ni,
-    .core_req_valid_i, .core_req_ready_o, .core_req_write_i, .core_req_addr_i, .core_req_wdata_i,
-    .core_rsp_valid_o, .core_rsp_rdata_o, .core_wack_valid_o,
-    .req_valid_o (lane_valid_o), .req_ready_i (lane_ready_o), .req_write_o (lane_write_o),
-    .req_addr_o (b_addr), .req_id_o (b_id), .req_wdata_o (b_wdata), .req_wmask_o (b_wmask),
-    .rsp_valid_i (rsp_valid_o), .rsp_id_i (b_rsp_id), .rsp_data_i (b_rsp_data),
-    .bresp_valid_i (b_bresp_valid), .bresp_id_i (b_bresp_id), .idle_o (bridge_idle_o)
-  );
-
-  hbm_board_top #(
-    .NumChannels (NumChannels), .NumPorts (NumPorts), .BankGroups (BankGroups),
-    .BanksPerGroup (BanksPerGroup), .AddrW (AddrW)
-  ) u_hbm (
+    .CoreAddrW (CoreAddrW), .BankGroups (BankGroups), .BanksPerGroup (BanksPerGroup),
+    .AddrW (AddrW)
+  ) u_memsys (
     .clk_i, .rst_ni, .timing_i, .amap_i, .page_policy_i, .per_bank_refresh_i,
-    .req_valid_i (lane_valid_o), .req_ready_o (lane_ready_o), .req_i (req), .rsp_o (rsp),
+    .core_req_valid_i, .core_req_ready_o, .core_req_write_i, .core_req_addr_i, .core_req_wdata_i,
+    .core_rsp_valid_o, .core_rsp_rdata_o, .core_wack_valid_o, .bridge_idle_o,
+    .lane_valid_o, .lane_ready_o, .lane_write_o, .lane_id_o (lane_id), .rsp_o (rsp),
     .cmd_o (cmd), .rdata_o (rdata), .stats_o (stats),
     .target_hold_i, .shim_idle_o, .target_en_o, .target_cycle_o,
     .bs_req_valid_o, .bs_req_ready_i, .bs_req_write_o, .bs_req_addr_o, .bs_req_wdata_o,

@@ -4,7 +4,8 @@
 // CSRs; a CSR access is a target cycle, so the CPU holds the bus until target_en_o has been
 // high once (the harness does the same).
 //
-// Only instantiates: tpu_top on the target clock, hbm_board_mem (beat bridge, controller, shim).
+// Only instantiates: tpu_top on the target clock, hbm_board_memsys (beat bridge, controller,
+// shim). Synthesized whole by scripts/synth.sh --board.
 module tpu_board_top #(
   parameter int unsigned Dim            = 16,
   parameter int unsigned VmemRows       = 16384,
@@ -69,7 +70,7 @@ module tpu_board_top #(
     .busy_o, .trace_o
   );
 
-  hbm_board_mem #(
+  hbm_board_memsys #(
     .BeatBytes (Dim), .NumChannels (NumChannels), .NumPorts (NumPorts),
     .CoreAddrW (tpu_pkg::AddrWidth)
   ) u_mem (
@@ -78,9 +79,8 @@ module tpu_board_top #(
     .core_req_write_i (mem_req_write), .core_req_addr_i (mem_req_addr),
     .core_req_wdata_i (mem_req_wdata), .core_rsp_valid_o (mem_rsp_valid),
     .core_rsp_rdata_o (mem_rsp_rdata), .core_wack_valid_o (mem_wack_valid), .bridge_idle_o (),
-    .lane_valid_o (), .lane_ready_o (), .lane_write_o (), .lane_id_o (), .rsp_valid_o (),
-    .rsp_id_o (), .cmd_valid_o (), .cmd_o (), .cmd_bg_o (), .cmd_bank_o (), .cmd_row_o (),
-    .cmd_col_o (), .cmd_wdata_o (), .cmd_wmask_o (), .rvalid_o (), .rdata_o (), .stats_o (),
+    .lane_valid_o (), .lane_ready_o (), .lane_write_o (), .lane_id_o (), .rsp_o (), .cmd_o (),
+    .rdata_o (), .stats_o (),
     .target_hold_i, .shim_idle_o, .target_en_o, .target_cycle_o,
     .bs_req_valid_o, .bs_req_ready_i, .bs_req_write_o, .bs_req_addr_o, .bs_req_wdata_o,
     .bs_req_wmask_o, .bs_rsp_valid_i, .bs_rsp_rdata_i
