@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """Resource report of a scripts/synth.sh run: reads Yosys's `stat -json` of each synthesized top
-(WORK/stat_synth_core.json, WORK/stat_synth_hbm.json), sums every module's cells through the
-hierarchy, checks that each on-chip memory (sram_1w1r) became block RAM, and writes OUT.json and
-OUT.md (both or neither).
+(WORK/stat_synth_core.json, WORK/stat_synth_hbm.json, or WORK/stat_synth_board.json), sums every
+module's cells through the hierarchy, checks that each on-chip memory (sram_1w1r) became block
+RAM, and writes OUT.json and OUT.md (both or neither).
 
     synth_report.py WORK PRESET FAMILY OUT
 
 Rows are the modules the core (tpu_top) and the controller (hbm_ctrl) instantiate, each with the
-resources of its whole subtree, plus the top's own logic and the total."""
+resources of its whole subtree, plus the top's own logic and the total. The whole board top
+(tpu_board_top) is reported as a tree (the core's modules, the memory system down to one channel
+controller) and against the resources of a Virtex UltraScale+ VU9P; it fails, after writing the
+report, when the board takes half of the VU9P's LUTs or more."""
 import json
 import os
 import pathlib
@@ -27,6 +30,16 @@ CLASSES = {
               "carry": r"SB_CARRY"},
 }
 IGNORED = r"(I|O|IO)BUF\w*|BUFG\w*|SB_IO\w*|SB_GB\w*|INV|VCC|GND|\$scopeinfo"
+for _fam in ("xc7", "xcu"):
+    CLASSES[_fam]["srl"] = r"SRL(16E|C32E)"  # a shift register in one LUT
+    CLASSES[_fam]["latch"] = r"LD[CP]E"
+# LUT sites a distributed RAM primitive occupies (LUT utilisation counts them, as Vivado's does)
+LUTRAM_SITES = {"RAM32X1S": 1, "RAM32X1D": 2, "RAM64X1S": 1, "RAM64X1D": 2, "RAM128X1S": 2,
+                "RAM128X1D": 4, "RAM256X1S": 4, "RAM256X1D": 8, "RAM512X1S": 8, "RAM32M": 4,
+                "RAM64M": 4, "RAM32M16": 8, "RAM64M8": 8}
+# The FPGA of the cloud instances FPGA-accelerated simulators run on (AWS F1): Virtex UltraScale+ VU9P
+VU9P = {"lut": 1182240, "ff": 2364480, "bram36": 2160, "dsp": 6840}
+MAX_LUT_SHARE = 0.5  # the board must fit with room
 
 
 def base_name(module):
@@ -68,6 +81,11 @@ class Design:
                 children[sub] = children.get(sub, 0) + n
                 continue
             cls = classify(cell, self.family)
+            if cls == "lutram":
+                sites = LUTRAM_SITES.get(re.sub(r"_\d+$", "", cell))
+                if sites is None:
+                    sys.exit(f"synth: unknown LUT RAM primitive {cell}: add its LUT sites to LUTRAM_SITES")
+                res["lutram_luts"] = res.get("lutram_luts", 0) + n * sites
             if cls is not None:
                 res[cls] = res.get(cls, 0) + n
                 if cls == "other":
@@ -103,6 +121,9 @@ def bram36(res, family):
 def row(name, count, res, family):
     r = {"module": name, "instances": count, "lut": res.get("lut", 0), "ff": res.get("ff", 0),
          "dsp": res.get("dsp", 0), "lutram": res.get("lutram", 0), "carry": res.get("carry", 0)}
+    for extra in ("lutram_luts", "srl", "latch"):
+        if res.get(extra):
+            r[extra] = res[extra]
     if family == "ice40":
         r["bram_4k"] = res.get("bram4k", 0)
     else:
@@ -132,6 +153,51 @@ def report_top(design, top_base, family):
     rows.append(row(f"{top_base} (own logic)", 1, own, family))
     rows.append(row("total", 1, design.total(top), family))
     return rows
+
+
+def report_tree(design, top_base, family, deep=("hbm_board_memsys",), depth=2, deep_depth=5):
+    """Rows for the modules under top_base as a tree: each row is a module (grouped by name under
+    its parent, with the instances of all its parents) and its whole subtree, named by its path.
+    Modules are listed down to `depth` levels, and under a module named in `deep` down to
+    `deep_depth`; a module with submodules also gets a row for its own logic."""
+    rows = []
+
+    def walk(module, path, mult, level, limit):
+        own, children = design.own(module)
+        groups = {}
+        for child, n in children.items():
+            groups.setdefault(base_name(child), []).append((child, n))
+        if own.get("lut", 0) or own.get("ff", 0) or own.get("lutram", 0):
+            if path != top_base or children:
+                res = {k: (mult * v if not isinstance(v, set) else v) for k, v in own.items()}
+                rows.append(row(f"{path} (own logic)", mult, res, family))
+        for name in sorted(groups):
+            res, count = {}, 0
+            for child, n in groups[name]:
+                count += n
+                for k, v in design.total(child).items():
+                    if isinstance(v, set):
+                        res.setdefault(k, set()).update(v)
+                    else:
+                        res[k] = res.get(k, 0) + mult * n * v
+            child_path = f"{path} / {name}"
+            rows.append(row(child_path, mult * count, res, family))
+            child_limit = deep_depth if name in deep else limit
+            if level + 1 < child_limit:
+                for child, n in groups[name]:
+                    walk(child, child_path, mult * n, level + 1, child_limit)
+
+    walk(design.find(top_base), top_base, 1, 0, depth)
+    rows.append(row("total", 1, design.total(design.find(top_base)), family))
+    return rows
+
+
+def utilisation(total):
+    """The board's share of each VU9P resource (LUT RAM and shift registers count as LUTs)."""
+    used = {"lut": total["lut"] + total.get("lutram_luts", 0) + total.get("srl", 0),
+            "ff": total["ff"], "bram36": total["bram36_equiv"], "dsp": total["dsp"]}
+    return {k: {"used": used[k], "available": VU9P[k], "percent": round(100 * used[k] / VU9P[k], 2)}
+            for k in VU9P}
 
 
 def report_inside(design, top_base, family):
@@ -184,6 +250,12 @@ def markdown(result):
         for r in rows:
             out.append("| " + " | ".join(str(r.get(c, 0)) for c in cols) + " |")
         out.append("")
+    if "vu9p" in result:
+        out += [f"## Against a Virtex UltraScale+ VU9P ({fam} cells)", "",
+                "| resource | used | VU9P | share |", "|---|---|---|---|"]
+        for k, u in result["vu9p"].items():
+            out.append(f"| {k} | {u['used']} | {u['available']} | {u['percent']} % |")
+        out.append("")
     for top, rows in result.get("inside", {}).items():
         out += [f"## Inside the modules of {top} (one instance each)", "",
                 "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
@@ -204,17 +276,22 @@ def main():
     failures = []
     for top, stat_file, inner in (("tpu_top", "stat_synth_core.json", "tpu_top"),
                                   ("hbm_ctrl", "stat_synth_hbm.json", "hbm_ctrl"),
-                                  ("dram_shim", "stat_dram_shim.json", "dram_shim")):
+                                  ("tpu_board_top", "stat_synth_board.json", "tpu_board_top")):
         path = work / stat_file
         if not path.exists():
             continue
         stat = json.loads(path.read_text())
         result["yosys"] = stat.get("creator", "Yosys").split(" (")[0]
         design = Design(stat, family)
-        result["tops"][top] = report_top(design, inner, family)
-        result["inside"][top] = report_inside(design, inner, family)
-        if top == "tpu_top":
+        if top == "tpu_board_top":
+            result["tops"][top] = report_tree(design, inner, family)
+        else:
+            result["tops"][top] = report_top(design, inner, family)
+            result["inside"][top] = report_inside(design, inner, family)
+        if top in ("tpu_top", "tpu_board_top"):
             result["memories"], failures = check_memories(design, family)
+        if top == "tpu_board_top" and family != "ice40":
+            result["vu9p"] = utilisation(result["tops"][top][-1])
     for top, rows in result["tops"].items():
         t = rows[-1]
         print(f"synth: {top}: {t['lut']} LUT, {t['ff']} FF, {t['dsp']} DSP, "
@@ -223,6 +300,16 @@ def main():
         for f in failures:
             print(f"synth: {f}", file=sys.stderr)
         sys.exit(1)
+    fit = []
+    if "vu9p" in result:
+        u = result["vu9p"]
+        print("synth: tpu_board_top on a VU9P: " + ", ".join(
+            f"{u[k]['used']} {k.upper()} ({u[k]['percent']} %)" for k in u))
+        if u["lut"]["used"] >= MAX_LUT_SHARE * u["lut"]["available"]:
+            fit.append(f"the board takes {u['lut']['percent']} % of the VU9P's LUTs: "
+                       f"it must fit with room (under {int(100 * MAX_LUT_SHARE)} %)")
+        fit += [f"the board needs more {k.upper()} than the VU9P has" for k in u
+                if u[k]["used"] > u[k]["available"]]
     for suffix, text in ((".json", json.dumps(result, indent=2, default=sorted) + "\n"),
                          (".md", markdown(result))):
         with open(out + suffix + ".tmp", "w") as f:
@@ -230,6 +317,10 @@ def main():
     for suffix in (".json", ".md"):
         os.replace(out + suffix + ".tmp", out + suffix)
     print(f"synth: wrote {out}.json and {out}.md")
+    if fit:
+        for f in fit:
+            print(f"synth: {f}", file=sys.stderr)
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """The checks of scripts/synth/synth_report.py on hand-made Yosys `stat -json` netlists: totals
 through the hierarchy, and the block RAM check, which must fail when a memory became LUT RAM or
-flip-flops and pass when it became block RAM.
+flip-flops and pass when it became block RAM; for the whole board top, the tree of modules, the
+VU9P utilisation (LUT RAM counted in LUTs) and the fit check, which must fail at half the LUTs.
 
     test_synth_report.py path/to/synth_report.py"""
 import json
@@ -63,6 +64,49 @@ for cells, what in (({"RAM64M": 4, "FDRE": 8}, "LUT RAM"), ({"FDRE": 4096, "LUT6
         failures.append(f"{what}: the failure does not say why: {p.stderr!r}")
     if md:
         failures.append(f"{what}: a failed check left a report behind")
+
+def board(glue_luts):
+    """synth_board > tpu_board_top > {tpu_top > sram_1w1r, hbm_board_memsys > 8 x channel}."""
+    return {"creator": "Yosys 0.55 (test)", "modules": {
+        "\\synth_board": {"num_cells_by_type": {"$paramod$9\\tpu_board_top": 1, "IBUF": 3}},
+        "$paramod$9\\tpu_board_top": {"num_cells_by_type": {"$paramod$1\\tpu_top": 1,
+                                                            "$paramod$3\\hbm_board_memsys": 1}},
+        "$paramod$1\\tpu_top": {"num_cells_by_type": {"$paramod$2\\sram_1w1r": 2, "LUT6": 10}},
+        "$paramod$2\\sram_1w1r": {"num_cells_by_type": {"RAMB36E2": 1}},
+        "$paramod$3\\hbm_board_memsys": {"num_cells_by_type": {"$paramod$4\\hbm_channel_ctrl": 8,
+                                                                "LUT6": glue_luts, "RAM64M": 2}},
+        "$paramod$4\\hbm_channel_ctrl": {"num_cells_by_type": {"LUT6": 100, "FDRE": 50, "SRLC32E": 1}},
+    }}
+
+
+def run_board(glue_luts):
+    with tempfile.TemporaryDirectory() as d:
+        work = pathlib.Path(d)
+        (work / "stat_synth_board.json").write_text(json.dumps(board(glue_luts)))
+        p = subprocess.run([sys.executable, REPORT, str(work), "test", "xcu", str(work / "report")],
+                           capture_output=True, text=True)
+        path = work / "report.json"
+        return p, json.loads(path.read_text()) if path.exists() else None
+
+
+p, result = run_board(5)
+if p.returncode != 0:
+    failures.append(f"a small board failed: {p.stderr}")
+else:
+    rows = {r["module"]: r for r in result["tops"]["tpu_board_top"]}
+    ch = rows.get("tpu_board_top / hbm_board_memsys / hbm_channel_ctrl")
+    if not ch or ch["instances"] != 8 or ch["lut"] != 800 or ch["ff"] != 400:
+        failures.append(f"the channels are not a row of the tree with 8 instances: {ch}")
+    if rows["total"]["lut"] != 815 or rows["tpu_board_top / tpu_top"]["bram36"] != 2:
+        failures.append(f"board total wrong: {rows['total']}")
+    # LUTs: 815 logic + 2 RAM64M x 4 sites + 8 SRLs
+    if result["vu9p"]["lut"]["used"] != 831 or result["vu9p"]["bram36"]["used"] != 2:
+        failures.append(f"VU9P utilisation wrong: {result['vu9p']}")
+p, result = run_board(591120)  # with the rest: just over half of the VU9P's 1 182 240 LUTs
+if p.returncode == 0:
+    failures.append("a board with half of the VU9P's LUTs passed the fit check")
+elif "must fit with room" not in p.stderr or result is None:
+    failures.append(f"the fit check failed without saying why or without its report: {p.stderr!r}")
 
 if failures:
     print("\n".join(failures))
