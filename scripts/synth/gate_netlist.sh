@@ -64,17 +64,24 @@ cp "$root"/rtl/include/*.svh "$work"/
 
 # synth's "fine" step without memory_map: the memories stay arrays. $scopeinfo cells (names of
 # the flattened instances) are not logic and Verilator does not know them.
-map="techmap; opt -fast; abc -fast; opt -fast;"
-[[ $level == gates ]] || map=""
+# Cells: no $alu/$macc (alumacc), which write_verilog cannot express; $add, $mul, ... it can.
+map="techmap; opt -fast; abc -fast; opt -fast;" coarse=""
+[[ $level == gates ]] || map="" coarse="-noalumacc"
 top=${top// /} chparam=${chparam# }
 rename="" params=""
 [[ $top == "$name" ]] || rename="rename -top $name;"
 [[ -z ${chparam// /} ]] || params="chparam $chparam $top;"
 script="read_verilog -sv -DSYNTHESIS $sources; $params hierarchy -check -top $top;
-  synth -flatten -run coarse:fine; opt -fast -full; $map
+  synth -flatten $coarse -run coarse:fine; opt -fast -full; $map
   delete t:\$scopeinfo; opt_clean -purge; check -assert; $rename stat; write_verilog -noattr gates.v"
 start=$(date +%s)
 node "$root/scripts/synth/yosys.mjs" "$work" -- -q -l yosys.log -p "$script" >/dev/null 2>&1 ||
   { echo "gate_netlist: synthesis of $top failed:" >&2; grep -E "ERROR" "$work/yosys.log" >&2 || tail -5 "$work/yosys.log" >&2; exit 1; }
+# a cell write_verilog could not express is written as an instance of it: not a netlist of this
+if grep -qE '^\s*\\\$[a-z_0-9]+ ' "$work/gates.v"; then
+  echo "gate_netlist: Yosys cells left in the netlist:" \
+    "$(grep -oE '^\s*\\\$[a-z_0-9]+ ' "$work/gates.v" | sort -u | tr -d ' ' | tr '\n' ' ')" >&2
+  exit 1
+fi
 cp "$work/gates.v" "$out"
 echo "gate_netlist: $kind $(basename "$file" .json) ($level) -> $out ($name, $(grep -c . "$out") lines), Yosys $(($(date +%s) - start)) s" >&2
