@@ -67,13 +67,14 @@ module hbm_bank_state #(
 
   logic [NumBanks-1:0] open_q;
   logic [hbm_spec_pkg::RowW-1:0]     open_row_q [NumBanks];
-  logic [NumBanks-1:0][hbm_spec_pkg::CycW-1:0] act_at_q;
-  logic [NumBanks-1:0][hbm_spec_pkg::CycW-1:0] rcd_at_q;
-  logic [NumBanks-1:0][hbm_spec_pkg::CycW-1:0] pre_at_q;
-  logic [BankGroups-1:0][hbm_spec_pkg::CycW-1:0] bgact_at_q;
-  logic [BankGroups-1:0][hbm_spec_pkg::CycW-1:0] rd_at_q;
-  logic [BankGroups-1:0][hbm_spec_pkg::CycW-1:0] wr_at_q;
-  logic [3:0][hbm_spec_pkg::CycW-1:0] faw_at_q;
+  // Unpacked arrays: Verilator then updates the entries a command changes, not a copy of all.
+  logic [hbm_spec_pkg::CycW-1:0] act_at_q   [NumBanks];
+  logic [hbm_spec_pkg::CycW-1:0] rcd_at_q   [NumBanks];
+  logic [hbm_spec_pkg::CycW-1:0] pre_at_q   [NumBanks];
+  logic [hbm_spec_pkg::CycW-1:0] bgact_at_q [BankGroups];
+  logic [hbm_spec_pkg::CycW-1:0] rd_at_q    [BankGroups];
+  logic [hbm_spec_pkg::CycW-1:0] wr_at_q    [BankGroups];
+  logic [hbm_spec_pkg::CycW-1:0] faw_at_q   [4];
   logic [1:0]          faw_ptr_q;
   logic [hbm_spec_pkg::CycW-1:0]     chact_at_q, prea_at_q, ref_at_q, busy_at_q;
 
@@ -151,10 +152,12 @@ module hbm_bank_state #(
   // new values need no maximum; PRE, RD and WR can only push them later.
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      open_q   <= '0;
-      act_at_q <= '0;
-      rcd_at_q <= '0;
-      pre_at_q <= '0;
+      open_q <= '0;
+      for (int unsigned b = 0; b < NumBanks; b++) begin
+        act_at_q[b] <= '0;
+        rcd_at_q[b] <= '0;
+        pre_at_q[b] <= '0;
+      end
     end else begin
       if (iss_act) begin
         open_q[iss_bank_i]   <= 1'b1;
@@ -181,9 +184,11 @@ module hbm_bank_state #(
   // Per bank group.
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      bgact_at_q <= '0;
-      rd_at_q    <= '0;
-      wr_at_q    <= '0;
+      for (int unsigned g = 0; g < BankGroups; g++) begin
+        bgact_at_q[g] <= '0;
+        rd_at_q[g]    <= '0;
+        wr_at_q[g]    <= '0;
+      end
     end else begin
       if (iss_act) begin
         bgact_at_q[iss_bg] <= at(now_i, tim_i.t_rrd_l);
@@ -210,7 +215,9 @@ module hbm_bank_state #(
   // Per channel.
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      faw_at_q   <= '0;
+      for (int unsigned k = 0; k < 4; k++) begin
+        faw_at_q[k] <= '0;
+      end
       faw_ptr_q  <= '0;
       chact_at_q <= '0;
       prea_at_q  <= '0;

@@ -1,25 +1,33 @@
 // SPDX-License-Identifier: Apache-2.0
 // One HBM channel (or pseudo channel) of hbm_ctrl: input register, request queue (a read queue
-// and a write queue sharing its slots), FR-FCFS scheduler with write batching, bank state,
+// and a write queue sharing its positions), FR-FCFS scheduler with write batching, bank state,
 // refresh, command bus, read-id FIFO, responses and statistics.
 //
-// Queue: QueueDepth slots that never move, shared by reads and writes; at most tim_i.rd_cap reads
-// and tim_i.wr_cap writes are queued (the read and write queues: runtime sizes from the timing
-// set, validated on load to fit QueueDepth). A request whose queue is full waits in the input
-// register (and holds the port of its channel). An age matrix (older_q[i] = slots that were already
-// queued when slot i was filled) orders them, so "the oldest of a set S" is the slot i in S with
-// no bit of S in older_q[i]. Per slot: hit_q (its bank is open on its row; updated when an ACT,
-// PRE or PREA issues) and dep_q (older queued requests to the same burst: the slot's column
-// command waits for them, so reordering never changes what a read returns). Per bank, bmask_q
-// is the set of slots queued for it; the scheduler works bank by bank on these masks.
+// Queue: a collapsing queue of QueueDepth positions ordered by age: position 0 holds the oldest
+// request, a request is queued at the first free position, and when one issues its column
+// command every younger request moves down one position. So "the oldest request of a set" is the
+// lowest set bit of a position mask (a priority encoder), and every per-request flag the
+// scheduler combines is one QueueDepth-bit vector: valid, write, row hit (hit_q, updated when an
+// ACT, PRE or PREA issues), blocked (blk_q: an older queued request is to the same burst; the
+// column command waits for it, so reordering never changes what a read returns), and per bank
+// the mask of its positions (bmask_q). What else a request carries never moves: it is written
+// once, when the request is queued, at a slot taken from a free mask (the entry: bank, row,
+// column, id, arrival stamp; the write data and mask in a RAM with one write and one registered
+// read port, wdata_mem: block RAM), and only the slot's index moves with the position (slot_q,
+// PosW bits a position). Nothing is slots x slots: the per-cycle work is a few QueueDepth-bit operations per bank and two priority
+// encoders; a request compares its burst with the queue only when it is queued (for blk_q) and
+// when an ACT opens a row (for hit_q), and the oldest of a burst's chain unblocks the next one
+// when it issues. At most tim_i.rd_cap reads and tim_i.wr_cap writes are queued (the read and
+// write queues: runtime sizes from the timing set, validated on load to fit QueueDepth). A
+// request whose queue is full waits in the input register (and holds the port of its channel).
 //
 // Write batching: the scheduler serves one class at a time, reads or writes (a bus turnaround
 // costs RD->WR or WR->RD spacing, so the classes are not interleaved). It serves writes (a
 // drain) from the cycle the write queue holds wr_hi writes, or holds writes while no queued read
 // can go, until it is down to wr_lo writes while a read can go, or no queued write can go. "Can
-// go": not held by a dependency (below); so a read behind a queued write to its burst ends the
-// read phase once nothing else can go, and the write is served in the drain that follows (no
-// forwarding: ordering).
+// go": not blocked (above); so a read behind a queued write to its burst ends the read phase once
+// nothing else can go, and the write is served in the drain that follows (no forwarding:
+// ordering).
 //
 // Each cycle at most one command, in this order of priority:
 //   1. refresh (a REF due): PREA as soon as it is legal, then REF; while it is due no ACT and no
@@ -37,7 +45,8 @@
 //   6. closed-page policy only: PRE of an open bank that no queued request hits (lowest bank).
 // Starvation guard: when the oldest request has waited StarveCycles, only its own commands may
 // issue, whatever its class (its PRE even if other requests hit the open row), until it is
-// served.
+// served. Its wait is counted in StampW bits modulo 2^StampW: exact, because once it reaches
+// StarveCycles the request is served alone within a few hundred cycles, far below 2^StampW.
 //
 // Timing of the ports (one cycle = one tCK): a request taken in cycle t is in the input register
 // in t+1 and queued at the end of that cycle at the earliest. A command chosen in cycle t is on
@@ -99,39 +108,73 @@ module hbm_channel_ctrl #(
   // statistics
   output hbm_spec_pkg::stats_t            stats_o
 );
-  localparam int unsigned N     = QueueDepth;
-  localparam int unsigned SlotW = $clog2(N);
-  localparam int unsigned OccW  = $clog2(N + 2);
-  localparam int unsigned CntW  = $clog2(N + 1);
-  localparam int unsigned OutW  = 16;
+  localparam int unsigned N      = QueueDepth;
+  localparam int unsigned PosW   = $clog2(N);
+  localparam int unsigned OccW   = $clog2(N + 2);
+  localparam int unsigned CntW   = $clog2(N + 1);
+  localparam int unsigned OutW   = 16;
+  localparam int unsigned StampW = 16;
 
-  if (N < 2 || (1 << SlotW) != N) begin : g_depth_check
+  if (N < 2 || (1 << PosW) != N) begin : g_depth_check
     $fatal(1, "hbm_channel_ctrl: QueueDepth must be a power of two >= 2");
   end
+  if (StarveCycles >= (1 << (StampW - 1))) begin : g_starve_check
+    $fatal(1, "hbm_channel_ctrl: StarveCycles must be below 2^(StampW-1)");
+  end
+
+  // What a queued request carries, at its slot (64 bits or less: one word in Verilator).
+  typedef struct packed {
+    logic [StampW-1:0]              stamp;  // low bits of the cycle it was queued
+    logic [hbm_spec_pkg::IdW-1:0]   id;
+    logic [BankW-1:0]               bank;
+    logic [hbm_spec_pkg::RowW-1:0]  row;
+    logic [hbm_spec_pkg::ColW-1:0]  col;
+  } entry_t;
+
+  // Position masks: bit i of a lowest-set-bit one-hot mask is set for positions whose index has
+  // bit k set, so the index of a one-hot vector is PosW reductions (the priority encoder).
+  function automatic logic [N-1:0] index_bits(int unsigned k);
+    for (int unsigned i = 0; i < N; i++) begin
+      index_bits[i] = ((i >> k) & 1) != 0;
+    end
+  endfunction
+
+  function automatic logic [PosW-1:0] onehot_index(logic [N-1:0] onehot);
+    for (int unsigned k = 0; k < PosW; k++) begin
+      onehot_index[k] = (onehot & index_bits(k)) != '0;
+    end
+  endfunction
+
+  // The lowest set bit alone (the oldest position of a set).
+  function automatic logic [N-1:0] lowest(logic [N-1:0] v);
+    lowest = v & (~v + N'(1));
+  endfunction
+
+  // A position vector after the request at position p left: the younger ones move down by one.
+  function automatic logic [N-1:0] collapse(logic [N-1:0] v, logic [N-1:0] below_p);
+    collapse = (v & below_p) | ((v >> 1) & ~below_p);
+  endfunction
 
   // ---------------------------------------------------------------------------------------------
   // Queue storage
   // ---------------------------------------------------------------------------------------------
-  logic [N-1:0]        vld_q, vld_d, hit_q, hit_d, miss_q, miss_d, conf_q, conf_d, blk_q, blk_d;
-  logic [N-1:0][N-1:0] dep_q;
-  logic [N-1:0][N-1:0] dep_d;
-  logic [N-1:0][N-1:0] older_q;
-  logic [N-1:0][N-1:0] older_d;
-  logic [NumBanks-1:0][N-1:0] bmask_q;   // slots queued per bank
+  logic [N-1:0]               vld_q, vld_d, wr_q, wr_d, hit_q, hit_d, miss_q, miss_d;
+  logic [N-1:0]               conf_q, conf_d, blk_q, blk_d;
+  logic [NumBanks-1:0][N-1:0] bmask_q;   // positions queued per bank
   logic [NumBanks-1:0][N-1:0] bmask_d;
-  logic [NumBanks-1:0] bocc_q, bocc_d;       // banks with queued slots
-  logic [SlotW-1:0]    oldest_q, oldest_d;   // the oldest queued slot, if oldv_q
-  logic                oldv_q, oldv_d;
-  logic [CntW-1:0]     rcnt_q, wcnt_q;       // reads and writes queued
-  // payload, written when a request is queued
-  logic [N-1:0]        wr_q;
-  logic [BankW-1:0]    bank_q  [N];
-  logic [hbm_spec_pkg::RowW-1:0]     row_q   [N];
-  logic [hbm_spec_pkg::ColW-1:0]     col_q   [N];
-  logic [hbm_spec_pkg::IdW-1:0]      id_q    [N];
-  logic [hbm_spec_pkg::CycW-1:0]     acc_q   [N];   // cycle the request was queued (starvation guard)
-  logic [hbm_spec_pkg::DataW-1:0]    wdata_q [N];
-  logic [hbm_spec_pkg::MaskW-1:0]    wmask_q [N];
+  logic [NumBanks-1:0]        bocc;      // banks with queued requests
+  logic [CntW-1:0]            rcnt_q, wcnt_q;  // reads and writes queued
+  logic [N-1:0][PosW-1:0]     slot_q, slot_d;  // the slot of each position
+  logic [N-1:0]               sfree_q;   // free slots
+  entry_t                     ent_s [N];
+  logic [hbm_spec_pkg::DataW-1:0] wdata_mem [N];
+  logic [hbm_spec_pkg::MaskW-1:0] wmask_mem [N];
+
+  always_comb begin
+    for (int unsigned b = 0; b < NumBanks; b++) begin
+      bocc[b] = bmask_q[b] != '0;
+    end
+  end
 
   // ---------------------------------------------------------------------------------------------
   // Input register and address decode
@@ -206,7 +249,7 @@ module hbm_channel_ctrl #(
   logic [BankW-1:0]      iss_bank;
   logic [hbm_spec_pkg::RowW-1:0]       iss_row;
   logic [hbm_spec_pkg::ColW-1:0]       iss_cola;
-  logic [SlotW-1:0]      iss_slot;
+  logic [PosW-1:0]       iss_pos;
   logic                  iss_for_req;   // PRE on behalf of a queued request (a row conflict)
 
   logic [NumBanks-1:0]   act_ok, pre_ok, col_ok;
@@ -225,7 +268,7 @@ module hbm_channel_ctrl #(
     .iss_cmd_i       (iss_cmd),
     .iss_bank_i      (iss_bank),
     .iss_row_i       (iss_row),
-    .need_i          (bocc_q),
+    .need_i          (bocc),
     .need_open_i     (page_policy_i),
     .look_bank_i     (in_bank),
     .look_row_i      (in_row),
@@ -265,6 +308,13 @@ module hbm_channel_ctrl #(
     .due_o      (ref_due)
   );
 
+  entry_t          iss_ent;
+  logic [PosW-1:0] iss_slot;
+  logic            unused_iss_stamp;  // the starvation guard reads the stamp of position 0 only
+  assign iss_slot         = slot_q[iss_pos];
+  assign iss_ent          = ent_s[iss_slot];
+  assign unused_iss_stamp = ^iss_ent.stamp;
+
   logic                         rdf_full;
   logic [hbm_spec_pkg::IdW-1:0]               rdf_head;
   logic                         unused_rdf_empty;
@@ -277,7 +327,7 @@ module hbm_channel_ctrl #(
     .rst_ni  (rst_ni),
     .clear_i (1'b0),
     .push_i  (iss_rd),
-    .data_i  (id_q[iss_slot]),
+    .data_i  (iss_ent.id),
     .pop_i   (rvalid_i),
     .data_o  (rdf_head),
     .empty_o (unused_rdf_empty),
@@ -290,26 +340,28 @@ module hbm_channel_ctrl #(
   // ---------------------------------------------------------------------------------------------
   logic                dir_q;       // direction of the last column command (1: write)
   logic                drain_q, drain;  // serving writes (a drain) in the last cycle, this cycle
-  logic                rd_go, wr_go;    // some queued read / write not held by a dependency
-  logic [N-1:0]        cls_m;       // the slots of the class served (all when starving)
+  logic                rd_go, wr_go;    // some queued read / write not blocked
+  logic [N-1:0]        cls_m;       // the positions of the class served (all when starving)
   logic [NumBanks-1:0] has_hit;     // some queued request hits the open row of the bank
   logic [NumBanks-1:0] cls_hit;     // some request of the class served that can go hits it
   logic [N-1:0]        col_o;       // ready row hits of the other class (item 4: the oldest only)
   logic                starve;
   logic [N-1:0]        oldest_oh;
   logic [N-1:0]        rd_m, wr_m, act_m, pre_m;
-  logic [N-1:0]        col_c, act_c, pre_c, act_o, row_pool;
-  logic [SlotW-1:0]    col_idx, row_idx;
-  logic [NumBanks-1:0] auto_c;
+  logic [N-1:0]        col_c, act_c, pre_c, act_o, row_pool, pick;
+  logic [NumBanks-1:0] auto_c, auto_pick;
   logic [BankW-1:0]    auto_idx;
   logic                rd_allow, wr_allow;
+  logic [StampW-1:0]   oldest_wait;
 
-  assign starve    = oldv_q && ((now_i - acc_q[oldest_q]) >= hbm_spec_pkg::CycW'(StarveCycles));
-  assign oldest_oh = N'(1) << oldest_q;
-  assign rd_allow  = !rdf_full && (!ref_due || rd_keeps_prea);
-  assign wr_allow  = !ref_due || wr_keeps_prea;
-  assign rd_go     = (vld_q & ~wr_q & ~blk_q) != '0;
-  assign wr_go     = (vld_q & wr_q & ~blk_q) != '0;
+  // The oldest request is at position 0.
+  assign oldest_oh   = N'(vld_q[0]);
+  assign oldest_wait = StampW'(now_i) - ent_s[slot_q[0]].stamp;
+  assign starve      = vld_q[0] && (oldest_wait >= StampW'(StarveCycles));
+  assign rd_allow    = !rdf_full && (!ref_due || rd_keeps_prea);
+  assign wr_allow    = !ref_due || wr_keeps_prea;
+  assign rd_go       = (vld_q & ~wr_q & ~blk_q) != '0;
+  assign wr_go       = (vld_q & wr_q & ~blk_q) != '0;
 
   // The class served (write batching, see the header).
   always_comb begin
@@ -330,7 +382,7 @@ module hbm_channel_ctrl #(
     act_m   = '0;
     pre_m   = '0;
     for (int unsigned b = 0; b < NumBanks; b++) begin
-      if (bocc_q[b]) begin
+      if (bocc[b]) begin
         if ((bmask_q[b] & hit_q) != '0) begin
           has_hit[b] = 1'b1;
         end
@@ -378,31 +430,17 @@ module hbm_channel_ctrl #(
     if (col_c == '0 && row_pool == '0) begin
       row_pool = act_o;
     end
-    auto_c   = (page_policy_i && !ref_due) ? (pre_ok & ~has_hit) : '0;
+    auto_c = (page_policy_i && !ref_due) ? (pre_ok & ~has_hit) : '0;
+    // The oldest of the pool that is used: its lowest position.
+    pick      = lowest((col_c != '0) ? col_c : row_pool);
+    auto_pick = auto_c & (~auto_c + NumBanks'(1));
   end
 
-  // Oldest of the pool that is used (the age order is total: exactly one slot qualifies).
   always_comb begin
-    col_idx  = '0;
-    row_idx  = '0;
     auto_idx = '0;
-    if (col_c != '0) begin
-      for (int unsigned i = 0; i < N; i++) begin
-        if (col_c[i] && ((older_q[i] & col_c) == '0)) begin
-          col_idx = SlotW'(i);
-        end
-      end
-    end else if (row_pool != '0) begin
-      for (int unsigned i = 0; i < N; i++) begin
-        if (row_pool[i] && ((older_q[i] & row_pool) == '0)) begin
-          row_idx = SlotW'(i);
-        end
-      end
-    end else if (auto_c != '0) begin
-      for (int i = NumBanks - 1; i >= 0; i--) begin
-        if (auto_c[i]) begin
-          auto_idx = BankW'(i);
-        end
+    for (int unsigned b = 0; b < NumBanks; b++) begin
+      if (auto_pick[b]) begin
+        auto_idx = BankW'(b);
       end
     end
   end
@@ -414,7 +452,7 @@ module hbm_channel_ctrl #(
     iss_bank    = '0;
     iss_row     = '0;
     iss_cola    = '0;
-    iss_slot    = '0;
+    iss_pos     = onehot_index(pick);
     iss_for_req = 1'b0;
     if (!en_i) begin
       iss_valid = 1'b0;
@@ -426,17 +464,15 @@ module hbm_channel_ctrl #(
       iss_cmd   = hbm_spec_pkg::CmdRef;
     end else if (col_c != '0) begin
       iss_valid = 1'b1;
-      iss_cmd   = wr_q[col_idx] ? hbm_spec_pkg::CmdWr : hbm_spec_pkg::CmdRd;
-      iss_slot  = col_idx;
-      iss_bank  = bank_q[col_idx];
-      iss_row   = row_q[col_idx];
-      iss_cola  = col_q[col_idx];
+      iss_cmd   = ((wr_q & pick) != '0) ? hbm_spec_pkg::CmdWr : hbm_spec_pkg::CmdRd;
+      iss_bank  = iss_ent.bank;
+      iss_row   = iss_ent.row;
+      iss_cola  = iss_ent.col;
     end else if (row_pool != '0) begin
       iss_valid   = 1'b1;
-      iss_cmd     = (act_c[row_idx] || act_o[row_idx]) ? hbm_spec_pkg::CmdAct : hbm_spec_pkg::CmdPre;
-      iss_slot    = row_idx;
-      iss_bank    = bank_q[row_idx];
-      iss_row     = row_q[row_idx];
+      iss_cmd     = (((act_c | act_o) & pick) != '0) ? hbm_spec_pkg::CmdAct : hbm_spec_pkg::CmdPre;
+      iss_bank    = iss_ent.bank;
+      iss_row     = iss_ent.row;
       iss_for_req = 1'b1;
     end else if (auto_c != '0) begin
       iss_valid = 1'b1;
@@ -448,22 +484,21 @@ module hbm_channel_ctrl #(
   // ---------------------------------------------------------------------------------------------
   // Queue insert and state updates
   // ---------------------------------------------------------------------------------------------
-  logic             ins_hit;
-  logic [SlotW-1:0] ins_slot;
-  logic [N-1:0]     ins_dep;
+  logic [N-1:0]     iss_oh, below_iss, ins_oh, same_burst, unblock;
+  logic [PosW-1:0]  ins_pos, ins_slot;
+  logic             ins_hit, ins_blk;
+  entry_t           ins_ent;
 
-  always_comb begin
-    ins_slot = '0;
-    for (int i = N - 1; i >= 0; i--) begin
-      if (!vld_q[i]) begin
-        ins_slot = SlotW'(i);
-      end
-    end
-  end
+  assign iss_oh    = N'(1) << iss_pos;
+  assign below_iss = iss_oh - N'(1);
+  // The request is queued behind the others, one position lower when one leaves this cycle.
+  assign ins_pos   = PosW'(rcnt_q + wcnt_q - CntW'(iss_col));
+  assign ins_oh    = N'(1) << ins_pos;
+  assign ins_slot  = onehot_index(lowest(sfree_q));
 
   // Row-hit state and hazards of the request being queued, including this cycle's command.
   // Every queued request to the same burst is a predecessor (reads included: a chain to one
-  // burst issues strictly in order).
+  // burst issues strictly in order); the one leaving this cycle no longer counts.
   always_comb begin
     ins_hit = in_row_open;
     if (iss_act && (iss_bank == in_bank)) begin
@@ -472,126 +507,127 @@ module hbm_channel_ctrl #(
     if ((iss_pre && (iss_bank == in_bank)) || iss_prea) begin
       ins_hit = 1'b0;
     end
-    ins_dep = '0;
-    if (in_vld_q) begin
+    same_burst = '0;
+    if (in_vld_q && bocc[in_bank]) begin
       for (int unsigned j = 0; j < N; j++) begin
-        if (bmask_q[in_bank][j] && (row_q[j] == in_row) && (col_q[j] == in_col)) begin
-          ins_dep[j] = 1'b1;
+        if (bmask_q[in_bank][j] && (ent_s[slot_q[j]].row == in_row) &&
+            (ent_s[slot_q[j]].col == in_col)) begin
+          same_burst[j] = 1'b1;
         end
       end
-      if (iss_col) begin
-        ins_dep[iss_slot] = 1'b0;
+    end
+    ins_blk = (same_burst & ~(iss_col ? iss_oh : '0)) != '0;
+    ins_ent = '{stamp: StampW'(now_i), id: in_id_q, bank: in_bank, row: in_row, col: in_col};
+  end
+
+  // The request that leaves may head a chain of requests to its burst: the next one goes free.
+  always_comb begin
+    unblock = '0;
+    if (iss_col && ((blk_q & bmask_q[iss_bank]) != '0)) begin
+      for (int unsigned j = 0; j < N; j++) begin
+        if (blk_q[j] && bmask_q[iss_bank][j] && (ent_s[slot_q[j]].row == iss_row) &&
+            (ent_s[slot_q[j]].col == iss_cola)) begin
+          unblock[j] = 1'b1;
+        end
       end
+      unblock = lowest(unblock);
     end
   end
 
   always_comb begin
-    vld_d    = vld_q;
-    hit_d    = hit_q;
-    miss_d   = miss_q;
-    conf_d   = conf_q;
-    blk_d    = blk_q;
-    dep_d    = dep_q;
-    older_d  = older_q;
-    bmask_d  = bmask_q;
-    bocc_d   = bocc_q;
-    oldest_d = oldest_q;
-    oldv_d   = oldv_q;
-    if (iss_col) begin
-      vld_d[iss_slot]            = 1'b0;
-      bmask_d[iss_bank][iss_slot] = 1'b0;
-      for (int unsigned i = 0; i < N; i++) begin
-        dep_d[i][iss_slot] = 1'b0;
-      end
-    end
+    vld_d   = vld_q;
+    wr_d    = wr_q;
+    hit_d   = hit_q;
+    miss_d  = miss_q;
+    conf_d  = conf_q;
+    blk_d   = blk_q;
+    bmask_d = bmask_q;
+    slot_d  = slot_q;
     if (iss_act) begin
-      for (int unsigned i = 0; i < N; i++) begin
-        if (bmask_q[iss_bank][i] && (row_q[i] == iss_row)) begin
-          hit_d[i] = 1'b1;
+      for (int unsigned j = 0; j < N; j++) begin
+        if (bmask_q[iss_bank][j] && (ent_s[slot_q[j]].row == iss_row)) begin
+          hit_d[j] = 1'b1;
         end
       end
-      miss_d[iss_slot] = 1'b1;
+      miss_d |= iss_oh;
     end
     if (iss_pre) begin
       hit_d &= ~bmask_q[iss_bank];
       // Closed page: the row would have been closed anyway, so the request counts as a miss.
       if (iss_for_req && !page_policy_i) begin
-        conf_d[iss_slot] = 1'b1;
+        conf_d |= iss_oh;
       end
     end
     if (iss_prea) begin
       hit_d = '0;
     end
+    if (iss_col) begin
+      blk_d  = collapse(blk_q & ~unblock, below_iss);
+      vld_d  = collapse(vld_q, below_iss);
+      wr_d   = collapse(wr_q, below_iss);
+      hit_d  = collapse(hit_q, below_iss);
+      miss_d = collapse(miss_q, below_iss);
+      conf_d = collapse(conf_q, below_iss);
+      for (int unsigned b = 0; b < NumBanks; b++) begin
+        bmask_d[b] = collapse(bmask_q[b], below_iss);
+      end
+      // The slot indices move down as one wide vector.
+      slot_d = (slot_q & ~({(N * PosW){1'b1}} << (32'(iss_pos) * PosW))) |
+               ((slot_q >> PosW) & ({(N * PosW){1'b1}} << (32'(iss_pos) * PosW)));
+    end
     if (ins) begin
-      for (int unsigned i = 0; i < N; i++) begin
-        older_d[i][ins_slot] = 1'b0;
-      end
-      vld_d[ins_slot]            = 1'b1;
-      bmask_d[in_bank][ins_slot] = 1'b1;
-      hit_d[ins_slot]            = ins_hit;
-      miss_d[ins_slot]           = 1'b0;
-      conf_d[ins_slot]           = 1'b0;
-      dep_d[ins_slot]            = ins_dep;
-      older_d[ins_slot]          = vld_q;
-    end
-    if (iss_col || ins) begin
-      for (int unsigned i = 0; i < N; i++) begin
-        blk_d[i] = (dep_d[i] != '0);
-      end
-      bocc_d[iss_bank] = (bmask_d[iss_bank] != '0);
-      bocc_d[in_bank]  = (bmask_d[in_bank] != '0);
-    end
-    // The oldest slot changes only when it leaves or when the queue was empty.
-    if ((iss_col && (iss_slot == oldest_q)) || (ins && !oldv_q)) begin
-      oldv_d = (vld_d != '0);
-      for (int unsigned i = 0; i < N; i++) begin
-        if (vld_d[i] && ((older_d[i] & vld_d) == '0)) begin
-          oldest_d = SlotW'(i);
-        end
-      end
+      vld_d              |= ins_oh;
+      bmask_d[in_bank]   |= ins_oh;
+      wr_d[ins_pos]      = in_write_q;
+      hit_d[ins_pos]     = ins_hit;
+      miss_d[ins_pos]    = 1'b0;
+      conf_d[ins_pos]    = 1'b0;
+      blk_d[ins_pos]     = ins_blk;
+      slot_d[ins_pos]    = ins_slot;
     end
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      vld_q    <= '0;
-      hit_q    <= '0;
-      miss_q   <= '0;
-      conf_q   <= '0;
-      blk_q    <= '0;
-      dep_q    <= '0;
-      older_q  <= '0;
-      bmask_q  <= '0;
-      bocc_q   <= '0;
-      oldest_q <= '0;
-      oldv_q   <= 1'b0;
+      vld_q   <= '0;
+      wr_q    <= '0;
+      hit_q   <= '0;
+      miss_q  <= '0;
+      conf_q  <= '0;
+      blk_q   <= '0;
+      bmask_q <= '0;
+      slot_q  <= '0;
+      sfree_q <= '1;
     end else begin
-      vld_q    <= vld_d;
-      hit_q    <= hit_d;
-      miss_q   <= miss_d;
-      conf_q   <= conf_d;
-      blk_q    <= blk_d;
-      dep_q    <= dep_d;
-      older_q  <= older_d;
-      bmask_q  <= bmask_d;
-      bocc_q   <= bocc_d;
-      oldest_q <= oldest_d;
-      oldv_q   <= oldv_d;
+      vld_q   <= vld_d;
+      wr_q    <= wr_d;
+      hit_q   <= hit_d;
+      miss_q  <= miss_d;
+      conf_q  <= conf_d;
+      blk_q   <= blk_d;
+      bmask_q <= bmask_d;
+      slot_q  <= slot_d;
+      if (iss_col) begin
+        sfree_q[iss_slot] <= 1'b1;
+      end
+      if (ins) begin
+        sfree_q[ins_slot] <= 1'b0;
+      end
+    end
+  end
+
+  // A request is written once, at its slot. The write data: one write port (queueing), one
+  // registered read port (the WR).
+  always_ff @(posedge clk_i) begin
+    if (ins) begin
+      ent_s[ins_slot] <= ins_ent;
     end
   end
 
   always_ff @(posedge clk_i) begin
-    if (ins) begin
-      wr_q[ins_slot]    <= in_write_q;
-      bank_q[ins_slot]  <= in_bank;
-      row_q[ins_slot]   <= in_row;
-      col_q[ins_slot]   <= in_col;
-      id_q[ins_slot]    <= in_id_q;
-      acc_q[ins_slot]   <= now_i;
-    end
     if (ins && in_write_q) begin
-      wdata_q[ins_slot] <= in_wdata_q;
-      wmask_q[ins_slot] <= in_wmask_q;
+      wdata_mem[ins_slot] <= in_wdata_q;
+      wmask_mem[ins_slot] <= in_wmask_q;
     end
   end
 
@@ -644,8 +680,8 @@ module hbm_channel_ctrl #(
       cmd_col_q  <= iss_cola;
     end
     if (iss_wr) begin
-      cmd_wdata_q <= wdata_q[iss_slot];
-      cmd_wmask_q <= wmask_q[iss_slot];
+      cmd_wdata_q <= wdata_mem[iss_slot];
+      cmd_wmask_q <= wmask_mem[iss_slot];
     end
     if (ins && in_write_q) begin
       bresp_id_q <= in_id_q;
@@ -673,13 +709,16 @@ module hbm_channel_ctrl #(
   // ---------------------------------------------------------------------------------------------
   // Statistics
   // ---------------------------------------------------------------------------------------------
-  logic [hbm_spec_pkg::NumStats-1:0][hbm_spec_pkg::StatW-1:0] cnt_q;
+  // Unpacked: Verilator then updates only the counters that change, not a copy of all of them.
+  logic [hbm_spec_pkg::StatW-1:0] cnt_q [hbm_spec_pkg::NumStats];
   logic [OccW-1:0] occ_q;      // requests in the input register and the queue
   logic [OutW-1:0] rd_out_q;   // reads taken and not yet answered on rsp_valid_o
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      cnt_q    <= '0;
+      for (int unsigned k = 0; k < hbm_spec_pkg::NumStats; k++) begin
+        cnt_q[k] <= '0;
+      end
       occ_q    <= '0;
       rd_out_q <= '0;
     end else begin
@@ -691,9 +730,9 @@ module hbm_channel_ctrl #(
         end else begin
           cnt_q[hbm_spec_pkg::StatReads] <= cnt_q[hbm_spec_pkg::StatReads] + hbm_spec_pkg::StatW'(1);
         end
-        if (conf_q[iss_slot]) begin
+        if (conf_q[iss_pos]) begin
           cnt_q[hbm_spec_pkg::StatRowConflicts] <= cnt_q[hbm_spec_pkg::StatRowConflicts] + hbm_spec_pkg::StatW'(1);
-        end else if (miss_q[iss_slot]) begin
+        end else if (miss_q[iss_pos]) begin
           cnt_q[hbm_spec_pkg::StatRowMisses] <= cnt_q[hbm_spec_pkg::StatRowMisses] + hbm_spec_pkg::StatW'(1);
         end else begin
           cnt_q[hbm_spec_pkg::StatRowHits] <= cnt_q[hbm_spec_pkg::StatRowHits] + hbm_spec_pkg::StatW'(1);
@@ -737,20 +776,23 @@ module hbm_channel_ctrl #(
   always_ff @(posedge clk_i) begin
     if (chk_en_q) begin
       if (iss_col) begin
-        assert (vld_q[iss_slot] && hit_q[iss_slot] && (dep_q[iss_slot] == '0))
-          else $error("hbm_channel_ctrl: column command of slot %0d that is not ready", iss_slot);
-        assert ((older_q[iss_slot] & col_c) == '0)
-          else $error("hbm_channel_ctrl: column command not the oldest ready one");
+        assert (vld_q[iss_pos] && hit_q[iss_pos] && !blk_q[iss_pos])
+          else $error("hbm_channel_ctrl: column command of position %0d that is not ready", iss_pos);
+        assert (iss_cmd == hbm_spec_pkg::CmdWr || !wr_q[iss_pos])
+          else $error("hbm_channel_ctrl: read command for a write");
       end
       if (iss_for_req) begin
-        assert (vld_q[iss_slot] && !hit_q[iss_slot])
-          else $error("hbm_channel_ctrl: row command for slot %0d that hits", iss_slot);
+        assert (vld_q[iss_pos] && !hit_q[iss_pos])
+          else $error("hbm_channel_ctrl: row command for position %0d that hits", iss_pos);
       end
-      assert (!oldv_q || (vld_q[oldest_q] && ((older_q[oldest_q] & vld_q) == '0)))
-        else $error("hbm_channel_ctrl: oldest slot tracking broken");
-      assert (oldv_q == (vld_q != '0)) else $error("hbm_channel_ctrl: oldest valid broken");
+      // The valid positions are the lowest ones (the queue collapses), every flag is clean above.
+      assert ((vld_q & (vld_q + N'(1))) == '0) else $error("hbm_channel_ctrl: queue has a hole");
+      assert (((wr_q | hit_q | miss_q | conf_q | blk_q) & ~vld_q) == '0)
+        else $error("hbm_channel_ctrl: flag of an empty position");
       assert (32'(rcnt_q) + 32'(wcnt_q) == 32'($countones(vld_q)))
         else $error("hbm_channel_ctrl: read/write queue counts broken");
+      assert (32'(rcnt_q) + 32'(wcnt_q) + 32'($countones(sfree_q)) == N)
+        else $error("hbm_channel_ctrl: slots leak");
       assert ((32'(rcnt_q) <= 32'(tim_i.rd_cap)) && (32'(wcnt_q) <= 32'(tim_i.wr_cap)))
         else $error("hbm_channel_ctrl: a queue holds more than its size");
       assert (!(rvalid_i && rd_out_q == '0)) else $error("hbm_channel_ctrl: read data nobody asked for");
