@@ -13,6 +13,7 @@
 // hits), random reads and writes over every bank (misses, conflicts, turnarounds, write drains)
 // and writes then reads of a few bursts (same-burst ordering), each segment after an idle gap
 // long enough for a refresh.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -20,6 +21,8 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "Vhbm_channel_eq.h"
 #include "hbm/hbm_ctrl_driver.h"
@@ -44,33 +47,40 @@ struct Options {
 
 Options parse(int argc, char** argv) {
   Options o;
+  // The timing set's fields by their names in the contract and the configs/hbm files.
+  const std::vector<std::pair<std::string_view, std::uint32_t*>> fields{
+      {"channels", &o.dram.channels},
+      {"bank_groups", &o.dram.bank_groups},
+      {"banks_per_group", &o.dram.banks_per_group},
+      {"rows", &o.dram.rows},
+      {"columns", &o.dram.columns},
+      {"bus_bytes", &o.dram.bus_bytes},
+      {"burst_length", &o.dram.burst_length},
+#define TIMING(name, doc) {#name, &o.dram.name},
+      TPUEMU_SPEC_HBM_TIMINGS(TIMING)
+#undef TIMING
+#define QUEUE(name, def, doc) {#name, &o.queues.name},
+          TPUEMU_SPEC_HBM_QUEUE_PARAMS(QUEUE)
+#undef QUEUE
+  };
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (arg.starts_with('+')) continue;  // a plusarg of the model
     const auto eq = arg.find('=');
     if (eq == std::string_view::npos)
       throw std::invalid_argument("not KEY=VALUE: " + std::string(arg));
-    const std::string key(arg.substr(0, eq));
+    const std::string_view key = arg.substr(0, eq);
     const std::uint64_t v = std::stoull(std::string(arg.substr(eq + 1)));
-    bool known = true;
-    if (key == "requests")
+    if (key == "requests") {
       o.requests = v;
-    else if (key == "seed")
+    } else if (key == "seed") {
       o.seed = v;
-#define GEOMETRY(name) else if (key == #name) o.dram.name = static_cast<std::uint32_t>(v);
-    GEOMETRY(channels)
-    GEOMETRY(bank_groups)
-    GEOMETRY(banks_per_group) GEOMETRY(rows) GEOMETRY(columns) GEOMETRY(bus_bytes)
-        GEOMETRY(burst_length)
-#undef GEOMETRY
-#define TIMING(name, doc) else if (key == #name) o.dram.name = static_cast<std::uint32_t>(v);
-            TPUEMU_SPEC_HBM_TIMINGS(TIMING)
-#undef TIMING
-#define QUEUE(name, def, doc) else if (key == #name) o.queues.name = static_cast<std::uint32_t>(v);
-                TPUEMU_SPEC_HBM_QUEUE_PARAMS(QUEUE)
-#undef QUEUE
-                    else known = false;
-    if (!known) throw std::invalid_argument("unknown key: " + key);
+    } else {
+      const auto f =
+          std::find_if(fields.begin(), fields.end(), [&](const auto& e) { return e.first == key; });
+      if (f == fields.end()) throw std::invalid_argument("unknown key: " + std::string(key));
+      *f->second = static_cast<std::uint32_t>(v);
+    }
   }
   o.dram.validate();
   if (o.dram.channels != kChannels)
@@ -184,9 +194,8 @@ int run(const Options& o, int argc, char** argv) {
   }
   const auto s = drv.counters(kChecked);
   std::printf(
-      "hbm_channel_eq: %llu requests on channel %u, %llu cycles, every output of the netlist equal "
-      "to the RTL "
-      "channel's in every cycle\n",
+      "hbm_channel_eq: %llu requests on channel %u, %llu cycles, every output of the netlist "
+      "equal to the RTL channel's in every cycle\n",
       static_cast<unsigned long long>(issued), kChecked,
       static_cast<unsigned long long>(drv.cycle()));
   std::printf("counters:");

@@ -17,6 +17,8 @@
 set -uo pipefail
 root=$1 dram_lib=$2 gen_inc=$3 spec_pkg=$4 depth=${5:-} level=${6:-gates} requests=${7:-6000}
 tset=hbm2-2000
+# channel 0 inside hbm_ctrl_harness (instance names of hbm_ctrl_harness.sv and hbm_ctrl.sv)
+channel_path="u_rtl.u_ctrl.g_ch[0].u_ch"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
@@ -35,7 +37,7 @@ python3 "$root/tests/gate/break_gate.py" "$tmp/gates.v" "$tmp/breakable.v" hbm_c
   '$test$plusargs("gate-break")' || fail "no gate to break"
 
 # ---- the model: RTL controller + intact netlist + broken netlist
-python3 "$root/tests/gate/channel_eq_bind.py" "$tmp/gates.v" "u_rtl.u_ctrl.g_ch[0].u_ch" \
+python3 "$root/tests/gate/channel_eq_bind.py" "$tmp/gates.v" "$channel_path" \
   "$tmp/hbm_channel_gates_bind.svh" "$tmp/hbm_channel_gates_names.h" || fail "cannot bind the netlist"
 mapfile -t hbm_f < <(sed -nE 's/^(rtl\/.*\.sv)$/\1/p' "$root/rtl/mem/hbm/hbm.f")
 geometry=$(python3 - "$root/configs/hbm/$tset.json" "$depth" <<'PY'
@@ -50,6 +52,10 @@ channels=$(sed -nE 's/.*\bchannels=([0-9]+).*/\1/p' <<<"$geometry")
 # the netlists are not lint clean, and their bit-level wires make false loops (UNOPTFLAT)
 f=$tmp/breakable.v
 printf '`verilator_config\nlint_off -file "%s"\nlint_off -rule UNOPTFLAT -file "%s"\n' "$f" "$f" >"$tmp/gates.vlt"
+# A gate-level model compiles much faster without optimisation and still runs the trace in
+# seconds; the word-level one is small either way.
+copt=-Os
+[[ $level == cells ]] || copt=-O0
 t0=$(now)
 (cd "$tmp" && verilator --cc --exe --build -j 2 -O3 --x-assign fast --x-initial fast -Wall \
   --top-module hbm_channel_eq -GNumChannels="$channels" -GQueueDepth="$depth" \
@@ -57,7 +63,7 @@ t0=$(now)
   "$root/rtl/mem/hbm/hbm_ctrl_harness.sv" "$tmp/breakable.v" "$root/tests/gate/hbm_channel_eq.sv" \
   "$root/tests/gate/hbm_channel_eq.cpp" "$dram_lib" \
   -CFLAGS "-std=c++20 -O1 -I$root/sim/src -I$root/sim/include -I$root/spec/include -I$gen_inc -I$tmp -DTPUEMU_GATE_CHANNELS=$channels -DTPUEMU_GATE_CHECKED=0" \
-  -o hbm_channel_eq >"$tmp/build.log" 2>&1) || { tail -30 "$tmp/build.log"; fail "the model does not build"; }
+  -MAKEFLAGS "OPT_FAST=$copt OPT_SLOW=$copt" -o hbm_channel_eq >"$tmp/build.log" 2>&1) || { tail -30 "$tmp/build.log"; fail "the model does not build"; }
 t_build=$(($(now) - t0))
 
 t0=$(now)
