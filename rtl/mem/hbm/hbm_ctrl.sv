@@ -16,8 +16,8 @@
 //    - read and write responses come per channel (rsp_o[c], hbm_spec_pkg::rsp_t): in order within a
 //      channel, out of order across channels, always accepted. The ids are the requester's.
 // 2. Timing is a runtime input (timing_i, see hbm_spec_pkg::timing_t for the bit layout) that must
-//    be stable from reset on; it is registered once per cycle, and the controller issues nothing
-//    and accepts nothing in the first cycle after reset. The derived distances (column spacing,
+//    be stable from reset on; it is registered while the controller is held off (in reset and in
+//    the first cycle after it, when it issues and accepts nothing) and kept. The derived distances (column spacing,
 //    RD->WR, WR->RD, WR->PRE) are the contract's table, hbm_spec_pkg::derive_timings
 //    (docs/hbm.md); besides: RD->PRE >= tRTP; ACT->REF >= tRC; PRE/PREA->REF >= tRP; nothing for
 //    tRFC after a REF.
@@ -120,7 +120,7 @@ module hbm_ctrl #(
   // ---------------------------------------------------------------------------------------------
   // Configuration: derived timing, registered (the scheduler then depends on flops only)
   // ---------------------------------------------------------------------------------------------
-  hbm_spec_pkg::tderiv_t         tim_d, tim_q;
+  hbm_spec_pkg::tderiv_t         tim_q;
   hbm_spec_pkg::amap_t           amap_q;
   hbm_spec_pkg::amap_pos_t       amap_pos_q;
   logic            page_policy_q;
@@ -132,41 +132,45 @@ module hbm_ctrl #(
   // table. The channels take the column and precharge spacings; the parts those are made of stay
   // here.
   /* verilator lint_off UNUSEDSIGNAL */
-  hbm_spec_pkg::derived_t tdist;
-  /* verilator lint_on UNUSEDSIGNAL */
-  assign tdist = hbm_spec_pkg::derive_timings(timing_i);
-
-  always_comb begin
-    tim_d.t_rcd   = timing_i.t_rcd;
-    tim_d.t_rp    = timing_i.t_rp;
-    tim_d.t_ras   = timing_i.t_ras;
-    tim_d.t_rc    = timing_i.t_rc;
-    tim_d.t_rrd_s = timing_i.t_rrd_s;
-    tim_d.t_rrd_l = timing_i.t_rrd_l;
-    tim_d.t_faw   = timing_i.t_faw;
-    tim_d.t_rfc   = timing_i.t_rfc;
-    tim_d.t_refi  = timing_i.t_refi;
+  function automatic hbm_spec_pkg::tderiv_t channel_timing(hbm_spec_pkg::timing_t timing);
+    hbm_spec_pkg::derived_t tdist;
+    hbm_spec_pkg::tderiv_t  tim_d;
+    tdist = hbm_spec_pkg::derive_timings(timing);
+    tim_d.t_rcd   = timing.t_rcd;
+    tim_d.t_rp    = timing.t_rp;
+    tim_d.t_ras   = timing.t_ras;
+    tim_d.t_rc    = timing.t_rc;
+    tim_d.t_rrd_s = timing.t_rrd_s;
+    tim_d.t_rrd_l = timing.t_rrd_l;
+    tim_d.t_faw   = timing.t_faw;
+    tim_d.t_rfc   = timing.t_rfc;
+    tim_d.t_refi  = timing.t_refi;
     tim_d.ccd_s   = tdist.ccd_s;
     tim_d.ccd_l   = tdist.ccd_l;
     tim_d.rd2wr_s = tdist.rd2wr_s;
     tim_d.rd2wr_l = tdist.rd2wr_l;
     tim_d.wr2rd_s = tdist.wr2rd_s;
     tim_d.wr2rd_l = tdist.wr2rd_l;
-    tim_d.rd2pre  = timing_i.t_rtp;
+    tim_d.rd2pre  = timing.t_rtp;
     tim_d.wr2pre  = tdist.wr2pre;
-    tim_d.rd_cap  = timing_i.read_queue;
-    tim_d.wr_cap  = timing_i.write_queue;
-    tim_d.wr_hi   = timing_i.write_high;
-    tim_d.wr_lo   = timing_i.write_low;
-  end
+    tim_d.rd_cap  = timing.read_queue;
+    tim_d.wr_cap  = timing.write_queue;
+    tim_d.wr_hi   = timing.write_high;
+    tim_d.wr_lo   = timing.write_low;
+    channel_timing = tim_d;
+  endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
 
-  // Configuration registers follow the (stable) inputs; they need no reset because en_q holds
-  // the controller off until they have been loaded once.
+  // Configuration registers load the (stable) inputs while en_q holds the controller off, in
+  // reset and in the first cycle after it, and keep them: they need no reset, and a simulator
+  // does not recompute the derived timing and the address-map positions every cycle.
   always_ff @(posedge clk_i) begin
-    tim_q         <= tim_d;
-    amap_q        <= amap_i;
-    amap_pos_q    <= hbm_spec_pkg::amap_positions(amap_i);
-    page_policy_q <= page_policy_i;
+    if (!en_q) begin
+      tim_q         <= channel_timing(timing_i);
+      amap_q        <= amap_i;
+      amap_pos_q    <= hbm_spec_pkg::amap_positions(amap_i);
+      page_policy_q <= page_policy_i;
+    end
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -267,7 +271,15 @@ module hbm_ctrl #(
     hbm_spec_pkg::rsp_t   rsp;
     hbm_spec_pkg::cmd_t   cmd;
     hbm_spec_pkg::rdata_t rdata;
-    assign req      = req_i[sel[c]];
+    // An AND-OR multiplexer over the grant: constant lane indices (cheap in a simulator).
+    always_comb begin
+      req = '0;
+      for (int unsigned p = 0; p < NumPorts; p++) begin
+        if (gnt[c][p]) begin
+          req = req_i[p];
+        end
+      end
+    end
     assign rsp_o[c] = rsp;
     assign cmd_o[c] = cmd;
     assign rdata    = rdata_i[c];
