@@ -122,15 +122,6 @@ module hbm_channel_ctrl #(
     $fatal(1, "hbm_channel_ctrl: StarveCycles must be below 2^(StampW-1)");
   end
 
-  // What a queued request carries, at its slot (64 bits or less: one word in Verilator).
-  typedef struct packed {
-    logic [StampW-1:0]              stamp;  // low bits of the cycle it was queued
-    logic [hbm_spec_pkg::IdW-1:0]   id;
-    logic [BankW-1:0]               bank;
-    logic [hbm_spec_pkg::RowW-1:0]  row;
-    logic [hbm_spec_pkg::ColW-1:0]  col;
-  } entry_t;
-
   // Position masks: bit i of a lowest-set-bit one-hot mask is set for positions whose index has
   // bit k set, so the index of a one-hot vector is PosW reductions (the priority encoder).
   function automatic logic [N-1:0] index_bits(int unsigned k);
@@ -166,7 +157,13 @@ module hbm_channel_ctrl #(
   logic [CntW-1:0]            rcnt_q, wcnt_q;  // reads and writes queued
   logic [N-1:0][PosW-1:0]     slot_q, slot_d;  // the slot of each position
   logic [N-1:0]               sfree_q;   // free slots
-  entry_t                     ent_s [N];
+  // What a queued request carries, at its slot: plain arrays, since Yosys reads neither a member
+  // of an array element nor a named assignment pattern (docs/fpga.md).
+  logic [BankW-1:0]              bank_s  [N];
+  logic [hbm_spec_pkg::RowW-1:0] row_s   [N];
+  logic [hbm_spec_pkg::ColW-1:0] col_s   [N];
+  logic [hbm_spec_pkg::IdW-1:0]  id_s    [N];
+  logic [StampW-1:0]             stamp_s [N];  // low bits of the cycle it was queued
   logic [hbm_spec_pkg::DataW-1:0] wdata_mem [N];
   logic [hbm_spec_pkg::MaskW-1:0] wmask_mem [N];
 
@@ -308,12 +305,8 @@ module hbm_channel_ctrl #(
     .due_o      (ref_due)
   );
 
-  entry_t          iss_ent;
   logic [PosW-1:0] iss_slot;
-  logic            unused_iss_stamp;  // the starvation guard reads the stamp of position 0 only
-  assign iss_slot         = slot_q[iss_pos];
-  assign iss_ent          = ent_s[iss_slot];
-  assign unused_iss_stamp = ^iss_ent.stamp;
+  assign iss_slot = slot_q[iss_pos];
 
   logic                         rdf_full;
   logic [hbm_spec_pkg::IdW-1:0]               rdf_head;
@@ -327,7 +320,7 @@ module hbm_channel_ctrl #(
     .rst_ni  (rst_ni),
     .clear_i (1'b0),
     .push_i  (iss_rd),
-    .data_i  (iss_ent.id),
+    .data_i  (id_s[iss_slot]),
     .pop_i   (rvalid_i),
     .data_o  (rdf_head),
     .empty_o (unused_rdf_empty),
@@ -356,7 +349,7 @@ module hbm_channel_ctrl #(
 
   // The oldest request is at position 0.
   assign oldest_oh   = N'(vld_q[0]);
-  assign oldest_wait = StampW'(now_i) - ent_s[slot_q[0]].stamp;
+  assign oldest_wait = StampW'(now_i) - stamp_s[slot_q[0]];
   assign starve      = vld_q[0] && (oldest_wait >= StampW'(StarveCycles));
   assign rd_allow    = !rdf_full && (!ref_due || rd_keeps_prea);
   assign wr_allow    = !ref_due || wr_keeps_prea;
@@ -465,14 +458,14 @@ module hbm_channel_ctrl #(
     end else if (col_c != '0) begin
       iss_valid = 1'b1;
       iss_cmd   = ((wr_q & pick) != '0) ? hbm_spec_pkg::CmdWr : hbm_spec_pkg::CmdRd;
-      iss_bank  = iss_ent.bank;
-      iss_row   = iss_ent.row;
-      iss_cola  = iss_ent.col;
+      iss_bank  = bank_s[iss_slot];
+      iss_row   = row_s[iss_slot];
+      iss_cola  = col_s[iss_slot];
     end else if (row_pool != '0) begin
       iss_valid   = 1'b1;
       iss_cmd     = (((act_c | act_o) & pick) != '0) ? hbm_spec_pkg::CmdAct : hbm_spec_pkg::CmdPre;
-      iss_bank    = iss_ent.bank;
-      iss_row     = iss_ent.row;
+      iss_bank    = bank_s[iss_slot];
+      iss_row     = row_s[iss_slot];
       iss_for_req = 1'b1;
     end else if (auto_c != '0) begin
       iss_valid = 1'b1;
@@ -487,7 +480,6 @@ module hbm_channel_ctrl #(
   logic [N-1:0]     iss_oh, below_iss, ins_oh, same_burst, unblock;
   logic [PosW-1:0]  ins_pos, ins_slot;
   logic             ins_hit, ins_blk;
-  entry_t           ins_ent;
 
   assign iss_oh    = N'(1) << iss_pos;
   assign below_iss = iss_oh - N'(1);
@@ -510,14 +502,13 @@ module hbm_channel_ctrl #(
     same_burst = '0;
     if (in_vld_q && bocc[in_bank]) begin
       for (int unsigned j = 0; j < N; j++) begin
-        if (bmask_q[in_bank][j] && (ent_s[slot_q[j]].row == in_row) &&
-            (ent_s[slot_q[j]].col == in_col)) begin
+        if (bmask_q[in_bank][j] && (row_s[slot_q[j]] == in_row) &&
+            (col_s[slot_q[j]] == in_col)) begin
           same_burst[j] = 1'b1;
         end
       end
     end
     ins_blk = (same_burst & ~(iss_col ? iss_oh : '0)) != '0;
-    ins_ent = '{stamp: StampW'(now_i), id: in_id_q, bank: in_bank, row: in_row, col: in_col};
   end
 
   // The request that leaves may head a chain of requests to its burst: the next one goes free.
@@ -525,8 +516,8 @@ module hbm_channel_ctrl #(
     unblock = '0;
     if (iss_col && ((blk_q & bmask_q[iss_bank]) != '0)) begin
       for (int unsigned j = 0; j < N; j++) begin
-        if (blk_q[j] && bmask_q[iss_bank][j] && (ent_s[slot_q[j]].row == iss_row) &&
-            (ent_s[slot_q[j]].col == iss_cola)) begin
+        if (blk_q[j] && bmask_q[iss_bank][j] && (row_s[slot_q[j]] == iss_row) &&
+            (col_s[slot_q[j]] == iss_cola)) begin
           unblock[j] = 1'b1;
         end
       end
@@ -545,7 +536,7 @@ module hbm_channel_ctrl #(
     slot_d  = slot_q;
     if (iss_act) begin
       for (int unsigned j = 0; j < N; j++) begin
-        if (bmask_q[iss_bank][j] && (ent_s[slot_q[j]].row == iss_row)) begin
+        if (bmask_q[iss_bank][j] && (row_s[slot_q[j]] == iss_row)) begin
           hit_d[j] = 1'b1;
         end
       end
@@ -620,7 +611,11 @@ module hbm_channel_ctrl #(
   // registered read port (the WR).
   always_ff @(posedge clk_i) begin
     if (ins) begin
-      ent_s[ins_slot] <= ins_ent;
+      bank_s[ins_slot]  <= in_bank;
+      row_s[ins_slot]   <= in_row;
+      col_s[ins_slot]   <= in_col;
+      id_s[ins_slot]    <= in_id_q;
+      stamp_s[ins_slot] <= StampW'(now_i);
     end
   end
 
