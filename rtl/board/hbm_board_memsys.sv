@@ -61,7 +61,7 @@ module hbm_board_memsys #(
 
   // the bridge runs on the target clock: the edges hbm_board_top's controller takes
   logic tclk;
-  target_clock_gate u_gate (.clk_i, .en_i (target_en_o), .clk_o (tclk));
+  clock_gate u_gate (.clk_i, .en_i (target_en_o), .clk_o (tclk));
 
   logic [NumPorts-1:0][AddrW-1:0]                  b_addr;
   logic [NumPorts-1:0][hbm_spec_pkg::DataW-1:0]    b_wdata;

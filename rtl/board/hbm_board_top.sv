@@ -48,7 +48,7 @@ module hbm_board_top #(
   input  logic [hbm_spec_pkg::DataW-1:0]       bs_rsp_rdata_i
 );
   logic tclk, advance;
-  target_clock_gate u_gate (.clk_i, .en_i (advance), .clk_o (tclk));
+  clock_gate u_gate (.clk_i, .en_i (advance), .clk_o (tclk));
   assign target_en_o = advance;
 
   logic [NumChannels-1:0]                          rvalid;

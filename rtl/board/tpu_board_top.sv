@@ -50,7 +50,7 @@ module tpu_board_top #(
   localparam int unsigned DataW = Dim * 8;
 
   logic tclk;
-  target_clock_gate u_gate (.clk_i, .en_i (target_en_o), .clk_o (tclk));
+  clock_gate u_gate (.clk_i, .en_i (target_en_o), .clk_o (tclk));
 
   logic                          mem_req_valid, mem_req_ready, mem_req_write;
   logic [tpu_pkg::AddrWidth-1:0] mem_req_addr;

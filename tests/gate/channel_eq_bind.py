@@ -3,7 +3,8 @@
 """Connects a channel's gate-level netlist (module hbm_channel_gates, scripts/synth/gate_netlist.sh)
 beside the RTL channel it was made from, for hbm_channel_eq.sv: every input of the netlist is the
 RTL channel's input of the same name (a hierarchical reference, so the netlist sees exactly what
-the RTL channel sees, cycle for cycle), and every output is compared with the RTL channel's.
+the RTL channel sees, cycle for cycle) except the clock, which is the controller's ungated one,
+and every output is compared with the RTL channel's.
 Taken from the netlist's port list, so it follows the channel's ports whatever they are.
 
     channel_eq_bind.py NETLIST.v RTL_PATH OUT.svh OUT_NAMES.h
@@ -31,6 +32,14 @@ def ports(netlist):
     return [(p, *decl[p]) for p in order]
 
 
+def source(path, name):
+    """The RTL signal an input of the netlist takes: the RTL channel's input of the same name, but
+    the clock is the controller's own, every edge. The RTL channel's clock leaves out the edges of
+    its quiet cycles (hbm_ctrl, decision 8), so the netlist clocked on every edge proves that
+    leaving them out is exact, besides proving the netlist equal to the RTL."""
+    return "clk_i" if name == "clk_i" else f"{path}.{name}"
+
+
 def main():
     netlist, path, out_svh, out_names = sys.argv[1:]
     ps = ports(netlist)
@@ -41,7 +50,8 @@ def main():
     for module, inst, pre, flags in (("hbm_channel_gates", "u_gates", "gate_", "gate_mismatch_o"),):
         for n, rng in outs:
             lines.append(f"  logic {rng} {pre}{n};\n")
-        conns = [f"    .{n} ({path}.{n})" if d == "input" else f"    .{n} ({pre}{n})" for n, d, _ in ps]
+        conns = [f"    .{n} ({pre}{n})" if d == "output" else f"    .{n} ({source(path, n)})"
+                 for n, d, _ in ps]
         lines.append(f"  {module} {inst} (\n" + ",\n".join(conns) + "\n  );\n")
         lines.append(f"  always_comb begin\n    {flags} = '0;\n")
         for k, (n, _) in enumerate(outs):

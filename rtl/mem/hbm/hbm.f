@@ -5,6 +5,7 @@
 // is not listed here because it lives in the build tree. Only +incdir+ options and file names.
 +incdir+rtl/include
 rtl/common/sync_fifo.sv
+rtl/common/clock_gate.sv
 rtl/mem/hbm/hbm_addr_map.sv
 rtl/mem/hbm/hbm_bank_state.sv
 rtl/mem/hbm/hbm_refresh_timer.sv

@@ -57,7 +57,8 @@ module hbm_bank_state #(
   output logic                  ref_ok_o,    // all banks closed, REF legal
   output logic                  rd_keeps_prea_o,  // a RD now would not delay PREA
   output logic                  wr_keeps_prea_o,  // a WR now would not delay PREA
-  output logic                  busy_o       // within tRFC of a REF
+  output logic                  busy_o,      // within tRFC of a REF
+  output logic                  any_open_o   // some bank open
 );
 
   if (BankGroups < 2 || BanksPerGroup < 2 ||
@@ -133,6 +134,7 @@ module hbm_bank_state #(
   assign rd_keeps_prea_o = (at(now_i, tim_i.rd2pre) <= prea_at_q);
   assign wr_keeps_prea_o = (at(now_i, tim_i.wr2pre) <= prea_at_q);
   assign busy_o          = (now_i < busy_at_q);
+  assign any_open_o      = (open_q != '0);
   assign look_hit_o      = open_q[look_bank_i] && (open_row_q[look_bank_i] == look_row_i);
 
   // The refresh interval is the refresh timer's business.

@@ -17,7 +17,7 @@
 // PosW bits a position). Nothing is slots x slots: the per-cycle work is a few QueueDepth-bit operations per bank and two priority
 // encoders; a request compares its burst with the queue only when it is queued (for blk_q) and
 // when an ACT opens a row (for hit_q), and the oldest of a burst's chain unblocks the next one
-// when it issues. At most tim_i.rd_cap reads and tim_i.wr_cap writes are queued (the read and
+// when it issues. At most tim_q.rd_cap reads and tim_q.wr_cap writes are queued (the read and
 // write queues: runtime sizes from the timing set, validated on load to fit QueueDepth). A
 // request whose queue is full waits in the input register (and holds the port of its channel).
 //
@@ -71,15 +71,15 @@ module hbm_channel_ctrl #(
   localparam int unsigned BgW          = $clog2(BankGroups),
   localparam int unsigned ChW          = (NumChannels > 1) ? $clog2(NumChannels) : 1
 ) (
-  input  logic                          clk_i,
+  input  logic                          clk_i,  // the channel's clock (hbm_ctrl skips edges, clk_en_o)
   input  logic                          rst_ni,
+  output logic                          clk_en_o,  // this cycle's edge can change the channel
   input  logic [ChW-1:0]                ref_slot_i, // refresh slot (hbm_refresh_timer), constant
-  input  logic                          en_i, // configuration valid (first cycle after reset on)
-  input  logic [hbm_spec_pkg::CycW-1:0] now_i,
-  input  hbm_spec_pkg::tderiv_t         tim_i,
+  input  logic [hbm_spec_pkg::CycW-1:0] now_i,  // cycles since reset, hbm_ctrl's counter
+  // configuration: stable from reset on, registered in reset and in the first cycle after it
+  input  hbm_spec_pkg::timing_t         timing_i,
   input  logic                          page_policy_i, // 0 open page, 1 closed page
   input  hbm_spec_pkg::amap_t           amap_i,
-  input  hbm_spec_pkg::amap_pos_t       amap_pos_i,
   // request (its address maps to this channel)
   input  logic                           req_valid_i,
   output logic                           req_ready_o,
@@ -147,6 +147,78 @@ module hbm_channel_ctrl #(
   endfunction
 
   // ---------------------------------------------------------------------------------------------
+  // Configuration and time, registered on the channel's clock
+  // ---------------------------------------------------------------------------------------------
+  // hbm_ctrl stops this channel's clock while the channel is quiet (clk_en_o low), so that a
+  // simulator evaluates none of its logic then. That holds only if the logic reads nothing that
+  // changes on the controller's clock: the configuration is loaded here, and the time is the
+  // channel's own copy now_q (cycles since reset, registered on the channel's clock). now_q is
+  // exact in every cycle that follows a clocked one; in the cycle that ends a quiet stretch it is
+  // late, but then nothing is queued, held, due or in progress (the quiet condition), so nothing
+  // reads it. Only the refresh interval needs the true time in every cycle (now_i).
+  hbm_spec_pkg::tderiv_t   tim_q;
+  hbm_spec_pkg::amap_t     amap_q;
+  hbm_spec_pkg::amap_pos_t amap_pos_q;
+  logic                    page_policy_q;
+  logic                    en_q;   // configuration loaded: from the first cycle after reset on
+  logic [hbm_spec_pkg::CycW-1:0] now_q;
+
+  // The distances are the contract's (spec/tpuemu.json "derived_timings", generated as
+  // hbm_spec_pkg::derive_timings): the DRAM checker and the TLM timing model compute the same
+  // table. The channel takes the column and precharge spacings; the parts those are made of stay
+  // out.
+  /* verilator lint_off UNUSEDSIGNAL */
+  function automatic hbm_spec_pkg::tderiv_t channel_timing(hbm_spec_pkg::timing_t timing);
+    hbm_spec_pkg::derived_t tdist;
+    hbm_spec_pkg::tderiv_t  tim_d;
+    tdist = hbm_spec_pkg::derive_timings(timing);
+    tim_d.t_rcd   = timing.t_rcd;
+    tim_d.t_rp    = timing.t_rp;
+    tim_d.t_ras   = timing.t_ras;
+    tim_d.t_rc    = timing.t_rc;
+    tim_d.t_rrd_s = timing.t_rrd_s;
+    tim_d.t_rrd_l = timing.t_rrd_l;
+    tim_d.t_faw   = timing.t_faw;
+    tim_d.t_rfc   = timing.t_rfc;
+    tim_d.t_refi  = timing.t_refi;
+    tim_d.ccd_s   = tdist.ccd_s;
+    tim_d.ccd_l   = tdist.ccd_l;
+    tim_d.rd2wr_s = tdist.rd2wr_s;
+    tim_d.rd2wr_l = tdist.rd2wr_l;
+    tim_d.wr2rd_s = tdist.wr2rd_s;
+    tim_d.wr2rd_l = tdist.wr2rd_l;
+    tim_d.rd2pre  = timing.t_rtp;
+    tim_d.wr2pre  = tdist.wr2pre;
+    tim_d.rd_cap  = timing.read_queue;
+    tim_d.wr_cap  = timing.write_queue;
+    tim_d.wr_hi   = timing.write_high;
+    tim_d.wr_lo   = timing.write_low;
+    channel_timing = tim_d;
+  endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
+
+  // Loaded while en_q holds the channel off (in reset and in the first cycle after it) and kept:
+  // they need no reset, and a simulator does not recompute them every cycle.
+  always_ff @(posedge clk_i) begin
+    if (!en_q) begin
+      tim_q         <= channel_timing(timing_i);
+      amap_q        <= amap_i;
+      amap_pos_q    <= hbm_spec_pkg::amap_positions(amap_i);
+      page_policy_q <= page_policy_i;
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      en_q  <= 1'b0;
+      now_q <= '0;
+    end else begin
+      en_q  <= 1'b1;
+      now_q <= now_i + hbm_spec_pkg::CycW'(1);
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------------
   // Queue storage
   // ---------------------------------------------------------------------------------------------
   logic [N-1:0]               vld_q, vld_d, wr_q, wr_d, hit_q, hit_d, miss_q, miss_d;
@@ -192,10 +264,10 @@ module hbm_channel_ctrl #(
   // A request is taken when the input register is free or is queued this cycle; it is queued
   // when its queue (read or write) has room.
   logic in_room;
-  assign in_room     = in_write_q ? (hbm_spec_pkg::TimW'(wcnt_q) < tim_i.wr_cap)
-                                  : (hbm_spec_pkg::TimW'(rcnt_q) < tim_i.rd_cap);
+  assign in_room     = in_write_q ? (hbm_spec_pkg::TimW'(wcnt_q) < tim_q.wr_cap)
+                                  : (hbm_spec_pkg::TimW'(rcnt_q) < tim_q.rd_cap);
   assign ins         = in_vld_q && in_room && (vld_q != '1);
-  assign req_ready_o = en_i && (!in_vld_q || ins);
+  assign req_ready_o = en_q && (!in_vld_q || ins);
   assign take        = req_valid_i && req_ready_o;
   assign in_bank     = {in_bg, in_ba};
 
@@ -205,8 +277,8 @@ module hbm_channel_ctrl #(
     .BanksPerGroup (BanksPerGroup),
     .BaddrW        (BaddrW)
   ) u_map (
-    .amap_i  (amap_i),
-    .pos_i   (amap_pos_i),
+    .amap_i  (amap_q),
+    .pos_i   (amap_pos_q),
     .baddr_i (in_baddr_q),
     .ch_o    (unused_in_ch),
     .bg_o    (in_bg),
@@ -252,6 +324,7 @@ module hbm_channel_ctrl #(
   logic [NumBanks-1:0]   act_ok, pre_ok, col_ok;
   logic [BankGroups-1:0] rd_ok, wr_ok;
   logic                  prea_ok, ref_ok, rd_keeps_prea, wr_keeps_prea, busy, in_row_open;
+  logic                  any_open;
 
   hbm_bank_state #(
     .BankGroups    (BankGroups),
@@ -259,14 +332,14 @@ module hbm_channel_ctrl #(
   ) u_bank_state (
     .clk_i           (clk_i),
     .rst_ni          (rst_ni),
-    .now_i           (now_i),
-    .tim_i           (tim_i),
+    .now_i           (now_q),
+    .tim_i           (tim_q),
     .iss_valid_i     (iss_valid),
     .iss_cmd_i       (iss_cmd),
     .iss_bank_i      (iss_bank),
     .iss_row_i       (iss_row),
     .need_i          (bocc),
-    .need_open_i     (page_policy_i),
+    .need_open_i     (page_policy_q),
     .look_bank_i     (in_bank),
     .look_row_i      (in_row),
     .look_hit_o      (in_row_open),
@@ -279,7 +352,8 @@ module hbm_channel_ctrl #(
     .ref_ok_o        (ref_ok),
     .rd_keeps_prea_o (rd_keeps_prea),
     .wr_keeps_prea_o (wr_keeps_prea),
-    .busy_o          (busy)
+    .busy_o          (busy),
+    .any_open_o      (any_open)
   );
 
   logic iss_act, iss_pre, iss_prea, iss_rd, iss_wr, iss_ref, iss_col;
@@ -291,18 +365,19 @@ module hbm_channel_ctrl #(
   assign iss_ref  = iss_valid && (iss_cmd == hbm_spec_pkg::CmdRef);
   assign iss_col  = iss_rd || iss_wr;
 
-  logic ref_due;
+  logic ref_due, ref_idle;
   hbm_refresh_timer #(
     .NumChannels (NumChannels)
   ) u_refresh (
     .clk_i      (clk_i),
     .rst_ni     (rst_ni),
     .ref_slot_i (ref_slot_i),
-    .en_i       (en_i),
+    .en_i       (en_q),
     .now_i      (now_i),
-    .t_refi_i   (tim_i.t_refi),
+    .t_refi_i   (tim_q.t_refi),
     .ref_done_i (iss_ref),
-    .due_o      (ref_due)
+    .due_o      (ref_due),
+    .idle_o     (ref_idle)
   );
 
   logic [PosW-1:0] iss_slot;
@@ -349,7 +424,7 @@ module hbm_channel_ctrl #(
 
   // The oldest request is at position 0.
   assign oldest_oh   = N'(vld_q[0]);
-  assign oldest_wait = StampW'(now_i) - stamp_s[slot_q[0]];
+  assign oldest_wait = StampW'(now_q) - stamp_s[slot_q[0]];
   assign starve      = vld_q[0] && (oldest_wait >= StampW'(StarveCycles));
   assign rd_allow    = !rdf_full && (!ref_due || rd_keeps_prea);
   assign wr_allow    = !ref_due || wr_keeps_prea;
@@ -359,9 +434,9 @@ module hbm_channel_ctrl #(
   // The class served (write batching, see the header).
   always_comb begin
     if (!drain_q) begin
-      drain = wr_go && ((hbm_spec_pkg::TimW'(wcnt_q) >= tim_i.wr_hi) || !rd_go);
+      drain = wr_go && ((hbm_spec_pkg::TimW'(wcnt_q) >= tim_q.wr_hi) || !rd_go);
     end else begin
-      drain = wr_go && !(rd_go && (hbm_spec_pkg::TimW'(wcnt_q) <= tim_i.wr_lo));
+      drain = wr_go && !(rd_go && (hbm_spec_pkg::TimW'(wcnt_q) <= tim_q.wr_lo));
     end
     cls_m = starve ? '1 : (drain ? wr_q : ~wr_q);
   end
@@ -423,7 +498,7 @@ module hbm_channel_ctrl #(
     if (col_c == '0 && row_pool == '0) begin
       row_pool = act_o;
     end
-    auto_c = (page_policy_i && !ref_due) ? (pre_ok & ~has_hit) : '0;
+    auto_c = (page_policy_q && !ref_due) ? (pre_ok & ~has_hit) : '0;
     // The oldest of the pool that is used: its lowest position.
     pick      = lowest((col_c != '0) ? col_c : row_pool);
     auto_pick = auto_c & (~auto_c + NumBanks'(1));
@@ -447,7 +522,7 @@ module hbm_channel_ctrl #(
     iss_cola    = '0;
     iss_pos     = onehot_index(pick);
     iss_for_req = 1'b0;
-    if (!en_i) begin
+    if (!en_q) begin
       iss_valid = 1'b0;
     end else if (ref_due && prea_ok) begin
       iss_valid = 1'b1;
@@ -545,7 +620,7 @@ module hbm_channel_ctrl #(
     if (iss_pre) begin
       hit_d &= ~bmask_q[iss_bank];
       // Closed page: the row would have been closed anyway, so the request counts as a miss.
-      if (iss_for_req && !page_policy_i) begin
+      if (iss_for_req && !page_policy_q) begin
         conf_d |= iss_oh;
       end
     end
@@ -615,7 +690,7 @@ module hbm_channel_ctrl #(
       row_s[ins_slot]   <= in_row;
       col_s[ins_slot]   <= in_col;
       id_s[ins_slot]    <= in_id_q;
-      stamp_s[ins_slot] <= StampW'(now_i);
+      stamp_s[ins_slot] <= StampW'(now_q);
     end
   end
 
@@ -759,6 +834,15 @@ module hbm_channel_ctrl #(
     end
   end
 
+  // The channel is quiet when its next clock edge would change nothing: no request offered or
+  // held, nothing queued, in flight, answered or on the command bus, no drain, no refresh due,
+  // coming or in progress, and (closed page) no bank left open to close. The statistics that add
+  // every cycle then add zero (occupancy, reads in flight). hbm_ctrl leaves such edges out.
+  assign clk_en_o = !(en_q && ref_idle && !ref_due && !busy && !req_valid_i && !rvalid_i &&
+                      !in_vld_q && (vld_q == '0) && (occ_q == '0) && (rd_out_q == '0) &&
+                      !rsp_valid_q && !bresp_valid_q && !cmd_valid_q && !drain_q &&
+                      !(page_policy_q && any_open));
+
   always_comb begin
     for (int unsigned k = 0; k < hbm_spec_pkg::NumStats; k++) begin
       stats_o[k*hbm_spec_pkg::StatW +: hbm_spec_pkg::StatW] = cnt_q[k];
@@ -788,7 +872,7 @@ module hbm_channel_ctrl #(
         else $error("hbm_channel_ctrl: read/write queue counts broken");
       assert (32'(rcnt_q) + 32'(wcnt_q) + 32'($countones(sfree_q)) == N)
         else $error("hbm_channel_ctrl: slots leak");
-      assert ((32'(rcnt_q) <= 32'(tim_i.rd_cap)) && (32'(wcnt_q) <= 32'(tim_i.wr_cap)))
+      assert ((32'(rcnt_q) <= 32'(tim_q.rd_cap)) && (32'(wcnt_q) <= 32'(tim_q.wr_cap)))
         else $error("hbm_channel_ctrl: a queue holds more than its size");
       assert (!(rvalid_i && rd_out_q == '0)) else $error("hbm_channel_ctrl: read data nobody asked for");
     end

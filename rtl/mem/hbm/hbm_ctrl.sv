@@ -57,7 +57,14 @@
 //    posted: rsp_o[c].bresp_valid is high the cycle after the write entered the channel's write
 //    queue.
 // 8. Timestamps are CycW = 48-bit cycle counts (never wrap in a simulation) compared with a
-//    free-running counter: an idle channel costs no per-cycle work.
+//    free-running counter. Each channel runs on a gated clock (clock_gate, GateChannelClocks = 1)
+//    that leaves out the edges of its quiet cycles: no request offered or held, nothing queued,
+//    in flight or answered, no refresh due or in progress (hbm_channel_ctrl's clk_en_o). Such an
+//    edge would change nothing, so leaving it out is exact, and a simulator then evaluates none of
+//    the channel's logic: an idle channel costs next to nothing per cycle. The channel registers
+//    its configuration and its copy of the cycle count on its own clock for that reason. On an
+//    FPGA each gate is a clock buffer with enable; GateChannelClocks = 0 puts every channel on
+//    clk_i instead (the same behaviour, cycle for cycle).
 // =================================================================================================
 `include "tpu_assert.svh"
 
@@ -71,6 +78,7 @@ module hbm_ctrl #(
   parameter int unsigned StarveCycles  = hbm_spec_pkg::StarveCycles,
   parameter int unsigned RefStagger    = 0,     // 0: all channels refresh together
   parameter int unsigned AddrW         = hbm_spec_pkg::PortAddrW,  // byte address bits used
+  parameter int unsigned GateChannelClocks = 1,  // 0: every channel on clk_i (decision 8)
   localparam int unsigned ChW          = (NumChannels > 1) ? $clog2(NumChannels) : 1,
   localparam int unsigned PortW        = (NumPorts > 1) ? $clog2(NumPorts) : 1,
   localparam int unsigned BgW          = $clog2(BankGroups),
@@ -118,58 +126,21 @@ module hbm_ctrl #(
 `endif
 
   // ---------------------------------------------------------------------------------------------
-  // Configuration: derived timing, registered (the scheduler then depends on flops only)
+  // Configuration of the lanes' address decode, registered; the cycle counter
   // ---------------------------------------------------------------------------------------------
-  hbm_spec_pkg::tderiv_t         tim_q;
+  // The channels register their own configuration (the derived timing, the page policy, the
+  // address map): they run on clocks of their own (below).
   hbm_spec_pkg::amap_t           amap_q;
   hbm_spec_pkg::amap_pos_t       amap_pos_q;
-  logic            page_policy_q;
   logic            en_q;
   logic [hbm_spec_pkg::CycW-1:0] now_q;
 
-  // The distances are the contract's (spec/tpuemu.json "derived_timings", generated as
-  // hbm_spec_pkg::derive_timings): the DRAM checker and the TLM timing model compute the same
-  // table. The channels take the column and precharge spacings; the parts those are made of stay
-  // here.
-  /* verilator lint_off UNUSEDSIGNAL */
-  function automatic hbm_spec_pkg::tderiv_t channel_timing(hbm_spec_pkg::timing_t timing);
-    hbm_spec_pkg::derived_t tdist;
-    hbm_spec_pkg::tderiv_t  tim_d;
-    tdist = hbm_spec_pkg::derive_timings(timing);
-    tim_d.t_rcd   = timing.t_rcd;
-    tim_d.t_rp    = timing.t_rp;
-    tim_d.t_ras   = timing.t_ras;
-    tim_d.t_rc    = timing.t_rc;
-    tim_d.t_rrd_s = timing.t_rrd_s;
-    tim_d.t_rrd_l = timing.t_rrd_l;
-    tim_d.t_faw   = timing.t_faw;
-    tim_d.t_rfc   = timing.t_rfc;
-    tim_d.t_refi  = timing.t_refi;
-    tim_d.ccd_s   = tdist.ccd_s;
-    tim_d.ccd_l   = tdist.ccd_l;
-    tim_d.rd2wr_s = tdist.rd2wr_s;
-    tim_d.rd2wr_l = tdist.rd2wr_l;
-    tim_d.wr2rd_s = tdist.wr2rd_s;
-    tim_d.wr2rd_l = tdist.wr2rd_l;
-    tim_d.rd2pre  = timing.t_rtp;
-    tim_d.wr2pre  = tdist.wr2pre;
-    tim_d.rd_cap  = timing.read_queue;
-    tim_d.wr_cap  = timing.write_queue;
-    tim_d.wr_hi   = timing.write_high;
-    tim_d.wr_lo   = timing.write_low;
-    channel_timing = tim_d;
-  endfunction
-  /* verilator lint_on UNUSEDSIGNAL */
-
-  // Configuration registers load the (stable) inputs while en_q holds the controller off, in
-  // reset and in the first cycle after it, and keep them: they need no reset, and a simulator
-  // does not recompute the derived timing and the address-map positions every cycle.
+  // Loaded while en_q holds the controller off, in reset and in the first cycle after it, and
+  // kept: they need no reset, and a simulator does not recompute the positions every cycle.
   always_ff @(posedge clk_i) begin
     if (!en_q) begin
-      tim_q         <= channel_timing(timing_i);
-      amap_q        <= amap_i;
-      amap_pos_q    <= hbm_spec_pkg::amap_positions(amap_i);
-      page_policy_q <= page_policy_i;
+      amap_q     <= amap_i;
+      amap_pos_q <= hbm_spec_pkg::amap_positions(amap_i);
     end
   end
 
@@ -283,6 +254,15 @@ module hbm_ctrl #(
     assign rsp_o[c] = rsp;
     assign cmd_o[c] = cmd;
     assign rdata    = rdata_i[c];
+    // The channel's clock leaves out the edges of its quiet cycles (decision 8).
+    logic clk_ch, clk_en;
+    if (GateChannelClocks != 0) begin : g_gate
+      clock_gate u_gate (.clk_i, .en_i (clk_en), .clk_o (clk_ch));
+    end else begin : g_free
+      logic unused_clk_en;
+      assign unused_clk_en = clk_en;
+      assign clk_ch = clk_i;
+    end
     hbm_channel_ctrl #(
       .NumChannels   (NumChannels),
       .BankGroups    (BankGroups),
@@ -292,15 +272,14 @@ module hbm_ctrl #(
       .StarveCycles  (StarveCycles),
       .BaddrW        (BaddrW)
     ) u_ch (
-      .clk_i         (clk_i),
+      .clk_i         (clk_ch),
       .rst_ni        (rst_ni),
+      .clk_en_o      (clk_en),
       .ref_slot_i    ((RefStagger != 0) ? ChW'(c) : '0),
-      .en_i          (en_q),
       .now_i         (now_q),
-      .tim_i         (tim_q),
-      .page_policy_i (page_policy_q),
-      .amap_i        (amap_q),
-      .amap_pos_i    (amap_pos_q),
+      .timing_i      (timing_i),
+      .page_policy_i (page_policy_i),
+      .amap_i        (amap_i),
       .req_valid_i   (ch_valid[c]),
       .req_ready_o   (ch_ready[c]),
       .req_write_i   (req.write),

@@ -16,7 +16,8 @@ module hbm_refresh_timer #(
   input  logic [hbm_spec_pkg::CycW-1:0] now_i,
   input  logic [hbm_spec_pkg::TimW-1:0] t_refi_i,
   input  logic                          ref_done_i, // a REF issues this cycle
-  output logic                          due_o
+  output logic                          due_o,
+  output logic                          idle_o      // armed, and no REF comes due this cycle
 );
   logic            armed_q;
   logic [hbm_spec_pkg::CycW-1:0] next_q;
@@ -28,6 +29,7 @@ module hbm_refresh_timer #(
   assign first   = t_refi_i - stagger;
   assign tick    = armed_q && (now_i >= next_q);
   assign due_o   = (pend_q != '0);
+  assign idle_o  = armed_q && !tick;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
