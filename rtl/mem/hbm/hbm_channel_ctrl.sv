@@ -59,6 +59,7 @@
 
 module hbm_channel_ctrl #(
   parameter int unsigned NumChannels   = 8,
+  parameter int unsigned NumPorts      = 1,    // request lanes of hbm_ctrl's burst port
   parameter int unsigned BankGroups    = 4,
   parameter int unsigned BanksPerGroup = 4,
   parameter int unsigned QueueDepth    = hbm_spec_pkg::QueueSlots,  // slots, power of two
@@ -69,7 +70,8 @@ module hbm_channel_ctrl #(
   localparam int unsigned BankW        = $clog2(NumBanks),
   localparam int unsigned BaW          = $clog2(BanksPerGroup),
   localparam int unsigned BgW          = $clog2(BankGroups),
-  localparam int unsigned ChW          = (NumChannels > 1) ? $clog2(NumChannels) : 1
+  localparam int unsigned ChW          = (NumChannels > 1) ? $clog2(NumChannels) : 1,
+  localparam int unsigned PortW        = (NumPorts > 1) ? $clog2(NumPorts) : 1
 ) (
   input  logic                          clk_i,  // the channel's clock (hbm_ctrl skips edges, clk_en_o)
   input  logic                          rst_ni,
@@ -80,14 +82,17 @@ module hbm_channel_ctrl #(
   input  hbm_spec_pkg::timing_t         timing_i,
   input  logic                          page_policy_i, // 0 open page, 1 closed page
   input  hbm_spec_pkg::amap_t           amap_i,
-  // request (its address maps to this channel)
+  // request: lane req_lane_i offers one whose address maps to this channel. Every lane's fields
+  // come in, and the channel selects only where it registers them: the multiplexer is the same
+  // in hardware, and a simulator copies the wide fields only in a cycle that takes a request.
   input  logic                           req_valid_i,
   output logic                           req_ready_o,
-  input  logic                           req_write_i,
-  input  logic [BaddrW-1:0]              req_baddr_i, // burst address (byte address >> OffW)
-  input  logic [hbm_spec_pkg::IdW-1:0]   req_id_i,
-  input  logic [hbm_spec_pkg::DataW-1:0] req_wdata_i,
-  input  logic [hbm_spec_pkg::MaskW-1:0] req_wmask_i,
+  input  logic [PortW-1:0]               req_lane_i,
+  input  logic [NumPorts-1:0]                          req_write_i,
+  input  logic [NumPorts-1:0][BaddrW-1:0]              req_baddr_i, // burst address (byte >> OffW)
+  input  logic [NumPorts-1:0][hbm_spec_pkg::IdW-1:0]   req_id_i,
+  input  logic [NumPorts-1:0][hbm_spec_pkg::DataW-1:0] req_wdata_i,
+  input  logic [NumPorts-1:0][hbm_spec_pkg::MaskW-1:0] req_wmask_i,
   // responses
   output logic                           rsp_valid_o,
   output logic [hbm_spec_pkg::IdW-1:0]   rsp_id_o,
@@ -300,13 +305,13 @@ module hbm_channel_ctrl #(
   // Write data is stored only for writes (reads leave the registers alone).
   always_ff @(posedge clk_i) begin
     if (take) begin
-      in_write_q <= req_write_i;
-      in_baddr_q <= req_baddr_i;
-      in_id_q    <= req_id_i;
+      in_write_q <= req_write_i[req_lane_i];
+      in_baddr_q <= req_baddr_i[req_lane_i];
+      in_id_q    <= req_id_i[req_lane_i];
     end
-    if (take && req_write_i) begin
-      in_wdata_q <= req_wdata_i;
-      in_wmask_q <= req_wmask_i;
+    if (take && req_write_i[req_lane_i]) begin
+      in_wdata_q <= req_wdata_i[req_lane_i];
+      in_wmask_q <= req_wmask_i[req_lane_i];
     end
   end
 
@@ -793,7 +798,7 @@ module hbm_channel_ctrl #(
       rd_out_q <= '0;
     end else begin
       occ_q    <= occ_q + OccW'(take) - OccW'(iss_col);
-      rd_out_q <= rd_out_q + OutW'(take && !req_write_i) - OutW'(rsp_valid_q);
+      rd_out_q <= rd_out_q + OutW'(take && !req_write_i[req_lane_i]) - OutW'(rsp_valid_q);
       if (iss_col) begin
         if (iss_wr) begin
           cnt_q[hbm_spec_pkg::StatWrites] <= cnt_q[hbm_spec_pkg::StatWrites] + hbm_spec_pkg::StatW'(1);

@@ -158,6 +158,12 @@ module hbm_ctrl #(
   // Channel of every lane's address (the channel decodes the rest from its input register)
   // ---------------------------------------------------------------------------------------------
   logic [ChW-1:0] lane_ch [NumPorts];
+  // every lane's fields, for the channels to select from
+  logic [NumPorts-1:0]                          lane_write;
+  logic [NumPorts-1:0][BaddrW-1:0]              lane_baddr;
+  logic [NumPorts-1:0][hbm_spec_pkg::IdW-1:0]   lane_id;
+  logic [NumPorts-1:0][hbm_spec_pkg::DataW-1:0] lane_wdata;
+  logic [NumPorts-1:0][hbm_spec_pkg::MaskW-1:0] lane_wmask;
 
   // Struct members are read from plain struct signals, never from an array element: Yosys reads
   // req_i[p].addr as a new 1-bit wire (docs/fpga.md).
@@ -168,10 +174,13 @@ module hbm_ctrl #(
     logic [hbm_spec_pkg::RowW-1:0] unused_row;
     logic [hbm_spec_pkg::ColW-1:0] unused_col;
     assign req = req_i[p];
-    // a lane's channel needs only its address; the channel takes the rest of the chosen lane
-    logic unused_req;
-    assign unused_req = ^{req.write, req.id, req.wdata, req.wmask,
-                          req.addr[hbm_spec_pkg::OffW-1:0]};
+    assign lane_write[p] = req.write;
+    assign lane_baddr[p] = req.addr[AddrW-1:hbm_spec_pkg::OffW];
+    assign lane_id[p]    = req.id;
+    assign lane_wdata[p] = req.wdata;
+    assign lane_wmask[p] = req.wmask;
+    logic unused_req;  // burst aligned (assertion below)
+    assign unused_req = ^req.addr[hbm_spec_pkg::OffW-1:0];
     hbm_addr_map #(
       .NumChannels   (NumChannels),
       .BankGroups    (BankGroups),
@@ -238,19 +247,9 @@ module hbm_ctrl #(
   // Channels
   // ---------------------------------------------------------------------------------------------
   for (genvar c = 0; c < NumChannels; c++) begin : g_ch
-    hbm_spec_pkg::req_t   req;  // the lane the channel's round robin chose
     hbm_spec_pkg::rsp_t   rsp;
     hbm_spec_pkg::cmd_t   cmd;
     hbm_spec_pkg::rdata_t rdata;
-    // An AND-OR multiplexer over the grant: constant lane indices (cheap in a simulator).
-    always_comb begin
-      req = '0;
-      for (int unsigned p = 0; p < NumPorts; p++) begin
-        if (gnt[c][p]) begin
-          req = req_i[p];
-        end
-      end
-    end
     assign rsp_o[c] = rsp;
     assign cmd_o[c] = cmd;
     assign rdata    = rdata_i[c];
@@ -265,6 +264,7 @@ module hbm_ctrl #(
     end
     hbm_channel_ctrl #(
       .NumChannels   (NumChannels),
+      .NumPorts      (NumPorts),
       .BankGroups    (BankGroups),
       .BanksPerGroup (BanksPerGroup),
       .QueueDepth    (QueueDepth),
@@ -282,11 +282,12 @@ module hbm_ctrl #(
       .amap_i        (amap_i),
       .req_valid_i   (ch_valid[c]),
       .req_ready_o   (ch_ready[c]),
-      .req_write_i   (req.write),
-      .req_baddr_i   (req.addr[AddrW-1:hbm_spec_pkg::OffW]),
-      .req_id_i      (req.id),
-      .req_wdata_i   (req.wdata),
-      .req_wmask_i   (req.wmask),
+      .req_lane_i    (sel[c]),
+      .req_write_i   (lane_write),
+      .req_baddr_i   (lane_baddr),
+      .req_id_i      (lane_id),
+      .req_wdata_i   (lane_wdata),
+      .req_wmask_i   (lane_wmask),
       .rsp_valid_o   (rsp.rsp_valid),
       .rsp_id_o      (rsp.rsp_id),
       .rsp_data_o    (rsp.rsp_data),
