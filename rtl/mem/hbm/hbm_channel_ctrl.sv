@@ -11,10 +11,10 @@
 // ACT, PRE or PREA issues), blocked (blk_q: an older queued request is to the same burst; the
 // column command waits for it, so reordering never changes what a read returns), and per bank
 // the mask of its positions (bmask_q). What else a request carries never moves: it is written
-// once, when the request is queued, at a slot taken from a free mask (the entry: bank, row,
-// column, id, arrival stamp; the write data and mask in a RAM with one write and one registered
-// read port, wdata_mem: block RAM), and only the slot's index moves with the position (slot_q,
-// PosW bits a position). Nothing is slots x slots: the per-cycle work is a few QueueDepth-bit operations per bank and two priority
+// once, when the request is queued, at a slot taken from a free mask (the entry: bank, id,
+// arrival stamp; the write data and mask in a RAM with one write and one registered read port,
+// wdata_mem: block RAM); only the slot's index and the burst (row and column, which the queue is
+// compared on) move with the position (slot_q, row_q, col_q). Nothing is slots x slots: the per-cycle work is a few QueueDepth-bit operations per bank and two priority
 // encoders; a request compares its burst with the queue only when it is queued (for blk_q) and
 // when an ACT opens a row (for hit_q), and the oldest of a burst's chain unblocks the next one
 // when it issues. At most tim_q.rd_cap reads and tim_q.wr_cap writes are queued (the read and
@@ -234,11 +234,13 @@ module hbm_channel_ctrl #(
   logic [CntW-1:0]            rcnt_q, wcnt_q;  // reads and writes queued
   logic [N-1:0][PosW-1:0]     slot_q, slot_d;  // the slot of each position
   logic [N-1:0]               sfree_q;   // free slots
+  // The burst of each position (row and column), moving with it: the comparisons with the queue
+  // read them straight, not through the slot index (a QueueDepth:1 multiplexer per position).
+  logic [N-1:0][hbm_spec_pkg::RowW-1:0] row_q;
+  logic [N-1:0][hbm_spec_pkg::ColW-1:0] col_q;
   // What a queued request carries, at its slot: plain arrays, since Yosys reads neither a member
   // of an array element nor a named assignment pattern (docs/fpga.md).
   logic [BankW-1:0]              bank_s  [N];
-  logic [hbm_spec_pkg::RowW-1:0] row_s   [N];
-  logic [hbm_spec_pkg::ColW-1:0] col_s   [N];
   logic [hbm_spec_pkg::IdW-1:0]  id_s    [N];
   logic [StampW-1:0]             stamp_s [N];  // low bits of the cycle it was queued
   logic [hbm_spec_pkg::DataW-1:0] wdata_mem [N];
@@ -539,13 +541,13 @@ module hbm_channel_ctrl #(
       iss_valid = 1'b1;
       iss_cmd   = ((wr_q & pick) != '0) ? hbm_spec_pkg::CmdWr : hbm_spec_pkg::CmdRd;
       iss_bank  = bank_s[iss_slot];
-      iss_row   = row_s[iss_slot];
-      iss_cola  = col_s[iss_slot];
+      iss_row   = row_q[iss_pos];
+      iss_cola  = col_q[iss_pos];
     end else if (row_pool != '0) begin
       iss_valid   = 1'b1;
       iss_cmd     = (((act_c | act_o) & pick) != '0) ? hbm_spec_pkg::CmdAct : hbm_spec_pkg::CmdPre;
       iss_bank    = bank_s[iss_slot];
-      iss_row     = row_s[iss_slot];
+      iss_row     = row_q[iss_pos];
       iss_for_req = 1'b1;
     end else if (auto_c != '0) begin
       iss_valid = 1'b1;
@@ -582,8 +584,7 @@ module hbm_channel_ctrl #(
     same_burst = '0;
     if (in_vld_q && bocc[in_bank]) begin
       for (int unsigned j = 0; j < N; j++) begin
-        if (bmask_q[in_bank][j] && (row_s[slot_q[j]] == in_row) &&
-            (col_s[slot_q[j]] == in_col)) begin
+        if (bmask_q[in_bank][j] && (row_q[j] == in_row) && (col_q[j] == in_col)) begin
           same_burst[j] = 1'b1;
         end
       end
@@ -596,8 +597,8 @@ module hbm_channel_ctrl #(
     unblock = '0;
     if (iss_col && ((blk_q & bmask_q[iss_bank]) != '0)) begin
       for (int unsigned j = 0; j < N; j++) begin
-        if (blk_q[j] && bmask_q[iss_bank][j] && (row_s[slot_q[j]] == iss_row) &&
-            (col_s[slot_q[j]] == iss_cola)) begin
+        if (blk_q[j] && bmask_q[iss_bank][j] && (row_q[j] == iss_row) &&
+            (col_q[j] == iss_cola)) begin
           unblock[j] = 1'b1;
         end
       end
@@ -616,7 +617,7 @@ module hbm_channel_ctrl #(
     slot_d  = slot_q;
     if (iss_act) begin
       for (int unsigned j = 0; j < N; j++) begin
-        if (bmask_q[iss_bank][j] && (row_s[slot_q[j]] == iss_row)) begin
+        if (bmask_q[iss_bank][j] && (row_q[j] == iss_row)) begin
           hit_d[j] = 1'b1;
         end
       end
@@ -689,11 +690,26 @@ module hbm_channel_ctrl #(
 
   // A request is written once, at its slot. The write data: one write port (queueing), one
   // registered read port (the WR).
+  // The bursts move down with their positions (as slot_q), and the queued request's goes in at
+  // its position (the later assignment wins). They need no reset: valid flags qualify them.
+  always_ff @(posedge clk_i) begin
+    if (iss_col) begin
+      row_q <= (row_q & ~({(N * hbm_spec_pkg::RowW){1'b1}} << (32'(iss_pos) * hbm_spec_pkg::RowW))) |
+               ((row_q >> hbm_spec_pkg::RowW) &
+                ({(N * hbm_spec_pkg::RowW){1'b1}} << (32'(iss_pos) * hbm_spec_pkg::RowW)));
+      col_q <= (col_q & ~({(N * hbm_spec_pkg::ColW){1'b1}} << (32'(iss_pos) * hbm_spec_pkg::ColW))) |
+               ((col_q >> hbm_spec_pkg::ColW) &
+                ({(N * hbm_spec_pkg::ColW){1'b1}} << (32'(iss_pos) * hbm_spec_pkg::ColW)));
+    end
+    if (ins) begin
+      row_q[ins_pos] <= in_row;
+      col_q[ins_pos] <= in_col;
+    end
+  end
+
   always_ff @(posedge clk_i) begin
     if (ins) begin
       bank_s[ins_slot]  <= in_bank;
-      row_s[ins_slot]   <= in_row;
-      col_s[ins_slot]   <= in_col;
       id_s[ins_slot]    <= in_id_q;
       stamp_s[ins_slot] <= StampW'(now_q);
     end
