@@ -11,9 +11,9 @@
 #   hbm_gate_eq.sh SOURCE_ROOT DRAM_LIB GENERATED_INCLUDE HBM_SPEC_PKG [QUEUE_DEPTH [LEVEL [REQUESTS]]]
 #
 # DRAM_LIB is the build's libtpuemu_dram.a, GENERATED_INCLUDE its generated headers, HBM_SPEC_PKG
-# its hbm_spec_pkg.sv. QUEUE_DEPTH (default: the contract's slots) is the channel's slots; the
-# timing set's queue sizes are scaled to fit them. LEVEL is gate_netlist.sh's --level (gates, the
-# default, or cells).
+# its hbm_spec_pkg.sv. QUEUE_DEPTH is the channel's slots (default or "contract": the contract's,
+# as shipped); the timing set's queue sizes are scaled to fit them. LEVEL is gate_netlist.sh's
+# --level (gates, the default, or cells).
 set -uo pipefail
 root=$1 dram_lib=$2 gen_inc=$3 spec_pkg=$4 depth=${5:-} level=${6:-gates} requests=${7:-6000}
 tset=hbm2-2000
@@ -24,7 +24,7 @@ trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 now() { date +%s; }
 command -v verilator >/dev/null || fail "verilator not found (scripts/setup.sh installs it)"
-[[ -n $depth ]] || depth=$(sed -nE 's/.*localparam int unsigned QueueSlots *= *([0-9]+).*/\1/p' "$spec_pkg")
+[[ -n $depth && $depth != contract ]] || depth=$(sed -nE 's/.*localparam int unsigned QueueSlots *= *([0-9]+).*/\1/p' "$spec_pkg")
 
 # ---- the netlist
 t0=$(now)
@@ -32,9 +32,10 @@ bash "$root/scripts/synth/gate_netlist.sh" hbm-channel "$tset" "$tmp/gates.v" --
   fail "no netlist of the channel"
 t_synth=$(($(now) - t0))
 
-# ---- one gate that the run can change
+# ---- one gate that the run can change: one of a statistics counter's (an output), so that the
+# change must show
 python3 "$root/tests/gate/break_gate.py" "$tmp/gates.v" "$tmp/breakable.v" hbm_channel_gates \
-  '$test$plusargs("gate-break")' || fail "no gate to break"
+  '$test$plusargs("gate-break")' cnt_q || fail "no gate to break"
 
 # ---- the model: RTL controller + intact netlist + broken netlist
 python3 "$root/tests/gate/channel_eq_bind.py" "$tmp/gates.v" "$channel_path" \
