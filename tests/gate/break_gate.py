@@ -7,25 +7,28 @@ set once at the start of the run from WHEN, a SystemVerilog function call that i
 break it ($test$plusargs("gate-break"), or $fopen of a file that exists). With gate_break 0 the netlist is the one Yosys wrote; with 1 that gate is an XNOR. One
 build serves both runs (a gate-level model takes minutes to compile).
 
-    break_gate.py IN.v OUT.v MODULE WHEN [REGISTER]
+    break_gate.py IN.v OUT.v MODULE WHEN [REGISTERS]
 
-With REGISTER (a register name of the netlist, e.g. cnt_q), the gate is the first XOR gate or
-adder with an operand of that register, if there is one: a gate whose change must show at the
-outputs, where the first gate of the netlist may sit on a path the run never exercises (in a
-64-slot HBM channel it does: the first adder feeds a counter no output depends on in the trace)."""
+With REGISTERS (register names of the netlist, comma separated: a counter keeps its RTL name in a
+netlist of cells and is named after the output it drives in one of gates, so cnt_q,stats_o), the
+gate is the first XOR gate or adder with an operand of one of them, if there is one: a gate whose
+change must show at the outputs, where the first gate of the netlist may sit on a path the run
+never exercises (in a 64-slot HBM channel it does: its first adder changes nothing the trace
+shows)."""
 import re
 import sys
 
 
 def main():
     src, dst, module, when = sys.argv[1:5]
-    register = sys.argv[5] if len(sys.argv) > 5 else None
+    registers = sys.argv[5].split(",") if len(sys.argv) > 5 else []
     text = open(src).read()
     # An operand: a plain name or an escaped one (a backslash, up to a space), with a bit select.
     operand = r"(?:\\\S+\s|[^\s();~^+\\]+)(?:\s*\[[0-9:]+\])?"
     m = None
-    if register:
-        reg = rf"\\?{re.escape(register)}(?:\[[0-9]+\])?\s*(?:\[[0-9:]+\])?"
+    if registers:
+        names = "|".join(re.escape(r) for r in registers)
+        reg = rf"\\?(?:{names})(?:\[[0-9]+\])?\s*(?:\[[0-9:]+\])?"
         for op, what in (("^", "an XNOR"), ("+", "an adder that adds one more")):
             m = re.search(rf"^(\s*assign\s+\S+\s*=\s*)({reg}\s*\{op}\s*{operand})\s*;", text, re.M)
             if m:

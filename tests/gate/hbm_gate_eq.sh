@@ -33,9 +33,9 @@ bash "$root/scripts/synth/gate_netlist.sh" hbm-channel "$tset" "$tmp/gates.v" --
 t_synth=$(($(now) - t0))
 
 # ---- one gate that the run can change: one of a statistics counter's (an output), so that the
-# change must show
+# change must show (the counters are cnt_q in a netlist of cells, stats_o in one of gates)
 python3 "$root/tests/gate/break_gate.py" "$tmp/gates.v" "$tmp/breakable.v" hbm_channel_gates \
-  '$test$plusargs("gate-break")' cnt_q || fail "no gate to break"
+  '$test$plusargs("gate-break")' cnt_q,stats_o || fail "no gate to break"
 
 # ---- the model: RTL controller + intact netlist + broken netlist
 python3 "$root/tests/gate/channel_eq_bind.py" "$tmp/gates.v" "$channel_path" \
