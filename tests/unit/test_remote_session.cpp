@@ -285,22 +285,23 @@ TEST(RemoteSession, BeforeHelloOnlyHelloAndPresetAreAnswered) {
 }
 
 // A connection that never speaks holds no device: with a pool of one, the next client is served
-// at once, and the silent one is closed at the HELLO timeout. The timeout is long against the
-// bound on "at once" so that a loaded machine (opening the device took 430-470 ms with two
-// syntheses running) cannot blur the two.
+// at once, and the silent one is closed at the HELLO timeout. "At once" is half the timeout: a
+// client served only after it would take all of it. The timeout is long so that a loaded machine
+// cannot blur the two: opening the device took 430-470 ms with two syntheses running, and more
+// than 2 s once, with two syntheses and the test suite on the 2 cores.
 TEST(RemoteSession, ASilentConnectionHoldsNoDevice) {
   Log log;
-  LoopbackServer server("small", log.attach(fake({.devices = 1, .hello_timeout = 4s, .queue_timeout = 30s})));
+  LoopbackServer server("small", log.attach(fake({.devices = 1, .hello_timeout = 8s, .queue_timeout = 30s})));
   RawClient silent(server.server().port());
   std::this_thread::sleep_for(50ms);  // accepted before the next client connects
   const auto start = std::chrono::steady_clock::now();
   const auto device = open_device(server.backend(), shipped("small"));
-  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 4s);
   EXPECT_EQ(device->ping(std::vector<std::uint8_t>{5}), std::vector<std::uint8_t>{5});
-  EXPECT_TRUE(silent.closed_within(8s));
+  EXPECT_TRUE(silent.closed_within(12s));
   const auto sessions = log.wait_for("session", 1);
   ASSERT_EQ(sessions.size(), 1u);
-  EXPECT_EQ(sessions[0].value("end", ""), "no valid HELLO within 4 s of connecting");
+  EXPECT_EQ(sessions[0].value("end", ""), "no valid HELLO within 8 s of connecting");
   EXPECT_TRUE(sessions[0]["device"].is_null());
 }
 
