@@ -115,7 +115,10 @@ module hbm_beat_bridge #(
   logic [Ring-1:0]        wr_done_q;
   // the RD open for sharing, the WR being combined
   logic                   ord_valid_q, owr_valid_q;
-  logic [IdW-1:0]         ord_id_q, owr_id_q;
+  // ord_id_q is an id taken from the free list, not a state machine: Yosys's FSM detection takes
+  // it for one, and extracting it enumerates transitions over 257 control bits without end.
+  (* fsm_encoding = "none" *) logic [IdW-1:0] ord_id_q;
+  logic [IdW-1:0]         owr_id_q;
   logic [BurstW-1:0]      ord_burst_q, owr_burst_q;
   logic [RingW-1:0]       ord_group_q, owr_group_q;
   // requests made and not yet on a lane: {write, burst, id}
