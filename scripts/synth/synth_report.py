@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """Resource report of a scripts/synth.sh run: reads Yosys's `stat -json` of each synthesized top
-(WORK/stat_synth_core.json, WORK/stat_synth_hbm.json, or WORK/stat_synth_board.json), sums every
+(WORK/stat_synth_core.json, WORK/stat_synth_hbm.json, or WORK/stat_synth_board.json with the
+parts synthesized out of context, WORK/stat_part_*.json), sums every
 module's cells through the hierarchy, checks that each on-chip memory (sram_1w1r) became block
 RAM, and writes OUT.json and OUT.md (both or neither).
 
@@ -43,8 +44,9 @@ MAX_LUT_SHARE = 0.5  # the board must fit with room
 
 
 def base_name(module):
-    """'$paramod$<hash>\\sram_1w1r' / '$paramod\\leaf\\W=..' / '\\top' -> 'sram_1w1r' / 'leaf' / 'top'."""
-    m = module.lstrip("\\")
+    """'$paramod$<hash>\\sram_1w1r' / '$paramod\\leaf\\W=..' / '\\top' -> 'sram_1w1r' / 'leaf' / 'top'
+    (and so for a part's module, named 'PART|module' when merged, load_board)."""
+    m = module.split("|", 1)[-1].lstrip("\\")
     if m.startswith("$paramod"):
         return m.split("\\")[1]
     return m
@@ -80,6 +82,8 @@ class Design:
             if sub is not None:
                 children[sub] = children.get(sub, 0) + n
                 continue
+            if cell.startswith("$paramod"):
+                sys.exit(f"synth: no netlist of module {cell} (a black box no part run synthesized)")
             cls = classify(cell, self.family)
             if cls == "lutram":
                 sites = LUTRAM_SITES.get(re.sub(r"_\d+$", "", cell))
@@ -269,6 +273,28 @@ def markdown(result):
     return "\n".join(out) + "\n"
 
 
+def load_board(work):
+    """The board's `stat -json` (WORK/stat_synth_board.json) with its parts merged in: the board
+    run has each part (WORK/parts.txt: BASE=MODULE) as a black box named as in its own run
+    (WORK/stat_part_BASE.json). A part's modules other than its top are renamed 'part_BASE|module'
+    (and so are the references to them), since two parts may each have a module of one name."""
+    stat = json.loads((work / "stat_synth_board.json").read_text())
+    parts = work / "parts.txt"
+    for line in (parts.read_text().split() if parts.exists() else []):
+        base, top = line.split("=", 1)
+        part = json.loads((work / f"stat_part_{base}.json").read_text())["modules"]
+        if top not in part:
+            sys.exit(f"synth: the run of part {base} has no module {top}")
+        rename = {m: (m if m == top else f"part_{base}|{m}") for m in part}
+        for m, st in part.items():
+            cells = {}
+            for cell, n in st["num_cells_by_type"].items():
+                key = cell if cell in part else "\\" + cell if "\\" + cell in part else None
+                cells[rename[key] if key else cell] = n
+            stat["modules"][rename[m]] = {**st, "num_cells_by_type": cells}
+    return stat
+
+
 def main():
     work, preset, family, out = sys.argv[1:]
     work = pathlib.Path(work)
@@ -280,7 +306,7 @@ def main():
         path = work / stat_file
         if not path.exists():
             continue
-        stat = json.loads(path.read_text())
+        stat = load_board(work) if top == "tpu_board_top" else json.loads(path.read_text())
         result["yosys"] = stat.get("creator", "Yosys").split(" (")[0]
         design = Design(stat, family)
         if top == "tpu_board_top":

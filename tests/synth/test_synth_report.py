@@ -3,7 +3,8 @@
 """The checks of scripts/synth/synth_report.py on hand-made Yosys `stat -json` netlists: totals
 through the hierarchy, and the block RAM check, which must fail when a memory became LUT RAM or
 flip-flops and pass when it became block RAM; for the whole board top, the tree of modules, the
-VU9P utilisation (LUT RAM counted in LUTs) and the fit check, which must fail at half the LUTs.
+VU9P utilisation (LUT RAM counted in LUTs) and the fit check, which must fail at half the LUTs;
+the board synthesized in parts, merged, and refused when a part's netlist is missing.
 
     test_synth_report.py path/to/synth_report.py"""
 import json
@@ -107,6 +108,52 @@ if p.returncode == 0:
     failures.append("a board with half of the VU9P's LUTs passed the fit check")
 elif "must fit with room" not in p.stderr or result is None:
     failures.append(f"the fit check failed without saying why or without its report: {p.stderr!r}")
+
+
+
+def run_board_in_parts(with_channel_part=True):
+    """The board above as scripts/synth.sh --board builds it: the core and the channel controller
+    synthesized in runs of their own, black boxes in the board's run. Each part has a module
+    named leaf, different in each (the report must keep them apart)."""
+    whole = board(5)["modules"]
+    core, channel = "$paramod$1\\tpu_top", "$paramod$4\\hbm_channel_ctrl"
+    parts = {
+        "tpu_top": {core: {"num_cells_by_type": {**whole[core]["num_cells_by_type"], "leaf": 1}},
+                    "$paramod$2\\sram_1w1r": whole["$paramod$2\\sram_1w1r"],
+                    "\\leaf": {"num_cells_by_type": {"LUT6": 3}}},
+        "hbm_channel_ctrl": {channel: {"num_cells_by_type": {**whole[channel]["num_cells_by_type"], "leaf": 1}},
+                             "\\leaf": {"num_cells_by_type": {"LUT6": 7}}},
+    }
+    if not with_channel_part:
+        del parts["hbm_channel_ctrl"]
+    boxed = {k: v for k, v in whole.items() if k not in (core, channel, "$paramod$2\\sram_1w1r")}
+    with tempfile.TemporaryDirectory() as d:
+        work = pathlib.Path(d)
+        (work / "stat_synth_board.json").write_text(json.dumps({"creator": "Yosys 0.55 (test)", "modules": boxed}))
+        (work / "parts.txt").write_text("".join(f"{b}={next(iter(m))}\n" for b, m in parts.items()))
+        for b, m in parts.items():
+            (work / f"stat_part_{b}.json").write_text(json.dumps({"creator": "Yosys 0.55 (test)", "modules": m}))
+        p = subprocess.run([sys.executable, REPORT, str(work), "test", "xcu", str(work / "report")],
+                           capture_output=True, text=True)
+        path = work / "report.json"
+        return p, json.loads(path.read_text()) if path.exists() else None
+
+
+p, result = run_board_in_parts()
+if p.returncode != 0:
+    failures.append(f"a board in parts failed: {p.stderr}")
+else:
+    rows = {r["module"]: r for r in result["tops"]["tpu_board_top"]}
+    ch = rows.get("tpu_board_top / hbm_board_memsys / hbm_channel_ctrl")
+    if not ch or ch["instances"] != 8 or ch["lut"] != 8 * 107:
+        failures.append(f"the channel part is not counted with its own leaf, 8 times: {ch}")
+    if rows["tpu_board_top / tpu_top"]["lut"] != 13 or rows["tpu_board_top / tpu_top"]["bram36"] != 2:
+        failures.append(f"the core part is not counted with its own leaf and memories: {rows['tpu_board_top / tpu_top']}")
+    if rows["total"]["lut"] != 5 + 13 + 8 * 107:
+        failures.append(f"board in parts: total wrong: {rows['total']}")
+p, result = run_board_in_parts(with_channel_part=False)
+if p.returncode == 0 or "no netlist of module $paramod$4\\hbm_channel_ctrl" not in p.stderr or result:
+    failures.append(f"a black box without its part's netlist was not refused: {p.returncode} {p.stderr!r}")
 
 if failures:
     print("\n".join(failures))
