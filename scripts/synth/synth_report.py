@@ -61,6 +61,15 @@ def classify(cell, family):
     return "other"
 
 
+def module_of(cell, modules):
+    """The key in `modules` of the module a cell instantiates, or None for a primitive (Yosys
+    names a plain module's instances without the leading backslash of its key)."""
+    for key in (cell, "\\" + cell):
+        if key in modules:
+            return key
+    return None
+
+
 class Design:
     def __init__(self, stat, family):
         self.family = family
@@ -68,12 +77,7 @@ class Design:
         self.memo = {}
 
     def module_of(self, cell):
-        """The module a cell instantiates, or None for a primitive (Yosys names a plain module's
-        instances without the leading backslash of its key)."""
-        for key in (cell, "\\" + cell):
-            if key in self.modules:
-                return key
-        return None
+        return module_of(cell, self.modules)
 
     def own(self, module):
         res, children = {}, {}
@@ -289,7 +293,7 @@ def load_board(work):
         for m, st in part.items():
             cells = {}
             for cell, n in st["num_cells_by_type"].items():
-                key = cell if cell in part else "\\" + cell if "\\" + cell in part else None
+                key = module_of(cell, part)
                 cells[rename[key] if key else cell] = n
             stat["modules"][rename[m]] = {**st, "num_cells_by_type": cells}
     return stat

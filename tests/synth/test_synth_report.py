@@ -110,7 +110,6 @@ elif "must fit with room" not in p.stderr or result is None:
     failures.append(f"the fit check failed without saying why or without its report: {p.stderr!r}")
 
 
-
 def run_board_in_parts(with_channel_part=True):
     """The board above as scripts/synth.sh --board builds it: the core and the channel controller
     synthesized in runs of their own, black boxes in the board's run. Each part has a module
