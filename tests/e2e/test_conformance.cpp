@@ -316,7 +316,7 @@ TEST(BackendList, HoldsEveryBackendOfTheBuild) {
     open_device("fpga", p);
     ADD_FAILURE() << "backend fpga was opened";
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "device: unknown backend 'fpga' (known: fake, remote://host:port, rtl, tlm, tlm-at)");
+    EXPECT_STREQ(e.what(), "device: unknown backend 'fpga' (known: fake, remote://host:port, rtl, tlm, tlm-at, tlm-cycle)");
   }
 }
 

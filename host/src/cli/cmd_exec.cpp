@@ -69,7 +69,7 @@ Subcommand add_exec_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("exec", "Assemble a program (.s, docs/assembly.md) and run it on a backend");
   cmd->add_option("program", a->program_file, "Assembly file (examples/programs/*.s)")->required()->check(input_file());
   cmd->add_option("--preset", a->preset, "Hardware preset");
-  cmd->add_option("--backend", a->backend, "Device backend (tpuemu info lists them): rtl, tlm, tlm-at, fake, remote://HOST:PORT");
+  cmd->add_option("--backend", a->backend, "Device backend (tpuemu info lists them): rtl, tlm, tlm-at, tlm-cycle, fake, remote://HOST:PORT");
   cmd->add_flag("--no-build", a->no_build,
                 "rtl backend: a preset whose core is neither compiled in nor in the core cache is refused, naming the "
                 "`tpuemu core build` command, instead of built first (docs/core-cache.md)");

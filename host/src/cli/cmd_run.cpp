@@ -418,7 +418,7 @@ Subcommand add_run_command(CLI::App& app) {
   buffers("--buffers-out", a->buffers_out, "Accumulator regions / output slots (default: --buffers)");
   cmd->add_flag("--no-resident", a->no_resident, "Never keep A panels resident in VMEM (reload them)");
   cmd->add_flag("--untiled", a->untiled, "Row-major layouts instead of TPU tiles");
-  cmd->add_option("--backend", a->backend, "Device backend (tpuemu info lists them): rtl, tlm, tlm-at, fake, remote://HOST:PORT");
+  cmd->add_option("--backend", a->backend, "Device backend (tpuemu info lists them): rtl, tlm, tlm-at, tlm-cycle, fake, remote://HOST:PORT");
   cmd->add_flag("--no-build", a->no_build,
                 "rtl backend: a preset whose core is neither compiled in nor in the core cache is refused, naming the "
                 "`tpuemu core build` command, instead of built first (docs/core-cache.md)");

@@ -59,7 +59,7 @@ Subcommand add_serve_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("serve", "Serve devices over TCP for remote://host:port clients (docs/remote.md)");
   cmd->add_option("--listen", a->listen, "ADDRESS:PORT to listen on (port 0: any free port, printed at start)");
   cmd->add_option("--preset", a->preset, "Hardware preset of every device");
-  cmd->add_option("--backend", a->backend, "In-process backend that simulates each device: rtl, tlm, tlm-at, fake");
+  cmd->add_option("--backend", a->backend, "In-process backend that simulates each device: rtl, tlm, tlm-at, tlm-cycle, fake");
   cmd->add_flag("--no-build", a->no_build,
                 "rtl backend: a preset whose core is neither compiled in nor in the core cache is refused, naming the "
                 "`tpuemu core build` command, instead of built first (docs/core-cache.md)");

@@ -177,6 +177,7 @@ class CoreModelImpl final : public CoreModel {
   bool csr_read_advances(std::uint32_t addr) const override { return addr == spec::csr::kSmemData; }
   std::uint64_t run(std::uint64_t cycles, bool stop_when_idle) override;
   void stop() override { stop_ = true; }
+  void set_fast_paths(bool on) override { fast_paths_ = on; }
   std::uint64_t cycle() const override { return cycle_; }
   bool busy() const override { return run_.busy; }
   void record_trace(bool on) override;
@@ -197,6 +198,14 @@ class CoreModelImpl final : public CoreModel {
   // mxu_model.cpp: the array's datapath
   void build_weight_pairs(bool bank);
   void row_product(const std::uint8_t* input, bool bank, std::int32_t* out);
+  // engine_model.cpp: cycles in which only the DMA engine and the MXU move, with the wires of
+  // fetch, the heads and the semaphores computed once; returns how many (0 when not in such a
+  // state).
+  std::uint64_t step_engines(std::uint64_t max_cycles);
+  bool may_step_engines() const;
+  bool engines_alone(Wires& w);
+  void swap_vmem_read_data();  // the VMEM read data of the cycle that ends become the registers
+  void end_cycle(const Wires& w);  // the responses taken, the cycle counted
   std::uint64_t next_event() const;
   void repeat_quiet_cycles(std::uint64_t n);
   void clear_state();  // rst_ni
@@ -247,6 +256,7 @@ class CoreModelImpl final : public CoreModel {
   BeatPort& port_;
   std::uint64_t cycle_ = 0;
   bool stop_ = false;  // stop(): the memory port ends the run after this edge
+  bool fast_paths_ = true;  // off: every cycle is a tick() (set_fast_paths)
 
   // memories
   std::vector<std::uint8_t> vmem_;

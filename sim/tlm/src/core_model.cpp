@@ -135,10 +135,15 @@ std::uint64_t CoreModelImpl::run(std::uint64_t cycles, bool stop_when_idle) {
       i += n;
       continue;
     }
+    if (const std::uint64_t n = step_engines(cycles - i); n != 0) {
+      i += n;
+      if (stop_) return i;
+      continue;
+    }
     const bool repeats = tick(idle);
     ++i;
     if (stop_ || (stop_when_idle && !run_.busy)) return i;
-    if (repeats && i < cycles) {
+    if (repeats && fast_paths_ && i < cycles) {
       // Quiet cycles (the core waits for memory, a countdown or a semaphore) are not simulated
       // one by one: up to the next timed event they are the same cycle again.
       const std::uint64_t n = std::min(next_event() - cycle_, cycles - i);
@@ -226,10 +231,7 @@ bool CoreModelImpl::tick(const Csr& csr) {
   edge_dma(w, clear);
   edge_mxu(w, clear);
   edge_vec(w, clear);
-  for (std::uint32_t p = 0; p < 4; ++p) {
-    if (v_rvalid_next_[p]) std::swap(v_rdata_[p], v_rdata_next_[p]);
-  }
-  v_rvalid_ = v_rvalid_next_;
+  swap_vmem_read_data();
 
   // queues (cleared by start and soft reset), their indices
   for (std::uint32_t q = 0; q < 3; ++q) {
@@ -266,6 +268,19 @@ bool CoreModelImpl::tick(const Csr& csr) {
     smem_addr_ = (smem_addr_ + 1) & (shape_.smem_words - 1);
   }
 
+  end_cycle(w);
+  return repeats && run_.busy == run_before.busy && run_.done == run_before.done && run_.err == run_before.err &&
+         run_.deadlock_cnt == 0;
+}
+
+void CoreModelImpl::swap_vmem_read_data() {
+  for (std::uint32_t p = 0; p < 4; ++p) {
+    if (v_rvalid_next_[p]) std::swap(v_rdata_[p], v_rdata_next_[p]);
+  }
+  v_rvalid_ = v_rvalid_next_;
+}
+
+void CoreModelImpl::end_cycle(const Wires& w) {
   // memory responses consumed this cycle
   if (w.rsp_valid) {
     reads_.due.pop_front();
@@ -274,8 +289,6 @@ bool CoreModelImpl::tick(const Csr& csr) {
   }
   if (w.wack_valid) acks_.due.pop_front();
   ++cycle_;
-  return repeats && run_.busy == run_before.busy && run_.done == run_before.done && run_.err == run_before.err &&
-         run_.deadlock_cnt == 0;
 }
 
 // ---------------------------------------------------------------------------------------------

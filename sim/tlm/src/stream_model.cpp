@@ -16,7 +16,7 @@ namespace tpuemu::tlm {
 
 bool CoreModelImpl::may_stream() const {
   // The MXU streams without waiting, with at least two rows to go; nothing else is in flight.
-  if (!run_.busy || held_ || run_.deadlock_cnt != 0 || recording_) return false;
+  if (!run_.busy || held_ || run_.deadlock_cnt != 0 || recording_ || !fast_paths_) return false;
   const MxuState& m = mxu_;
   if (!m.st_active || m.st_wait_wl || m.st_left < 2 || m.wl_active) return false;
   if (vec_.state != VecState::Idle || dma_busy()) return false;

@@ -38,7 +38,8 @@ class TlmCoreSim final : public sim::CoreSim {
                                   .capacity_bytes = o.memory.capacity_bytes,
                                   .clock_ghz = o.clock_ghz,
                                   .approximately_timed = o.approximately_timed,
-                                  .quantum_cycles = o.quantum_cycles},
+                                  .quantum_cycles = o.quantum_cycles,
+                                  .fast_paths = o.fast_paths},
                                  timing_for(o, hbm_))) {}
 
   std::uint32_t dim() const override { return dim_; }

@@ -73,6 +73,7 @@ class PlatformImpl final : public Platform {
     core_ = std::make_unique<TlmCore>("core", config.shape, period,
                                       config.approximately_timed ? Coding::ApproximatelyTimed : Coding::LooselyTimed,
                                       config.quantum_cycles);
+    core_->model().set_fast_paths(config.fast_paths);
     memory_ = std::make_unique<MemoryTarget>("hbm", config.capacity_bytes, std::move(timing), period);
     firmware_ = std::make_unique<FirmwareBus>("firmware");
     core_->memory.bind(memory_->socket);

@@ -55,6 +55,10 @@ class CoreModel : public sim::ClockedCore {
   static std::unique_ptr<CoreModel> make(const CoreShape& shape, BeatPort& port);
 
   virtual const CoreShape& shape() const = 0;
+  // On by default: the quiet, streaming and engine cycles are stepped by loops that do only what
+  // changes in them (docs/systemc.md). Off: every cycle is stepped in full; the same cycles and
+  // counters, slower - what the tests check the fast paths against.
+  virtual void set_fast_paths(bool on) = 0;
   std::uint32_t dim() const final { return shape().dim; }
 };
 

@@ -27,6 +27,7 @@ struct PlatformConfig {
   double clock_ghz = 1.0;
   bool approximately_timed = false;  // the AT coding of the memory port (tlm_core.h)
   std::uint64_t quantum_cycles = 4096;
+  bool fast_paths = true;  // the core model's fast paths (CoreModel::set_fast_paths)
 };
 
 class Platform {

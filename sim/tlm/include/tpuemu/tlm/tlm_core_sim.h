@@ -17,6 +17,7 @@ struct TlmSimOptions {
   sim::MemoryModelConfig memory;      // the same description the rtl backend's harness takes
   bool approximately_timed = false;   // AT coding of the memory port instead of LT
   std::uint64_t quantum_cycles = 4096;
+  bool fast_paths = true;             // off: the core model steps every cycle in full
 };
 
 // Throws std::invalid_argument naming a shape or memory setting the models cannot run.
