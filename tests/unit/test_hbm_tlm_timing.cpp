@@ -12,6 +12,7 @@
 #include <deque>
 #include <filesystem>
 #include <functional>
+#include <ostream>
 #include <queue>
 #include <random>
 #include <stdexcept>
@@ -161,11 +162,10 @@ struct Case {
   Pattern pattern;
   double read_ratio;
   const char* name;
-  // The targets (5 %, 10 %). Mixed reads and writes miss them (docs/hbm-trace.md, "Known
-  // gaps": the RTL groups reads and writes by reordering, reservations cannot fully), so those
-  // cases hold the model to what it achieves today and fail if it gets worse.
-  double bandwidth_tolerance = 0.05;
-  double latency_tolerance = 0.10;
+  // What the model meets on every set and pattern (docs/hbm-trace.md): bandwidth within 3.8 %,
+  // mean read latency within 5.6 %; the bounds leave a small margin, so a regression fails.
+  double bandwidth_tolerance = 0.045;
+  double latency_tolerance = 0.07;
 };
 
 class BurstModelVsRtl : public ::testing::TestWithParam<Case> {};
@@ -202,18 +202,15 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Case{"hbm2-2000", Pattern::Stream, 1.0, "stream"},
                       Case{"hbm2-2000", Pattern::Random, 1.0, "random"},
                       Case{"hbm2-2000", Pattern::Random, 0.5, "random, read ratio 0.5"},
-                      // The RTL's write drains are not modelled: the model's reads of
-                      // a mixed stream wait ~80 % longer than the RTL's (docs/hbm-trace.md);
-                      // the bandwidth meets the target.
-                      Case{"hbm2-2000", Pattern::Stream, 0.5, "stream, read ratio 0.5", 0.05, 0.95},
+                      Case{"hbm2-2000", Pattern::Stream, 0.5, "stream, read ratio 0.5"},
                       Case{"hbm2e-3200", Pattern::Stream, 1.0, "stream"},
                       Case{"hbm2e-3200", Pattern::Random, 1.0, "random"},
                       Case{"hbm2e-3200", Pattern::Random, 0.5, "random, read ratio 0.5"},
-                      Case{"hbm2e-3200", Pattern::Stream, 0.5, "stream, read ratio 0.5", 0.05, 0.85},
+                      Case{"hbm2e-3200", Pattern::Stream, 0.5, "stream, read ratio 0.5"},
                       Case{"hbm3-6400", Pattern::Stream, 1.0, "stream"},
                       Case{"hbm3-6400", Pattern::Random, 1.0, "random"},
-                      // +7.4 % bandwidth: the model is optimistic here (docs/hbm-trace.md)
-                      Case{"hbm3-6400", Pattern::Random, 0.5, "random, read ratio 0.5", 0.10, 0.10}),
+                      Case{"hbm3-6400", Pattern::Random, 0.5, "random, read ratio 0.5"},
+                      Case{"hbm3-6400", Pattern::Stream, 0.5, "stream, read ratio 0.5"}),
     [](const ::testing::TestParamInfo<Case>& i) {
       std::string n = i.param.set + "_" + (i.param.pattern == Pattern::Stream ? "stream" : "random") +
                       (i.param.read_ratio < 1 ? "_mixed" : "");
@@ -237,12 +234,16 @@ struct BeatFigures {
 std::vector<Beat> beats(std::uint32_t beat_bytes, int kind, std::size_t n, std::uint64_t capacity) {
   std::mt19937_64 rng(11);
   std::vector<Beat> out;
+  bool burst_writes = false;  // kind 4: the direction of the current 64-byte burst
   for (std::size_t i = 0; i < n; ++i) {
+    if (kind == 4 && i * beat_bytes % 64 == 0) burst_writes = (rng() & 1) != 0;
     switch (kind) {
       case 0: out.push_back({false, i * beat_bytes % capacity}); break;           // sequential reads
       case 1: out.push_back({true, i * beat_bytes % capacity}); break;            // sequential writes
       case 2: out.push_back({false, (rng() % (capacity / beat_bytes)) * beat_bytes}); break;  // random reads
-      default: out.push_back({(rng() & 1) != 0, (rng() % (capacity / beat_bytes)) * beat_bytes}); break;
+      case 3: out.push_back({(rng() & 1) != 0, (rng() % (capacity / beat_bytes)) * beat_bytes}); break;  // random mixed
+      case 4: out.push_back({burst_writes, i * beat_bytes % capacity}); break;  // sequential, a direction per burst
+      default: out.push_back({(rng() & 1) != 0, i * beat_bytes % capacity}); break;  // sequential, a direction per beat
     }
   }
   return out;
@@ -323,8 +324,15 @@ struct BeatCase {
   std::uint32_t beat_bytes;
   int kind;
   const char* name;
-  double total_tolerance = 0.05;  // the target (docs/hbm-trace.md)
+  // The target (docs/hbm-trace.md), met by every case but the last two (see there).
+  double latency_tolerance = 0.05;
+  double total_tolerance = 0.05;
 };
+
+constexpr const char* kBeatKindNames[] = {"seq_reads", "seq_writes", "random_reads", "random_mixed", "seq_mixed",
+                                          "seq_mixed_in_bursts"};
+
+void PrintTo(const BeatCase& c, std::ostream* os) { *os << c.set << " beat " << c.beat_bytes << " " << c.name; }
 
 class BeatModelVsRtl : public ::testing::TestWithParam<BeatCase> {};
 
@@ -344,7 +352,7 @@ TEST_P(BeatModelVsRtl, CompletionLatencyAndTotalTimeMatch) {
               model.mean_latency, static_cast<unsigned long long>(model.total),
               100 * error(model.mean_latency, rtl.mean_latency),
               100 * error(static_cast<double>(model.total), static_cast<double>(rtl.total)), rtl_ns, model_ns);
-  EXPECT_NEAR(error(model.mean_latency, rtl.mean_latency), 0, 0.05)
+  EXPECT_NEAR(error(model.mean_latency, rtl.mean_latency), 0, c.latency_tolerance)
       << "mean beat latency: model " << model.mean_latency << ", rtl " << rtl.mean_latency;
   EXPECT_NEAR(error(static_cast<double>(model.total), static_cast<double>(rtl.total)), 0, c.total_tolerance)
       << "total core cycles: model " << model.total << ", rtl " << rtl.total;
@@ -362,10 +370,26 @@ INSTANTIATE_TEST_SUITE_P(
                       BeatCase{"hbm2e-3200", 1.6, 16, 2, "random reads"},
                       BeatCase{"hbm2e-3200", 1.6, 128, 0, "sequential reads"},
                       BeatCase{"hbm2e-3200", 1.6, 128, 1, "sequential writes"},
-                      BeatCase{"hbm2e-3200", 1.6, 128, 2, "random reads"}),
+                      BeatCase{"hbm2e-3200", 1.6, 128, 2, "random reads"},
+                      BeatCase{"hbm2-2000", 1.0, 16, 3, "random, read ratio 0.5"},
+                      BeatCase{"hbm2-2000", 1.0, 16, 4, "sequential, read ratio 0.5"},
+                      // +5.2 % total time (docs/hbm-trace.md)
+                      BeatCase{"hbm2-2000", 1.0, 128, 3, "random, read ratio 0.5", 0.05, 0.06},
+                      BeatCase{"hbm2-2000", 1.0, 128, 4, "sequential, read ratio 0.5"},
+                      BeatCase{"hbm2e-3200", 1.6, 16, 3, "random, read ratio 0.5"},
+                      BeatCase{"hbm2e-3200", 1.6, 16, 4, "sequential, read ratio 0.5"},
+                      BeatCase{"hbm2e-3200", 1.6, 128, 3, "random, read ratio 0.5"},
+                      BeatCase{"hbm2e-3200", 1.6, 128, 4, "sequential, read ratio 0.5"},
+                      // A read right behind a write of its burst waits for it (no forwarding). The
+                      // controller lets later reads of other bursts pass the blocked one and
+                      // batches the writes; the model places each read when it arrives, so it
+                      // alternates write and read with a turnaround each (docs/hbm-trace.md,
+                      // "Known gaps"). Held to what it achieves, to fail if it gets worse.
+                      BeatCase{"hbm2-2000", 1.0, 16, 5, "sequential, reads and writes within bursts", 3.6, 0.70},
+                      BeatCase{"hbm2e-3200", 1.6, 16, 5, "sequential, reads and writes within bursts", 2.8, 0.60}),
     [](const ::testing::TestParamInfo<BeatCase>& i) {
       std::string n = i.param.set + "_dim" + std::to_string(i.param.beat_bytes) + "_" +
-                      (i.param.kind == 0 ? "seq_reads" : i.param.kind == 1 ? "seq_writes" : "random_reads");
+                      kBeatKindNames[i.param.kind];
       for (char& ch : n) ch = (ch == '-') ? '_' : ch;
       return n;
     });

@@ -9,6 +9,7 @@ namespace tpuemu::tlm::detail {
 
 namespace stat = spec::hbm::stat;
 
+
 DerivedTimings DerivedTimings::from(const sim::dram::Config& c) {
   // The controller's tim_d (hbm_ctrl.sv): the contract's derived distances (spec/tpuemu.json
   // "derived_timings"), the same table the RTL and the DRAM checker compute.
@@ -73,16 +74,19 @@ void ChannelTiming::CommandBus::advance_floor(std::uint64_t floor) {
 // Channel
 // ---------------------------------------------------------------------------------------------
 ChannelTiming::ChannelTiming(const DerivedTimings& t, std::uint32_t bank_groups,
-                             std::uint32_t banks_per_group, std::uint32_t read_queue, std::uint32_t write_queue,
-                             bool closed_page)
+                             std::uint32_t banks_per_group, const spec::hbm::QueueSizes& queues, bool closed_page)
     : t_(t),
       banks_per_group_(banks_per_group),
-      queue_depth_{read_queue, write_queue},
+      queue_depth_{queues.read_queue, queues.write_queue},
+      write_high_(queues.write_high),
+      write_low_(queues.write_low),
       closed_page_(closed_page),
       banks_(std::size_t{bank_groups} * banks_per_group),
       // hbm_refresh_timer: armed in cycle 1, the first REF is due (pend_q != 0) tREFI + 1 later.
-      next_due_(std::uint64_t{t.refi} + 2) {
-  if (read_queue == 0 || write_queue == 0) throw std::invalid_argument("hbm timing: queue sizes must be positive");
+      next_due_(std::uint64_t{t.refi} + 2),
+      recent_reads_(queues.read_queue),
+      recent_writes_(queues.write_queue) {
+  if (const std::string why = queues.problem(); !why.empty()) throw std::invalid_argument("hbm timing: " + why);
   for (int same = 0; same < 2; ++same) {
     for (int first_write = 0; first_write < 2; ++first_write) {
       for (int write = 0; write < 2; ++write) {
@@ -221,7 +225,7 @@ std::uint64_t ChannelTiming::place_act(std::uint64_t t, std::uint32_t bg) {
 }
 
 std::uint64_t ChannelTiming::place_column(std::uint64_t from, std::uint32_t bg, bool write) {
-  return take_column(grouped_start(from, bg, write), bg, write);
+  return take_column(find_column_slot(from, bg, write), bg, write);
 }
 
 std::uint64_t ChannelTiming::find_column_slot(std::uint64_t t, std::uint32_t bg, bool write) {
@@ -277,27 +281,6 @@ std::uint64_t ChannelTiming::take_column(std::uint64_t t, std::uint32_t bg, bool
   return t;
 }
 
-std::uint64_t ChannelTiming::grouped_start(std::uint64_t from, std::uint32_t bg, bool write) {
-  // Read/write grouping (hbm_channel_ctrl serves ready hits of the last direction first): a
-  // request of the other direction waits until the run dries up, and requests of the run's
-  // direction that become ready meanwhile still join it. Reservations cannot let later arrivals
-  // pass, so when this request would go right behind a run of the other direction that is still
-  // going when it becomes ready, it leaves room behind that run for as many more columns as the
-  // run has had since then (a run lasts about as long again while arrivals keep coming).
-  const std::uint64_t natural = find_column_slot(from, bg, write);
-  const auto next = columns_.lower_bound(natural);
-  if (next == columns_.begin()) return natural;
-  const ColumnCommand& prev = *std::prev(next);
-  if (prev.write == write || prev.at < from) return natural;
-  std::uint64_t run = 0;
-  for (auto it = std::prev(next);; --it) {
-    if (it->at < from || it->write == write) break;
-    ++run;
-    if (it == columns_.begin()) break;
-  }
-  return find_column_slot(natural + run * kGroupingFactor * t_.ccd_s, bg, write);
-}
-
 void ChannelTiming::prune(std::uint64_t floor) {
   if (floor <= floor_) return;
   floor_ = floor;
@@ -324,24 +307,179 @@ void ChannelTiming::prune(std::uint64_t floor) {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Write batching (hbm_channel_ctrl "Write batching")
+// ---------------------------------------------------------------------------------------------
+void ChannelTiming::start_drain(std::uint64_t at) {
+  at = std::max(at, floor_);  // nothing is placed before the floor any more
+  draining_ = true;
+  drain_start_ = at;
+  drain_dry_at_ = at;
+  // Reads queued already: the drain stops at write_low for them (they keep their reserved slots).
+  drain_for_reads_ = recent_reads_.newest() >= at;
+  drain_end_ = kOpen;
+}
+
+void ChannelTiming::serve_oldest_write() { serve_write_at(0); }
+
+std::uint64_t ChannelTiming::serve_write_at(std::size_t index) {
+  const QueuedWrite w = unplaced_writes_[index];
+  unplaced_writes_.erase(unplaced_writes_.begin() + static_cast<std::ptrdiff_t>(index));
+  ChannelOutcome::Row row_state{};
+  // A write waits for a queued read of its burst (the controller's blocked flag).
+  const std::uint64_t min_column = w.after_column != 0 ? w.after_column + 1 : 0;
+  const std::uint64_t from = std::max({w.visible, floor_, draining_ ? drain_start_ : 0});
+  const std::uint64_t column = serve(from, min_column, true, w.bank_group, w.bank, w.row, row_state);
+  slot_free_[1].push(column + 1);
+  recent_writes_.add(w.burst, column);
+  if (draining_) drain_dry_at_ = std::max(drain_dry_at_, column + 1);
+  return column;
+}
+
+bool ChannelTiming::issues_before(const QueuedWrite& w, std::uint64_t end, bool row_commands_count) {
+  const Bank& b = banks_[std::size_t{w.bank_group} * banks_per_group_ + w.bank];
+  const std::uint64_t from = std::max({w.visible, drain_start_, w.after_column + 1});
+  if (b.open && b.row == w.row) return find_column_slot(std::max(from, b.col_at), w.bank_group, true) < end;
+  if (!row_commands_count) return true;
+  // It needs its row opened first: its column comes tRCD after the ACT at the earliest (and tRP
+  // after a PRE).
+  const std::uint64_t act = b.open ? std::max(from, b.pre_at) + t_.rp : from;
+  return std::max(act, b.act_at) + t_.rcd < end;
+}
+
+void ChannelTiming::settle_drains_slow(std::uint64_t t) {
+  for (;;) {
+    if (!draining_) {
+      if (unplaced_writes_.empty()) return;
+      // A drain starts when write_high writes are queued, or when writes are queued and no read
+      // is (the last queued read has issued). Every arrival settles the cycles before it, so the
+      // newest read is the one that could still be waiting.
+      const std::uint64_t after_reads = std::max(recent_reads_.newest() + 1, reads_from_);
+      if (unplaced_writes_.size() >= write_high_ && unplaced_writes_[write_high_ - 1].visible < t) {
+        // write_high writes are queued: the drain starts. The reads reserved already keep their
+        // cycles (the controller would hold them back), so its writes take the cycles around them
+        // and it stops at write_low; the reads queued later wait for it.
+        start_drain(std::max(unplaced_writes_[write_high_ - 1].visible, reads_from_));
+        continue;
+      }
+      const std::uint64_t start = std::max(unplaced_writes_.front().visible, after_reads);
+      if (start >= t) return;
+      start_drain(start);
+      continue;
+    }
+    if (drain_end_ == kOpen && drain_for_reads_ && unplaced_writes_.size() <= write_low_) {
+      // down to write_low while reads wait: they are served next
+      drain_end_ = drain_dry_at_;
+      reads_from_ = std::max(reads_from_, drain_end_);
+    }
+    if (drain_end_ != kOpen) {
+      // Its end is fixed (reads wait for it), but a write queued before then still joins it, as
+      // in the controller, where it keeps the count above write_low.
+      if (!unplaced_writes_.empty() && unplaced_writes_.front().visible < drain_end_ &&
+          issues_before(unplaced_writes_.front(), drain_end_, false)) {
+        serve_oldest_write();
+        continue;
+      }
+      if (drain_end_ >= t) return;
+      draining_ = false;
+      continue;
+    }
+    if ((unplaced_writes_.empty() || unplaced_writes_.front().visible > drain_dry_at_) && drain_dry_at_ < t) {
+      draining_ = false;  // it ran dry: no write was queued when the last one issued
+      continue;
+    }
+    // Only the writes that issue before t are decided: a read seen at t may still end the drain.
+    if (unplaced_writes_.empty() || drain_dry_at_ >= t || !issues_before(unplaced_writes_.front(), t, true)) return;
+    serve_oldest_write();
+  }
+}
+
+std::uint64_t ChannelTiming::end_drain_for_read(std::uint64_t visible) {
+  while (drain_end_ == kOpen && unplaced_writes_.size() > write_low_) serve_oldest_write();
+  if (drain_end_ == kOpen) drain_end_ = std::max(visible, drain_dry_at_);
+  reads_from_ = std::max(reads_from_, drain_end_);
+  return reads_from_;
+}
+
+std::uint64_t ChannelTiming::placement_floor(std::uint64_t t) const {
+  // A drain under way places its writes from its start (or their queueing) on.
+  if (draining_ && !unplaced_writes_.empty()) {
+    return std::min(t, std::max(drain_start_, unplaced_writes_.front().visible));
+  }
+  return t;
+}
+
+std::uint64_t ChannelTiming::finish(std::uint64_t cycle) {
+  // No read comes any more: the queued writes are drained.
+  settle_drains_before(std::numeric_limits<std::uint64_t>::max());
+  prune(cycle);
+  freeze_refreshes_through(cycle);
+  return last_column_at_;
+}
+
 ChannelOutcome ChannelTiming::request(std::uint64_t offered, bool write, std::uint32_t bg,
-                                      std::uint32_t bank_in_group, std::uint32_t row) {
+                                      std::uint32_t bank_in_group, std::uint32_t row, std::uint64_t burst) {
   ChannelOutcome out;
   // Input register: taken at `accept`, queued once a slot is free (a slot frees the cycle after
   // its request's column command), then visible to the scheduler one cycle later.
   out.accept = std::max(offered, next_take_);
   std::uint64_t queued = out.accept + 1;
+  // The drains of the cycles before this request is seen do not depend on it.
+  settle_drains_before(queued + 1);
   auto& slots = slot_free_[write ? 1 : 0];  // the request's queue (read or write)
-  while (!slots.empty() && slots.top() <= queued) slots.pop();
-  while (slots.size() >= queue_depth_[write ? 1 : 0]) {
+  const std::size_t depth = queue_depth_[write ? 1 : 0];
+  for (;;) {
+    while (!slots.empty() && slots.top() <= queued) slots.pop();
+    const std::size_t unplaced = write ? unplaced_writes_.size() : 0;
+    if (slots.size() + unplaced < depth) break;
+    if (unplaced != 0) {
+      // A full write queue holds write_high writes: a drain serves them.
+      if (!draining_) start_drain(std::max(unplaced_writes_.front().visible, reads_from_));
+      serve_oldest_write();
+      continue;
+    }
     queued = std::max(queued, slots.top());
     slots.pop();
   }
   next_take_ = queued;  // the register empties into the queue in that cycle and takes again
   out.queued = queued;
-  const std::uint64_t earliest = queued + 1;
-  prune(earliest);
+  const std::uint64_t visible = queued + 1;
+  settle_drains_before(visible);
+  prune(placement_floor(visible));
 
+  if (write) {
+    // Posted: it waits in the write queue for a drain (after a queued read of its burst).
+    unplaced_writes_.push_back(QueuedWrite{visible, burst, recent_reads_.column_of(burst, visible), bg,
+                                           bank_in_group, row});
+    ++counters_[stat::writes];
+    ++counters_[stat::writes_queued];  // every write is queued (and issued) by the end
+    settle_drains_before(visible + 1);
+    out.column = ChannelOutcome::kNotYet;
+    return out;
+  }
+
+  // A read waits for the drain under way (down to write_low), and behind the last one it ended.
+  std::uint64_t min_column = draining_ ? end_drain_for_read(visible) : reads_from_;
+  // It goes after every write of its burst (no forwarding). One still queued is served ahead of
+  // its class, as the controller serves the oldest request when its class has nothing ready:
+  // reads and writes that alternate on one burst would otherwise wait for a drain each.
+  if (const std::uint64_t w = recent_writes_.column_of(burst, visible); w != 0) min_column = std::max(min_column, w + 1);
+  for (std::size_t i = 0; i < unplaced_writes_.size();) {
+    if (unplaced_writes_[i].burst == burst) {
+      min_column = std::max(min_column, serve_write_at(i) + 1);  // the next one moved to i
+    } else {
+      ++i;
+    }
+  }
+  out.column = serve(visible, min_column, false, bg, bank_in_group, row, out.row);
+  slots.push(out.column + 1);
+  recent_reads_.add(burst, out.column);
+  ++counters_[stat::reads];
+  return out;
+}
+
+std::uint64_t ChannelTiming::serve(std::uint64_t earliest, std::uint64_t min_column, bool write, std::uint32_t bg,
+                                   std::uint32_t bank_in_group, std::uint32_t row, ChannelOutcome::Row& row_state) {
   Bank& b = banks_[std::size_t{bg} * banks_per_group_ + bank_in_group];
   if (b.open) {
     if (const Refresh* r = refresh_closing(b, earliest)) {
@@ -370,16 +508,16 @@ ChannelOutcome ChannelTiming::request(std::uint64_t offered, bool write, std::ui
 
   std::uint64_t column = 0;
   if (b.open && b.row == row) {
-    out.row = ChannelOutcome::Row::Hit;
-    column = place_column(std::max(earliest, b.col_at), bg, write);
+    row_state = ChannelOutcome::Row::Hit;
+    column = place_column(std::max({earliest, b.col_at, min_column}), bg, write);
     if (const Refresh* r = refresh_closing(b, column)) {
       // It could not issue before the refresh closed the row: undo and treat as a miss. The
       // reserved column slot is left taken (rare: only around a refresh).
       b.open = false;
       b.act_at = std::max(b.act_at, r->end);
-      out.row = ChannelOutcome::Row::Miss;
+      row_state = ChannelOutcome::Row::Miss;
       open_row(r->end);
-      column = place_column(b.col_at, bg, write);
+      column = place_column(std::max(b.col_at, min_column), bg, write);
     }
   } else {
     if (b.open) {
@@ -391,26 +529,21 @@ ChannelOutcome ChannelTiming::request(std::uint64_t offered, bool write, std::ui
         b.act_at = std::max(b.act_at, pre + t_.rp);
       }
       b.open = false;
-      out.row = closed_page_ ? ChannelOutcome::Row::Miss : ChannelOutcome::Row::Conflict;
+      row_state = closed_page_ ? ChannelOutcome::Row::Miss : ChannelOutcome::Row::Conflict;
     } else {
-      out.row = ChannelOutcome::Row::Miss;
+      row_state = ChannelOutcome::Row::Miss;
     }
     open_row(earliest);
-    column = place_column(b.col_at, bg, write);
+    column = place_column(std::max(b.col_at, min_column), bg, write);
   }
   b.pre_at = std::max(b.pre_at, column + (write ? t_.wr2pre : t_.rd2pre));
   b.last_column = column;
-  slot_free_[write ? 1 : 0].push(column + 1);
-  out.column = column;
-
-  ++counters_[write ? stat::writes : stat::reads];
-  if (write) ++counters_[stat::writes_queued];  // every write is queued (and issued) by the end
-  switch (out.row) {
+  switch (row_state) {
     case ChannelOutcome::Row::Hit: ++counters_[stat::row_hits]; break;
     case ChannelOutcome::Row::Miss: ++counters_[stat::row_misses]; break;
     case ChannelOutcome::Row::Conflict: ++counters_[stat::row_conflicts]; break;
   }
-  return out;
+  return column;
 }
 
 }  // namespace tpuemu::tlm::detail

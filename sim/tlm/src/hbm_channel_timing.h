@@ -6,11 +6,20 @@
 // reserved, before or after them. So an earlier request is never delayed by a later one, and a
 // later one may still fill an earlier gap (the "first ready" of FR-FCFS).
 //
+// Write batching (docs/hbm.md "Queues and write batching"): reads are reserved when they are
+// queued, because their data time is the answer. Writes are posted (answered when queued), so a
+// write waits unplaced in the write queue until the controller would serve it: in a *drain*. The
+// drains are decided from what has arrived so far, at each arrival: a drain starts when
+// write_high writes are queued, or when writes are queued and no read is; a read that arrives
+// during one ends it once write_low writes are left; a drain that runs dry ends.
+//
 // All times are the controller's scheduler cycles (now_q of hbm_ctrl, = the HbmSystem tick).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <queue>
 #include <vector>
 
@@ -33,7 +42,10 @@ struct DerivedTimings {
 struct ChannelOutcome {
   std::uint64_t accept = 0;  // cycle the channel took it from a lane
   std::uint64_t queued = 0;  // cycle it entered its queue (a write is answered one cycle later)
-  std::uint64_t column = 0;  // cycle its RD/WR was chosen (on the command bus one cycle later)
+  // cycle its RD/WR was chosen (on the command bus one cycle later); kNotYet for a write that
+  // waits for a drain (ChannelTiming::finish places every one)
+  std::uint64_t column = 0;
+  static constexpr std::uint64_t kNotYet = std::numeric_limits<std::uint64_t>::max();
   enum class Row : std::uint8_t { Hit, Miss, Conflict } row = Row::Hit;
 };
 
@@ -44,18 +56,18 @@ using ChannelCounters = sim::hbm::StatCounters;
 class ChannelTiming {
  public:
   ChannelTiming(const DerivedTimings& t, std::uint32_t bank_groups, std::uint32_t banks_per_group,
-                std::uint32_t read_queue, std::uint32_t write_queue, bool closed_page);
+                const spec::hbm::QueueSizes& queues, bool closed_page);
 
   // The earliest cycle the channel can take a request (one per cycle, input register free).
   std::uint64_t next_take() const { return next_take_; }
-  // A request offered from cycle `offered` on (>= next_take() not required).
+  // A request offered from cycle `offered` on (>= next_take() not required); `burst` identifies
+  // its burst (requests to one burst keep their order).
   ChannelOutcome request(std::uint64_t offered, bool write, std::uint32_t bank_group,
-                         std::uint32_t bank, std::uint32_t row);
-  // Accounts the refreshes due up to `cycle` (the end of a run).
-  void finish(std::uint64_t cycle) {
-    prune(cycle);
-    freeze_refreshes_through(cycle);
-  }
+                         std::uint32_t bank, std::uint32_t row, std::uint64_t burst);
+  // The run ended at `cycle`: the writes still queued are drained (once no read is left, as the
+  // controller does), and the refreshes due up to `cycle` are accounted. Returns the cycle of the
+  // last column command.
+  std::uint64_t finish(std::uint64_t cycle);
   const ChannelCounters& counters() const { return counters_; }
 
  private:
@@ -77,6 +89,43 @@ class ChannelTiming {
     std::uint32_t bank_group;
     bool write;
   };
+  // A queued write whose WR is not placed yet (it waits for a drain).
+  struct QueuedWrite {
+    std::uint64_t visible;       // first cycle the scheduler sees it (queued + 1)
+    std::uint64_t burst;
+    std::uint64_t after_column;  // a queued read of its burst issues first (its RD's cycle), or 0
+    std::uint32_t bank_group, bank, row;
+  };
+  // The bursts of the last few column commands of one class, with their cycles: enough of them
+  // to hold every request of the class still queued (a queue holds at most `size` requests).
+  class RecentBursts {
+   public:
+    explicit RecentBursts(std::size_t size) : items_(size) {}
+    void add(std::uint64_t burst, std::uint64_t column) {
+      items_[next_] = {burst, column};
+      next_ = next_ + 1 == items_.size() ? 0 : next_ + 1;
+      newest_ = std::max(newest_, column);
+    }
+    // The latest column at or after `from` to `burst`, or 0.
+    std::uint64_t column_of(std::uint64_t burst, std::uint64_t from) const {
+      if (newest_ < from) return 0;  // none is still queued (the common case: a cheap test)
+      std::uint64_t found = 0;
+      for (const Item& i : items_) {
+        if (i.burst == burst && i.column >= from) found = std::max(found, i.column);
+      }
+      return found;
+    }
+    std::uint64_t newest() const { return newest_; }
+
+   private:
+    struct Item {
+      std::uint64_t burst = ~std::uint64_t{0}, column = 0;
+    };
+    std::vector<Item> items_;
+    std::size_t next_ = 0;
+    std::uint64_t newest_ = 0;
+  };
+
   // A refresh whose time is fixed: due (ACT/PRE stop), PREA, REF, end of tRFC.
   struct Refresh {
     std::uint64_t due, prea, ref, end;
@@ -132,11 +181,32 @@ class ChannelTiming {
   std::uint32_t column_gap_after(std::uint32_t bank_group, bool write, const ColumnCommand& second) const {
     return gap_[second.bank_group == bank_group][write][second.write];
   }
-  std::uint64_t grouped_start(std::uint64_t from, std::uint32_t bank_group, bool write);
+  // Places one request's commands from `earliest` on, its column not before `min_column`.
+  // Inlined: a call of its own made read streams some 5 % slower (callgrind).
+  [[gnu::always_inline]] inline std::uint64_t serve(std::uint64_t earliest, std::uint64_t min_column, bool write, std::uint32_t bank_group,
+                      std::uint32_t bank, std::uint32_t row, ChannelOutcome::Row& row_state);
+  // Decides the drains of every cycle before `t` from the requests queued so far, placing the
+  // writes they serve (lazily: only as far as needed to know the state at `t`).
+  void settle_drains_before(std::uint64_t t) {
+    // Most requests of read-only or write-only traffic find nothing to decide.
+    if (draining_ || !unplaced_writes_.empty()) settle_drains_slow(t);
+  }
+  void settle_drains_slow(std::uint64_t t);
+  void start_drain(std::uint64_t at);
+  void serve_oldest_write();
+  // Serves the queued write at `index` (0: the oldest); returns its column.
+  std::uint64_t serve_write_at(std::size_t index);
+  // Whether the write's column can come before `end`: a row hit's by the bus, a write that needs
+  // its row opened only if `row_commands_count` (else it is taken to fit).
+  bool issues_before(const QueuedWrite& w, std::uint64_t end, bool row_commands_count);
+  // Ends the drain for a read visible at `visible` (it waits for the drain): the drain goes on
+  // until write_low writes are left. Returns the cycle from which reads are served again.
+  std::uint64_t end_drain_for_read(std::uint64_t visible);
+  // No command is placed before this any more (what prune may drop).
+  std::uint64_t placement_floor(std::uint64_t t) const;
   std::uint64_t find_column_slot(std::uint64_t from, std::uint32_t bank_group, bool write);
   std::uint64_t take_column(std::uint64_t at, std::uint32_t bank_group, bool write);
   void prune(std::uint64_t floor);
-  static constexpr std::uint64_t kGroupingFactor = 2;
 
   DerivedTimings t_;
   // Column spacing by [same bank group][first is a write][second is a write] (the tim_d sums).
@@ -151,6 +221,7 @@ class ChannelTiming {
   std::uint64_t tail_run_start_ = kNoRun;
   std::uint32_t banks_per_group_;
   std::uint32_t queue_depth_[2];  // the read queue, the write queue (spec::hbm::QueueSizes)
+  std::uint32_t write_high_, write_low_;  // the drain's watermarks
   bool closed_page_;
   std::vector<Bank> banks_;
   TimeWindow<RowCommand> acts_;        // by time, the recent ones
@@ -165,6 +236,17 @@ class ChannelTiming {
   std::uint64_t floor_ = 0;      // no command is placed before this any more
   bool last_write_ = false;
   std::uint64_t last_column_at_ = 0;
+  // Write batching.
+  std::deque<QueuedWrite> unplaced_writes_;  // oldest first
+  bool draining_ = false;
+  std::uint64_t drain_start_ = 0;
+  std::uint64_t drain_dry_at_ = 0;   // the drain's placed writes have all issued by this cycle
+  bool drain_for_reads_ = false;
+  static constexpr std::uint64_t kOpen = std::numeric_limits<std::uint64_t>::max();
+  std::uint64_t drain_end_ = kOpen;
+ // fixed once a read waits for the drain     // reads were queued when it started: it stops at write_low
+  std::uint64_t reads_from_ = 0;     // the end of the last drain a read waited for
+  RecentBursts recent_reads_, recent_writes_;
   ChannelCounters counters_{};
 };
 

@@ -23,8 +23,7 @@ HbmBurstTiming::HbmBurstTiming(const sim::hbm::HbmSetup& setup)
   const detail::DerivedTimings t = detail::DerivedTimings::from(c);
   for (std::uint32_t ch = 0; ch < c.channels; ++ch) {
     channels_.push_back(std::make_unique<detail::ChannelTiming>(t, c.bank_groups, c.banks_per_group,
-                                                                setup.queues.read_queue, setup.queues.write_queue,
-                                                                setup.closed_page));
+                                                                setup.queues, setup.closed_page));
   }
   // A request lane per two channels (rtl/CMakeLists.txt: 8 channels 4 lanes, 16 channels 8).
   lane_free_.assign(c.channels / 2, 0);
@@ -39,7 +38,7 @@ BurstTiming HbmBurstTiming::request(std::uint64_t cycle, bool write, std::uint64
   last_offer_ = offered;
   const sim::hbm::Coordinate at = sim::hbm::coordinate_of(layout_.decode(addr));
   const detail::ChannelOutcome o =
-      channels_[at.channel]->request(offered, write, at.bank_group, at.bank, at.row);
+      channels_[at.channel]->request(offered, write, at.bank_group, at.bank, at.row, addr / 64);
   *lane = o.accept + 1;
   BurstTiming r;
   r.accept = o.accept;
@@ -47,7 +46,6 @@ BurstTiming HbmBurstTiming::request(std::uint64_t cycle, bool write, std::uint64
   // later and leave the controller a cycle after that. Writes are posted: answered the cycle after
   // they were queued, their WR may come later (the run lasts until it has).
   r.done = write ? o.queued + 1 : o.column + 1 + setup_.dram.derived().rd_data + 1;
-  last_done_ = std::max(last_done_, o.column + 1);
   if (!write) {
     const std::uint64_t latency = r.done - r.accept;
     latency_.add(latency);
@@ -59,7 +57,8 @@ BurstTiming HbmBurstTiming::request(std::uint64_t cycle, bool write, std::uint64
 }
 
 void HbmBurstTiming::finish(std::uint64_t cycle) {
-  for (auto& ch : channels_) ch->finish(cycle);
+  // The run lasts until every posted write has issued (the drains of what is still queued).
+  for (auto& ch : channels_) last_done_ = std::max(last_done_, ch->finish(cycle) + 1);
   last_done_ = std::max(last_done_, cycle);
 }
 
