@@ -17,6 +17,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <limits>
@@ -105,10 +106,13 @@ class ChannelTiming {
       items_[next_] = {burst, column};
       next_ = next_ + 1 == items_.size() ? 0 : next_ + 1;
       newest_ = std::max(newest_, column);
+      std::uint64_t& bucket = newest_in_bucket_[burst % kBuckets];
+      bucket = std::max(bucket, column);
     }
     // The latest column at or after `from` to `burst`, or 0.
     std::uint64_t column_of(std::uint64_t burst, std::uint64_t from) const {
-      if (newest_ < from) return 0;  // none is still queued (the common case: a cheap test)
+      // Mostly none of its bucket is still queued: cheap tests before the search.
+      if (newest_ < from || newest_in_bucket_[burst % kBuckets] < from) return 0;
       std::uint64_t found = 0;
       for (const Item& i : items_) {
         if (i.burst == burst && i.column >= from) found = std::max(found, i.column);
@@ -121,9 +125,11 @@ class ChannelTiming {
     struct Item {
       std::uint64_t burst = ~std::uint64_t{0}, column = 0;
     };
+    static constexpr std::size_t kBuckets = 64;
     std::vector<Item> items_;
     std::size_t next_ = 0;
     std::uint64_t newest_ = 0;
+    std::array<std::uint64_t, kBuckets> newest_in_bucket_{};  // by burst modulo kBuckets
   };
 
   // A refresh whose time is fixed: due (ACT/PRE stop), PREA, REF, end of tRFC.
@@ -238,14 +244,22 @@ class ChannelTiming {
   std::uint64_t last_column_at_ = 0;
   // Write batching.
   std::deque<QueuedWrite> unplaced_writes_;  // oldest first
+  std::array<std::uint16_t, 64> unplaced_by_burst_bucket_{};  // how many, by burst modulo 64
   bool draining_ = false;
   std::uint64_t drain_start_ = 0;
-  std::uint64_t drain_dry_at_ = 0;   // the drain's placed writes have all issued by this cycle
-  bool drain_for_reads_ = false;
+  std::uint64_t drain_dry_at_ = 0;  // the drain's placed writes have all issued by this cycle
+  bool drain_for_reads_ = false;    // reads were queued when it started: it stops at write_low
   static constexpr std::uint64_t kOpen = std::numeric_limits<std::uint64_t>::max();
-  std::uint64_t drain_end_ = kOpen;
- // fixed once a read waits for the drain     // reads were queued when it started: it stops at write_low
+  std::uint64_t drain_end_ = kOpen;  // fixed once a read waits for the drain
   std::uint64_t reads_from_ = 0;     // the end of the last drain a read waited for
+  // The last issues_before answer: for which write and state of its bank, and the bound found.
+  struct ProbeKey {
+    std::uint64_t visible = ~std::uint64_t{0}, opened = 0;
+    bool open = false;
+    std::uint32_t row = 0;
+    bool operator==(const ProbeKey&) const = default;
+  } probe_key_;
+  std::uint64_t probe_bound_ = 0;
   RecentBursts recent_reads_, recent_writes_;
   ChannelCounters counters_{};
 };
