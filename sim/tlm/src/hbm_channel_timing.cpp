@@ -344,9 +344,9 @@ bool ChannelTiming::issues_before(const QueuedWrite& w, std::uint64_t end, bool 
   // The earliest column it could have only moves later while its bank keeps its row (commands
   // are only added), so a bound found before still holds: the same write is asked again and
   // again while it waits, and a search each time cost mixed traffic a fifth of its time.
-  ProbeKey key{w.visible, b.opened, b.open, b.row};
+  const std::uint64_t from = std::max({w.visible, drain_start_, w.after_column + 1, floor_});
+  const ProbeKey key{w.visible, from, b.opened, b.open, b.row};
   if (key == probe_key_ && probe_bound_ >= end) return false;
-  const std::uint64_t from = std::max({w.visible, drain_start_, w.after_column + 1});
   std::uint64_t bound = 0;
   if (hit) {
     bound = find_column_slot(std::max(from, b.col_at), w.bank_group, true);

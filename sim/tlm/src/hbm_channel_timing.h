@@ -254,7 +254,7 @@ class ChannelTiming {
   std::uint64_t reads_from_ = 0;     // the end of the last drain a read waited for
   // The last issues_before answer: for which write and state of its bank, and the bound found.
   struct ProbeKey {
-    std::uint64_t visible = ~std::uint64_t{0}, opened = 0;
+    std::uint64_t visible = ~std::uint64_t{0}, from = 0, opened = 0;
     bool open = false;
     std::uint32_t row = 0;
     bool operator==(const ProbeKey&) const = default;
