@@ -100,6 +100,31 @@ TEST(HbmTimingModel, RefreshesEveryTrefiAndStallsTheChannel) {
   EXPECT_GE(st.total.refresh_cycles, 10u * s.dram.channels * s.dram.tRFC);
 }
 
+TEST(HbmTimingModel, WritesArePostedAndReadsPassThemUnlessTheyReadTheirBurst) {
+  const hbm::HbmSetup s = hbm2();
+  // A write is answered the cycle after it is queued (accept, input register, queue, answer).
+  HbmBurstTiming lone(s);
+  const BurstTiming w = lone.request(100, true, address(s, 3, 0, 0, 5, 0));
+  EXPECT_EQ(w.done - w.accept, 2u);
+  // A read of another burst goes ahead of the queued write (reads are served first, and the
+  // write's drain ends when the read comes); a read of the same burst waits for the write's WR
+  // and the bus turnaround after it.
+  HbmBurstTiming passes(s), waits(s);
+  passes.request(100, true, address(s, 3, 0, 0, 5, 0));
+  waits.request(100, true, address(s, 3, 0, 0, 5, 0));
+  const BurstTiming other = passes.request(101, false, address(s, 3, 0, 0, 5, 1));
+  const BurstTiming same = waits.request(101, false, address(s, 3, 0, 0, 5, 0));
+  EXPECT_EQ(other.done - other.accept, 2 + s.dram.tRCD + 1 + s.dram.CL + s.dram.tBURST() + 1);
+  // The write, queued a cycle before the read, opens the row a cycle earlier than the read did.
+  EXPECT_EQ(same.done, other.done - 1 + s.dram.derived().wr2rd_l);
+  // Every write has issued by the end of the run.
+  for (HbmBurstTiming* m : {&passes, &waits}) {
+    m->finish(2000);
+    EXPECT_EQ(m->statistics().total.writes, 1u);
+    EXPECT_EQ(m->statistics().total.row_hits + m->statistics().total.row_misses, 2u);
+  }
+}
+
 TEST(HbmBeatTiming, BeatsOfOneBurstShareItAndComeBackInOrder) {
   const hbm::HbmSetup s = hbm2();
   const auto m = tpuemu::tlm::make_hbm_beat_timing(s, 1.0, 16, 1u << 28);
