@@ -333,6 +333,7 @@ std::uint64_t ChannelTiming::serve_write_at(std::size_t index) {
   const std::uint64_t column = serve(from, min_column, true, w.bank_group, w.bank, w.row, row_state);
   slot_free_[1].push(column + 1);
   recent_writes_.add(w.burst, column);
+  ++counters_[stat::writes];
   if (draining_) drain_dry_at_ = std::max(drain_dry_at_, column + 1);
   return column;
 }
@@ -424,8 +425,7 @@ std::uint64_t ChannelTiming::placement_floor(std::uint64_t t) const {
 }
 
 std::uint64_t ChannelTiming::finish(std::uint64_t cycle) {
-  // No read comes any more: the queued writes are drained.
-  settle_drains_before(std::numeric_limits<std::uint64_t>::max());
+  drain_queued_writes();
   prune(cycle);
   freeze_refreshes_through(cycle);
   return last_column_at_;
@@ -466,8 +466,7 @@ ChannelOutcome ChannelTiming::request(std::uint64_t offered, bool write, std::ui
     unplaced_writes_.push_back(QueuedWrite{visible, burst, recent_reads_.column_of(burst, visible), bg,
                                            bank_in_group, row});
     ++unplaced_by_burst_bucket_[burst % unplaced_by_burst_bucket_.size()];
-    ++counters_[stat::writes];
-    ++counters_[stat::writes_queued];  // every write is queued (and issued) by the end
+    ++counters_[stat::writes_queued];  // `writes` counts it when its WR is placed, as the RTL
     settle_drains_before(visible + 1);
     out.column = ChannelOutcome::kNotYet;
     return out;

@@ -69,6 +69,13 @@ class ChannelTiming {
   // controller does), and the refreshes due up to `cycle` are accounted. Returns the cycle of the
   // last column command.
   std::uint64_t finish(std::uint64_t cycle);
+  // Writes wait in the queue for a drain: drain_queued_writes() places them as if no read came
+  // any more, and returns the cycle of the last column command.
+  bool has_queued_writes() const { return !unplaced_writes_.empty(); }
+  std::uint64_t drain_queued_writes() {
+    settle_drains_before(std::numeric_limits<std::uint64_t>::max());
+    return last_column_at_;
+  }
   const ChannelCounters& counters() const { return counters_; }
 
  private:

@@ -64,10 +64,21 @@ void HbmBurstTiming::finish(std::uint64_t cycle) {
 
 sim::hbm::Statistics HbmBurstTiming::statistics() const {
   sim::hbm::Statistics s;
-  s.cycles = last_done_ + 1;
+  std::uint64_t last = last_done_;
   std::vector<sim::hbm::StatCounters> per_channel;
   per_channel.reserve(channels_.size());
-  for (const auto& ch : channels_) per_channel.push_back(ch->counters());
+  for (const auto& ch : channels_) {
+    if (!ch->has_queued_writes()) {
+      per_channel.push_back(ch->counters());
+      continue;
+    }
+    // Posted writes still wait for a drain: counted as issued once no read comes any more, as
+    // the controller finishes a run, on a copy, so that the run can go on.
+    detail::ChannelTiming drained = *ch;
+    last = std::max(last, drained.drain_queued_writes() + 1);
+    per_channel.push_back(drained.counters());
+  }
+  s.cycles = last + 1;
   s.set_channels(per_channel, setup_.dram.tBURST());
   s.total.read_latency_sum = latency_.sum;
   s.total.counters[spec::hbm::stat::rd_lat_sum] = latency_.sum;
