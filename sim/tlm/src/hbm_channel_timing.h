@@ -196,8 +196,9 @@ class ChannelTiming {
   }
   // Places one request's commands from `earliest` on, its column not before `min_column`.
   // Inlined: a call of its own made read streams some 5 % slower (callgrind).
-  [[gnu::always_inline]] inline std::uint64_t serve(std::uint64_t earliest, std::uint64_t min_column, bool write, std::uint32_t bank_group,
-                      std::uint32_t bank, std::uint32_t row, ChannelOutcome::Row& row_state);
+  [[gnu::always_inline]] inline std::uint64_t serve(std::uint64_t earliest, std::uint64_t min_column, bool write,
+                                                    std::uint32_t bank_group, std::uint32_t bank, std::uint32_t row,
+                                                    ChannelOutcome::Row& row_state);
   // Decides the drains of every cycle before `t` from the requests queued so far, placing the
   // writes they serve (lazily: only as far as needed to know the state at `t`).
   void settle_drains_before(std::uint64_t t) {
