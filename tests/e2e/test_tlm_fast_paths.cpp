@@ -5,7 +5,7 @@
 // for the backend's name and the simulation's wall time, must be equal - cycles, every counter,
 // every step, the HBM statistics. Compiled matmuls of shapes that are and are not multiples of
 // DIM with 1/2/3 buffers and the shipped models, on the simple memory (small) and on HBM
-// (default, tpu-v4-like).
+// (default, tpu-v4-like), and one that the HBM bridge back-pressures.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -38,6 +38,10 @@ std::vector<Case> cases() {
     }
     for (const char* model : {"mlp", "cnn", "ffn"}) out.push_back({preset, model, 2});
   }
+  // 128-byte beats with 128 reads outstanding fill the HBM bridge's burst ids: the memory holds
+  // requests back, and a write must wait behind a held read (it once took the read's place and
+  // hung the run).
+  out.push_back({"tpu-v4-like", "1024x256x1024", 2});
   return out;
 }
 

@@ -129,7 +129,7 @@ struct MxuState {
   RingFifo<Tag> tags;
   // the array: both weight banks (row k, column n at k * dim + n), each also as int16 pairs of
   // rows (k, k+1) per column for the product (rebuilt after a load), and the result rows in
-  // flight, a ring of at most 2*DIM + 1
+  // flight, a ring of a power of two >= 2*DIM + 4 slots
   std::array<std::vector<std::int8_t>, 2> weights;
   // row k of bank b is physical row (weight_top[b] + k) mod DIM: a push moves the top instead of
   // shifting DIM-1 rows (16 KiB a cycle at DIM 128)
@@ -139,7 +139,8 @@ struct MxuState {
   std::vector<std::int32_t> flight_rows;
   std::vector<std::uint64_t> flight_out;
   std::size_t flight_head = 0, flight_count = 0;
-  std::int32_t* flight_row(std::size_t i) { return flight_rows.data() + i * (flight_rows.size() / flight_out.size()); }
+  std::size_t flight_row_len = 0;  // DIM
+  std::int32_t* flight_row(std::size_t i) { return flight_rows.data() + i * flight_row_len; }
   bool flight_empty() const { return flight_count == 0; }
   std::uint64_t flight_front_out() const { return flight_out[flight_head]; }
 };
@@ -197,6 +198,8 @@ class CoreModelImpl final : public CoreModel {
   bool stream_frozen_elsewhere(Wires& w);
   // mxu_model.cpp: the array's datapath
   void build_weight_pairs(bool bank);
+  // The weight loader's bank is free: no stream on it ahead, no row of it in the array or entering.
+  bool weight_load_can_start() const;
   void row_product(const std::uint8_t* input, bool bank, std::int32_t* out);
   // engine_model.cpp: cycles in which only the DMA engine and the MXU move, with the wires of
   // fetch, the heads and the semaphores computed once; returns how many (0 when not in such a

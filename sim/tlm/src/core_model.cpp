@@ -68,9 +68,11 @@ CoreModelImpl::CoreModelImpl(const CoreShape& shape, BeatPort& port) : shape_(sh
   mxu_.tags = RingFifo<MxuState::Tag>(std::size_t{1} << clog2(2ull * dim_ + 4));
   for (auto& w : mxu_.weights) w.assign(std::size_t{dim_} * dim_, 0);
   for (auto& w : mxu_.weight_pairs) w.assign(std::size_t{dim_} * dim_, 0);
-  const std::size_t flight = 2 * std::size_t{dim_} + 4;
+  // at most 2*DIM + 1 rows in flight; a power of two, so that the ring wraps by a mask
+  const std::size_t flight = std::size_t{1} << clog2(2ull * dim_ + 4);
   mxu_.flight_out.assign(flight, 0);
   mxu_.flight_rows.assign(flight * dim_, 0);
+  mxu_.flight_row_len = dim_;
   vec_.bias.assign(std::size_t{4} * dim_, 0);
   vec_.a_data.assign(dim_, 0);
   dma_direct_.assign(dim_, 0);
@@ -168,6 +170,9 @@ bool CoreModelImpl::quiet(const Wires& w) const {
   for (bool s : w.sig) {
     if (s) return false;
   }
+  // A bank's busy countdown that ends at this edge frees the bank for a waiting weight load in
+  // the next cycle: that cycle differs (next_event() only sees countdowns still running).
+  if (mxu_.bank_busy[0] == 1 || mxu_.bank_busy[1] == 1) return false;
   return !w.mxu.out_valid && !w.mxu.wl_done && !w.dma.issue_write_direct && !w.dma.smem_we && !dma_.vread_pending &&
          !mxu_.pipe_valid;
 }
@@ -298,7 +303,7 @@ void CoreModelImpl::end_cycle(const Wires& w) {
 void CoreModelImpl::comb_memory_responses(Wires& w) {
   if (!reads_.due.empty() && reads_.due.front() <= cycle_) {
     w.rsp_valid = true;
-    w.rsp_data = read_ring_.data() + std::size_t{reads_delivered_ % route_depth_} * dim_;
+    w.rsp_data = read_ring_.data() + std::size_t{reads_delivered_ & (route_depth_ - 1)} * dim_;
     w.f_rsp = route_.front();
     w.d_rsp = !w.f_rsp;
   }
@@ -324,7 +329,7 @@ void CoreModelImpl::comb_memory_port(Wires& w) {
       if (w.mem_write) {
         beat.data = dma_.wbuf.head().data.data();
       } else {
-        beat.data = read_ring_.data() + std::size_t{reads_issued_ % route_depth_} * dim_;
+        beat.data = read_ring_.data() + std::size_t{reads_issued_ & (route_depth_ - 1)} * dim_;
       }
       const BeatTiming t = port_.request(cycle_, beat);
       PendingResponses& r = w.mem_write ? acks_ : reads_;

@@ -22,7 +22,11 @@ bool is_read_path(std::uint32_t p) {
 
 void CoreModelImpl::comb_dma_port(Wires& w) {
   Wires::Dma& d = w.dma;
-  d.wants_write = !dma_.wbuf.empty() && dma_.wack_pending < shape_.mem_outstanding;
+  // A read the memory holds back stays on the port until it is taken (docs/systemc.md): a write
+  // that comes into the buffer meanwhile waits behind it, or the taken read would be counted as
+  // that write.
+  const bool read_held = held_ && !held_->fetch && !held_->write;
+  d.wants_write = !dma_.wbuf.empty() && dma_.wack_pending < shape_.mem_outstanding && !read_held;
   d.wants_read = dma_.active && is_read_path(dma_.path) && !dma_.rtag.full();
   w.d_req = d.wants_write || d.wants_read;
   w.d_write = d.wants_write;

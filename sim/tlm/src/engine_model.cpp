@@ -10,6 +10,8 @@
 // the cycle with the same functions tick() calls, in the same order. So every cycle is exactly
 // tick()'s (test_tlm_crosscheck holds every counter to the RTL's on the simple memory, and
 // TlmFastPaths every counter and cycle to the model stepped cycle by cycle).
+#include <algorithm>
+
 #include "core_impl.h"
 
 namespace tpuemu::tlm {
@@ -51,6 +53,7 @@ std::uint64_t CoreModelImpl::step_engines(std::uint64_t max_cycles) {
   bool stale = true;
   std::uint64_t n = 0;
   while (n < max_cycles) {
+    if (n != 0 && may_stream()) break;  // the streaming loop is cheaper still
     const std::uint32_t now = engine_key(dma_busy(), dma_, mxu_);
     if (stale || now != key) {
       frozen = Wires{};
@@ -79,9 +82,15 @@ std::uint64_t CoreModelImpl::step_engines(std::uint64_t max_cycles) {
     swap_vmem_read_data();
     end_cycle(w);
     ++n;
-    // A quiet cycle is left to run(), which repeats it up to the next event; a signal may
-    // overflow (an error in the next cycle's run control); the memory may end the run.
-    if (repeats || sem_overflow_ || stop_) break;
+    // A signal may overflow (an error in the next cycle's run control); the memory may end the
+    // run.
+    if (sem_overflow_ || stop_) break;
+    if (repeats && n < max_cycles) {
+      // As in run(): up to the next timed event, a quiet cycle repeats.
+      const std::uint64_t q = std::min(next_event() - cycle_, max_cycles - n);
+      repeat_quiet_cycles(q);
+      n += q;
+    }
   }
   return n;
 }

@@ -30,11 +30,15 @@ void CoreModelImpl::row_product(const std::uint8_t* input, bool bank, std::int32
   mxu_row_product(input, mxu_.weight_pairs[bank].data(), dim_, out);
 }
 
+bool CoreModelImpl::weight_load_can_start() const {
+  const MxuState& s = mxu_;
+  return !s.wl_wait_st && s.bank_busy[s.wl_bank] == 0 && !(s.pipe_valid && s.pipe_bank == s.wl_bank);
+}
+
 void CoreModelImpl::comb_mxu(Wires& w) {
   Wires::Mxu& m = w.mxu;
   MxuState& s = mxu_;
-  const bool wl_can_load = s.wl_active && !s.wl_wait_st && s.bank_busy[s.wl_bank] == 0 &&
-                           !(s.pipe_valid && s.pipe_bank == s.wl_bank);
+  const bool wl_can_load = s.wl_active && weight_load_can_start();
   m.vw_req = (s.wl_loading || wl_can_load) && s.wl_issued < dim_;
   w.v_req[1] = m.vw_req;
   w.v_addr[1] = (s.wl_base + dim_ - 1 - s.wl_issued) & (shape_.vmem_rows - 1);
@@ -71,7 +75,10 @@ void CoreModelImpl::edge_mxu_result(const Wires& w) {
   std::int32_t* row = acc_row(tag.acc & (shape_.acc_rows - 1));
   const std::int32_t* out = mxu_.flight_row(mxu_.flight_head);
   if (tag.accum) {
-    for (std::uint32_t n = 0; n < dim_; ++n) row[n] = spec::arith::acc_write(row[n], out[n], true);
+    // acc_write's wrapping add, on unsigned lanes so that the loop vectorizes
+    auto* urow = reinterpret_cast<std::uint32_t*>(row);
+    const auto* uout = reinterpret_cast<const std::uint32_t*>(out);
+    for (std::uint32_t n = 0; n < dim_; ++n) urow[n] += uout[n];
   } else {
     std::memcpy(row, out, std::size_t{dim_} * sizeof(std::int32_t));
   }
@@ -81,7 +88,7 @@ void CoreModelImpl::edge_mxu(const Wires& w, bool clear) {
   const Wires::Mxu& m = w.mxu;
   MxuState& s = mxu_;
   if (w.mxu.out_valid) {
-    s.flight_head = (s.flight_head + 1) % s.flight_out.size();
+    s.flight_head = (s.flight_head + 1) & (s.flight_out.size() - 1);
     --s.flight_count;
   }
   if (clear) {
@@ -99,7 +106,7 @@ void CoreModelImpl::edge_mxu(const Wires& w, bool clear) {
   // ---- the array: a row enters (product with its bank's weights), a weight row is pushed
   if (vd_rvalid) {
     if (s.pairs_stale[old_pipe_bank]) build_weight_pairs(old_pipe_bank);
-    const std::size_t slot = (s.flight_head + s.flight_count) % s.flight_out.size();
+    const std::size_t slot = (s.flight_head + s.flight_count) & (s.flight_out.size() - 1);
     s.flight_out[slot] = cycle_ + spec::kMxuLatencyPerDim * dim_;
     mxu_row_product(v_rdata_[0].data(), s.weight_pairs[old_pipe_bank].data(), dim_, s.flight_row(slot));
     ++s.flight_count;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The streaming fast path of the core model: the cycles in which only the MXU's row streamer and
-// the array move - a long MATMUL while the DMA and the vector unit wait on semaphores or have
-// nothing queued and fetch is blocked - are stepped by a loop that does only what those cycles
+// the array move - a long MATMUL while the DMA and the vector unit wait on semaphores, on memory
+// or have nothing queued and fetch is blocked - are stepped by a loop that does only what those cycles
 // do (one VMEM read on the streamer's port, which wins every bank, a row into the array, a row out
 // into ACC, the same counter increments every cycle). It ends before anything else could happen:
 // the stream's last row issues, an instruction completes (a row tagged last leaves), a memory
@@ -18,8 +18,17 @@ bool CoreModelImpl::may_stream() const {
   // The MXU streams without waiting, with at least two rows to go; nothing else is in flight.
   if (!run_.busy || held_ || run_.deadlock_cnt != 0 || recording_ || !fast_paths_) return false;
   const MxuState& m = mxu_;
-  if (!m.st_active || m.st_wait_wl || m.st_left < 2 || m.wl_active) return false;
-  if (vec_.state != VecState::Idle || dma_busy()) return false;
+  if (!m.st_active || m.st_wait_wl || m.st_left < 2) return false;
+  // A weight load may wait, not load: behind this stream's bank (it starts after the last row
+  // issues, where the loop ends) or for its own bank's rows to leave the array (the loop ends
+  // when it could start).
+  if (m.wl_active && (m.wl_loading || weight_load_can_start())) return false;
+  // The DMA may wait for responses or acknowledgements still to come (the loop ends before the
+  // first falls due), but must have nothing to do before then: no walker, nothing to drain into
+  // local memory, nothing to write.
+  if (vec_.state != VecState::Idle || dma_.active || !dma_.wbuf.empty() || dma_.vread_pending || !dma_.rdat.empty()) {
+    return false;
+  }
   return !v_rvalid_[1] && !v_rvalid_[2] && !v_rvalid_[3];
 }
 
@@ -52,7 +61,7 @@ std::uint64_t CoreModelImpl::stream(std::uint64_t max_cycles) {
   std::uint64_t n = 0, rows_in = 0;
   for (; n < max_cycles; ++n) {
     const std::uint64_t t = cycle_;
-    if (t >= due || m.st_left < 2) break;
+    if (t >= due || m.st_left < 2 || (m.wl_active && weight_load_can_start())) break;
     const bool out_valid = !m.flight_empty() && m.flight_front_out() == t;
     if (out_valid && m.tags.head().last) break;  // an instruction completes: its signal, its trace
     const bool vd_rvalid = v_rvalid_[0];
@@ -68,7 +77,7 @@ std::uint64_t CoreModelImpl::stream(std::uint64_t max_cycles) {
       } else {
         std::memcpy(row, out, std::size_t{dim_} * sizeof(std::int32_t));
       }
-      m.flight_head = (m.flight_head + 1) % m.flight_out.size();
+      m.flight_head = (m.flight_head + 1) & (m.flight_out.size() - 1);
       --m.flight_count;
     }
     std::memcpy(v_rdata_next_[0].data(), vmem_row(m.st_vmem & (shape_.vmem_rows - 1)), dim_);
@@ -78,7 +87,7 @@ std::uint64_t CoreModelImpl::stream(std::uint64_t max_cycles) {
       if (m.pairs_stale[old_pipe_bank]) {
         build_weight_pairs(old_pipe_bank);
       }
-      const std::size_t slot = (m.flight_head + m.flight_count) % m.flight_out.size();
+      const std::size_t slot = (m.flight_head + m.flight_count) & (m.flight_out.size() - 1);
       m.flight_out[slot] = t + latency;
       row_product(v_rdata_[0].data(), old_pipe_bank, m.flight_row(slot));
       ++m.flight_count;
