@@ -2,7 +2,7 @@
 // The tlm backend against the RTL (docs/systemc.md, "Accuracy"): the same runs on both, over a
 // fixed matrix - compiled matmuls of shapes that are and are not multiples of DIM, 1/2/3 buffers
 // per operand, the shipped models - on small (simple memory) and default (HBM). Both must be
-// bit-exact; tlm's cycles must be within 1% of the RTL's on the simple memory and 5% on HBM, and
+// bit-exact; tlm's cycles must be within 1% of the RTL's on the simple memory and 2% on HBM, and
 // every stall counter within 10% of the RTL's or 1% of the run's cycles. The worst case per preset
 // is printed at the end.
 #include <gtest/gtest.h>
@@ -94,7 +94,7 @@ TEST_P(TlmCrossCheck, CyclesAndStallsMatchTheRtl) {
   ASSERT_TRUE(tlm.bit_exact) << tlm.first_mismatch;
   ASSERT_GT(rtl.cycles, 0u);
 
-  const double tolerance = preset.hbm.model == "simple" ? 0.01 : 0.05;
+  const double tolerance = preset.hbm.model == "simple" ? 0.01 : 0.02;
   const double error = std::abs(static_cast<double>(tlm.cycles) - static_cast<double>(rtl.cycles)) / rtl.cycles;
   Worst& w = worst_by_preset()[c.preset];
   if (error >= w.cycle_error) w = {error, fmt::format("{}: rtl {} tlm {} cycles", name_of(c), rtl.cycles, tlm.cycles)};
@@ -104,9 +104,11 @@ TEST_P(TlmCrossCheck, CyclesAndStallsMatchTheRtl) {
     // The model's cycle rules are the RTL's: with a memory both time alike, every counter agrees.
     EXPECT_EQ(tlm.counters.to_array(), rtl.counters.to_array());
   }
-  // Stalls within 10 % or a share of the run: 1 % on the simple memory, 2 % on HBM, where the
-  // model does not replay the controller's write drains (docs/hbm-trace.md) and a drain
-  // moves a stall between counters.
+  // Stalls within 10 % or a share of the run's cycles: 1 % on the simple memory, 2 % on HBM. The
+  // worst HBM case is 128x96x160 with 3 buffers: mxu_idle_empty 543 cycles on the RTL, 379 on
+  // the model (1.9 % of the run). The DMA's walker writing a tile out from ACC runs 333 cycles on
+  // the RTL and 148 on the model: the controller's write acknowledgements throttle it there, the
+  // model's do not; the last acknowledgement comes in the same cycle on both.
   const double stall_share = preset.hbm.model == "simple" ? 0.01 : 0.02;
   for (const char* stall : kStalls) {
     const double r = static_cast<double>(counter(rtl.counters, stall));
