@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 // The tlm backend's speed against the RTL's, side by side in one run (docs/benchmarks.md,
-// docs/systemc.md): the same compiled matmul (bench_sim's workloads) through sim::CoreSim on the
-// Verilated core and on the SystemC/TLM-2.0 model, both checked bit-exactly before timing; then
-// the transformer FFN model end to end on tpu-v4-like on tlm (the "under a minute").
+// docs/systemc.md), per workload:
 //
-//   BM_Speed/<preset>/<workload>/<backend>   simulated cycles per second of one run, repeated
-//   BM_FfnV4/tlm                               examples/ffn.json through the whole host stack
+//   BM_Speed/<preset>/<MxKxN>/<backend>   a compiled matmul (bench_sim's workloads) through
+//                                          sim::CoreSim, checked bit-exactly before timing
+//   BM_Model/<preset>/<model>/<backend>   a shipped model end to end through the host stack
+//                                          (compile, plan, run, check), as `tpuemu run` does
+//   BM_RowProduct/dimN                     the exact int8 row product alone
 //
-// The summary prints, per preset, both rates, the ratio tlm/rtl (per wall-clock and per CPU
-// second) and the targets: >= 100x on default, >= 1000x on tpu-v4-like.
+// The summary prints, per workload: simulated cycles per second on rtl and tlm, their ratio (wall
+// and CPU), the arithmetic ceiling (row products per second / the array's busy fraction: no cycle
+// model of this core can run the workload faster) and the fraction of it tlm reaches, with the
+// targets: >= 50 % of the ceiling everywhere, >= 100x rtl on default's 256^3 matmul, the models on
+// tpu-v4-like in under 2 s wall.
 #include <chrono>
 #include <map>
 #include <memory>
@@ -17,6 +21,7 @@
 
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "bench_common.h"
 #include "tpuemu/compile/model.h"
@@ -34,7 +39,8 @@ struct Rate {
   double per_wall = 0, per_cpu = 0;
   std::uint64_t run_cycles = 0;
   std::string workload;
-  double mxu_busy = 0;  // fraction of the run's cycles with a row entering the array
+  double mxu_busy = 0;        // fraction of the run's cycles with a row entering the array
+  double end_to_end_s = 0;    // models: the whole run (compile, plan, simulate, check), wall
 };
 // rates[{preset, workload}][backend]
 using RateKey = std::pair<std::string, std::string>;
@@ -125,91 +131,112 @@ void BM_RowProduct(benchmark::State& state, std::uint32_t dim) {
   row_rates()[dim] = static_cast<double>(rows) / wall;
 }
 
-void BM_FfnV4(benchmark::State& state) {
-  const Preset preset = load_preset("tpu-v4-like");
-  const Model model = load_model(std::string(TPUEMU_SOURCE_DIR) + "/examples/ffn.json");
+// A shipped model end to end, as `tpuemu run examples/MODEL.json --preset P --backend B` runs it.
+void BM_Model(benchmark::State& state, std::string preset_name, std::string model_name, std::string backend) {
+  const Preset preset = load_preset(preset_name);
+  const Model model = load_model(std::string(TPUEMU_SOURCE_DIR) + "/examples/" + model_name + ".json");
   RunSettings s;
-  s.backend = "tlm";
+  s.backend = backend;
+  WorkloadReport r;
   double seconds = 0;
-  std::uint64_t cycles = 0;
   for (auto _ : state) {
     const auto start = Clock::now();
-    const WorkloadReport r = run_model(preset, model, s);
+    r = run_model(preset, model, s);
     seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    cycles = r.cycles;
     if (!r.bit_exact) {
-      fail(state, "tpu-v4-like ffn on tlm: not bit-exact: " + r.first_mismatch);
+      fail(state, fmt::format("{} {} on {}: not bit-exact: {}", preset_name, model_name, backend, r.first_mismatch));
       return;
     }
   }
-  state.counters["cycles"] = static_cast<double>(cycles);
-  state.counters["wall_s"] = seconds;
-  fmt::print(stderr, "tpu-v4-like transformer FFN end to end on tlm: {} cycles in {:.2f} s wall (target < 60 s: {})\n",
-             cycles, seconds, seconds < 60 ? "MET" : "NOT MET");
+  const auto cycles = static_cast<double>(r.cycles);
+  state.counters["cycles"] = cycles;
+  state.counters["end_to_end_s"] = seconds;
+  const double busy = cycles > 0 ? r.counters.at(spec::counter::mxu_busy) / cycles : 0;
+  // The simulation's own rate (the report's); the end-to-end time also holds compiling, planning
+  // and the reference check.
+  rates()[{preset_name, model_name + " end to end"}][backend] = {r.sim_cycles_per_second, r.sim_cycles_per_second,
+                                                                  r.cycles, model_name + " end to end", busy, seconds};
 }
 
 void register_benchmarks() {
   struct Case { const char* preset; Shape shape; };
   // tpu-v4-like's Verilated core is built only with TPUEMU_BUILD_V4=ON (CI's preset); without it
   // the tlm rate is measured alone and the summary says the ratio is missing. The second
-  // tpu-v4-like case keeps the array busy (one weight tile, 1024 rows): its rate is bounded by the
-  // int8 products a cycle has to compute (DIM^2 = 16384), whatever the rest of the model costs.
+  // tpu-v4-like case keeps the array busy (one weight tile, 1024 rows); the third is a large
+  // matmul (a transformer's projection), run once per backend.
   const std::vector<Case> cases = {{"small", {256, 256, 256}},
                                    {"default", {256, 256, 256}},
                                    {"tpu-v4-like", {128, 128, 128}},
-                                   {"tpu-v4-like", {1024, 128, 128}}};
+                                   {"tpu-v4-like", {1024, 128, 128}},
+                                   {"tpu-v4-like", {4096, 1024, 1024}}};
   for (const Case& c : cases) {
-    // rtl then tlm, for each preset in turn: the two rates of a ratio are measured minutes apart
-    // at most, under the same load.
+    // rtl then tlm, for each workload in turn: the two rates of a ratio are measured seconds
+    // apart, under the same load.
+    const bool large = c.shape.m * c.shape.k * c.shape.n > (std::size_t{1} << 28);
     for (const char* backend : {"rtl", "tlm"}) {
       if (std::string(backend) == "rtl" && !sim::core_sim_available(c.preset)) continue;
-      benchmark::RegisterBenchmark(fmt::format("BM_Speed/{}/{}/{}", c.preset, shape_name(c.shape), backend).c_str(),
-                                   BM_Speed, std::string(c.preset), c.shape, std::string(backend))
+      auto* b = benchmark::RegisterBenchmark(fmt::format("BM_Speed/{}/{}/{}", c.preset, shape_name(c.shape), backend).c_str(),
+                                             BM_Speed, std::string(c.preset), c.shape, std::string(backend))
+                    ->UseRealTime()
+                    ->Unit(benchmark::kMillisecond);
+      if (large) b->Iterations(1);
+    }
+  }
+  for (const char* model : {"ffn", "cnn"}) {
+    for (const char* backend : {"rtl", "tlm"}) {
+      if (std::string(backend) == "rtl" && !sim::core_sim_available("tpu-v4-like")) continue;
+      benchmark::RegisterBenchmark(fmt::format("BM_Model/tpu-v4-like/{}/{}", model, backend).c_str(), BM_Model,
+                                   std::string("tpu-v4-like"), std::string(model), std::string(backend))
+          ->Iterations(1)
           ->UseRealTime()
           ->Unit(benchmark::kMillisecond);
     }
   }
-  for (const char* preset : {"default", "tpu-v4-like"}) {
+  for (const char* preset : {"small", "default", "tpu-v4-like"}) {
     const std::uint32_t dim = load_preset(preset).dim;
     benchmark::RegisterBenchmark(fmt::format("BM_RowProduct/dim{}", dim).c_str(), BM_RowProduct, dim)->UseRealTime();
   }
-  benchmark::RegisterBenchmark("BM_FfnV4/tlm", BM_FfnV4)->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 }
 
 void print_summary() {
-  const std::map<std::string, double> targets = {{"default", 100}, {"tpu-v4-like", 1000}};
-  fmt::print("\ntlm vs rtl: simulated cycles per second of the same run (wall clock; CPU time of the thread)\n");
-  fmt::print("{:<12} {:<24} {:>10} {:>6} {:>13} {:>13} {:>10} {:>10}  {}\n", "preset", "workload", "cycles", "mxu%",
-             "rtl cyc/s", "tlm cyc/s", "ratio", "ratio cpu", "target");
+  fmt::print("\ntlm vs rtl: simulated cycles per second of the same workload (wall clock; ratio also per CPU second of "
+             "the thread)\n");
+  fmt::print("{:<12} {:<26} {:>9} {:>9} {:>5} {:>10} {:>10} {:>8} {:>8} {:>10} {:>7}  {}\n", "preset", "workload",
+             "rtl cyc", "tlm cyc", "mxu%", "rtl cyc/s", "tlm cyc/s", "x rtl", "x cpu", "ceiling/s", "of ceil",
+             "targets");
   for (const auto& [key, by_backend] : rates()) {
     const std::string& preset = key.first;
     const auto rtl = by_backend.find("rtl"), tlm = by_backend.find("tlm");
     if (tlm == by_backend.end()) continue;
-    if (rtl == by_backend.end()) {
-      fmt::print("{:<12} {:<24} {:>10} {:>5.0f}% {:>13} {:>13}  (no Verilated core in this build: configure with "
-                 "-DTPUEMU_BUILD_V4=ON for the ratio)\n",
-                 preset, tlm->second.workload, tlm->second.run_cycles, 100 * tlm->second.mxu_busy, "-",
-                 si(tlm->second.per_wall));
-      continue;
-    }
-    const double ratio = tlm->second.per_wall / rtl->second.per_wall;
-    const double ratio_cpu = tlm->second.per_cpu / rtl->second.per_cpu;
-    const auto t = targets.find(preset);
-    const std::string target = t == targets.end() ? ""
-                                                  : fmt::format(">= {:.0f}x: {}", t->second, ratio_cpu >= t->second ? "MET" : "NOT MET");
-    fmt::print("{:<12} {:<24} {:>10} {:>5.0f}% {:>13} {:>13} {:>9.1f}x {:>9.1f}x  {}\n", preset, rtl->second.workload,
-               rtl->second.run_cycles, 100 * rtl->second.mxu_busy, si(rtl->second.per_wall), si(tlm->second.per_wall),
-               ratio, ratio_cpu, target);
+    const Rate& t = tlm->second;
+    const bool has_rtl = rtl != by_backend.end();
     const std::uint32_t dim = load_preset(preset).dim;
-    if (const auto rows = row_rates().find(dim); rows != row_rates().end() && tlm->second.mxu_busy > 0) {
-      // Every busy cycle costs one row product at least: the run cannot go faster than this.
-      const double ceiling = rows->second / tlm->second.mxu_busy;
-      fmt::print("  arithmetic ceiling: {} rows/s of DIM-{} products, at {:.0f}% busy {} cycles/s = {:.0f}x the rtl rate\n",
-                 si(rows->second), dim, 100 * tlm->second.mxu_busy, si(ceiling), ceiling / rtl->second.per_wall);
+    // Every cycle with a row entering the array costs one row product at least: the run cannot
+    // go faster than this.
+    const auto rows = row_rates().find(dim);
+    const double ceiling = rows != row_rates().end() && t.mxu_busy > 0 ? rows->second / t.mxu_busy : 0;
+    std::vector<std::string> targets;
+    if (ceiling > 0) targets.push_back(fmt::format(">= 50% of ceiling: {}", t.per_wall >= 0.5 * ceiling ? "MET" : "NOT MET"));
+    if (has_rtl && preset == "default" && key.second.starts_with("matmul 256x256x256")) {
+      const double ratio = t.per_wall / rtl->second.per_wall;
+      targets.push_back(fmt::format(">= 100x rtl: {}", ratio >= 100 ? "MET" : "NOT MET"));
     }
-    if (tlm->second.run_cycles != rtl->second.run_cycles) {
-      fmt::print("  cycles of the run: rtl {}, tlm {} ({:+.2f}%)\n", rtl->second.run_cycles, tlm->second.run_cycles,
-                 100.0 * (static_cast<double>(tlm->second.run_cycles) / rtl->second.run_cycles - 1));
+    if (t.end_to_end_s > 0) {
+      targets.push_back(fmt::format("{:.2f} s end to end, < 2 s: {}", t.end_to_end_s, t.end_to_end_s < 2 ? "MET" : "NOT MET"));
+    }
+    fmt::print("{:<12} {:<26} {:>9} {:>9} {:>4.0f}% {:>10} {:>10} {:>8} {:>8} {:>10} {:>6.0f}%  {}\n", preset,
+               key.second, has_rtl ? fmt::format("{}", rtl->second.run_cycles) : "-", t.run_cycles, 100 * t.mxu_busy,
+               has_rtl ? si(rtl->second.per_wall) : "-", si(t.per_wall),
+               has_rtl ? fmt::format("{:.1f}x", t.per_wall / rtl->second.per_wall) : "-",
+               has_rtl && rtl->second.per_cpu > 0 ? fmt::format("{:.1f}x", t.per_cpu / rtl->second.per_cpu) : "-",
+               ceiling > 0 ? si(ceiling) : "-", ceiling > 0 ? 100 * t.per_wall / ceiling : 0.0, fmt::join(targets, "; "));
+    if (has_rtl && rtl->second.run_cycles != t.run_cycles) {
+      fmt::print("{:<12} {:<26} cycles differ: rtl {}, tlm {} ({:+.2f}%)\n", "", "", rtl->second.run_cycles, t.run_cycles,
+                 100.0 * (static_cast<double>(t.run_cycles) / rtl->second.run_cycles - 1));
+    }
+    if (!has_rtl && !sim::core_sim_available(preset)) {
+      fmt::print("{:<12} {:<26} (no Verilated core of {} in this build: configure with -DTPUEMU_BUILD_V4=ON for the "
+                 "ratio)\n", "", "", preset);
     }
   }
 }
