@@ -67,8 +67,10 @@ void MemoryTarget::backdoor_read(std::uint64_t addr, std::uint8_t* data, std::si
 }
 
 std::uint64_t MemoryTarget::cycle_at(const sc_core::sc_time& t) const {
-  // Rounded: the initiator annotates whole cycles of the same period.
-  return static_cast<std::uint64_t>(t / period_ + 0.5);
+  // Rounded: the initiator annotates whole cycles of the same period. In units of the time
+  // resolution, as integers: this runs once per beat.
+  const std::uint64_t period = period_.value();
+  return (t.value() + period / 2) / period;
 }
 
 BeatTiming MemoryTarget::serve(::tlm::tlm_generic_payload& p, std::uint64_t cycle) {
@@ -97,7 +99,7 @@ BeatTiming MemoryTarget::serve(::tlm::tlm_generic_payload& p, std::uint64_t cycl
 void MemoryTarget::b_transport(::tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
   const sc_core::sc_time now = sc_core::sc_time_stamp();
   const BeatTiming t = serve(p, cycle_at(now + delay));
-  delay = period_ * static_cast<double>(t.done) - now;
+  delay = sc_core::sc_time::from_value(period_.value() * t.done) - now;
 }
 
 ::tlm::tlm_sync_enum MemoryTarget::nb_transport_fw(::tlm::tlm_generic_payload& p, ::tlm::tlm_phase& phase,

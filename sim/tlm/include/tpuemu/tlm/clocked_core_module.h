@@ -199,8 +199,11 @@ class ClockedCoreModule : public sc_core::sc_module, private BeatPort {
   // The local time offset of a core cycle from SystemC time; never negative: the thread only
   // runs ahead, unless a target's b_transport waited past it.
   sc_core::sc_time offset_of(std::uint64_t core_cycle) const {
-    const sc_core::sc_time t =
-        period_ * static_cast<double>(static_cast<std::int64_t>(core_cycle) - anchor_);
+    // In whole units of the time resolution: exact, and cheaper than sc_time's double arithmetic
+    // (this runs once per beat).
+    const std::int64_t cycles = static_cast<std::int64_t>(core_cycle) - anchor_;
+    if (cycles <= 0) return sc_core::SC_ZERO_TIME;
+    const sc_core::sc_time t = sc_core::sc_time::from_value(period_.value() * static_cast<std::uint64_t>(cycles));
     const sc_core::sc_time now = sc_core::sc_time_stamp();
     return t > now ? t - now : sc_core::SC_ZERO_TIME;
   }
