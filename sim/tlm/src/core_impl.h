@@ -236,6 +236,7 @@ class CoreModelImpl final : public CoreModel {
   void edge_vec(const Wires& w, bool clear);
   void edge_memories(const Wires& w);
   void edge_mxu_result(const Wires& w);      // mxu_model.cpp: the array's output row into ACC
+  void write_result_row(const MxuState::Tag& tag, const std::int32_t* out);  // ACC takes a row (tag's rule)
   void edge_dma_smem(const Wires& w);        // dma_model.cpp: returned data into SMEM
   std::uint64_t fetch_req_addr() const;      // fetch_model.cpp
   bool dma_busy() const;

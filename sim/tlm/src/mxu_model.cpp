@@ -11,7 +11,6 @@
 #include <cstring>
 
 #include "core_impl.h"
-#include "tpuemu/spec/arith.h"
 #include "tpuemu/tlm/mxu_arith.h"
 
 namespace tpuemu::tlm {
@@ -69,19 +68,21 @@ void CoreModelImpl::comb_mxu_grants(Wires& w) {
   w.mxu_stall_vmem = m.st_can_stream && !w.v_gnt[0];
 }
 
-void CoreModelImpl::edge_mxu_result(const Wires& w) {
-  if (!w.mxu.out_valid) return;
-  const MxuState::Tag& tag = mxu_.tags.head();
+void CoreModelImpl::write_result_row(const MxuState::Tag& tag, const std::int32_t* out) {
   std::int32_t* row = acc_row(tag.acc & (shape_.acc_rows - 1));
-  const std::int32_t* out = mxu_.flight_row(mxu_.flight_head);
+  const std::uint32_t lanes = dim_;  // a local: a store through row could alias dim_
   if (tag.accum) {
-    // acc_write's wrapping add, on unsigned lanes so that the loop vectorizes
+    // acc_write's wrapping add, on unsigned lanes, so that the loop vectorizes
     auto* urow = reinterpret_cast<std::uint32_t*>(row);
     const auto* uout = reinterpret_cast<const std::uint32_t*>(out);
-    for (std::uint32_t n = 0; n < dim_; ++n) urow[n] += uout[n];
+    for (std::uint32_t n = 0; n < lanes; ++n) urow[n] += uout[n];
   } else {
-    std::memcpy(row, out, std::size_t{dim_} * sizeof(std::int32_t));
+    std::memcpy(row, out, std::size_t{lanes} * sizeof(std::int32_t));
   }
+}
+
+void CoreModelImpl::edge_mxu_result(const Wires& w) {
+  if (w.mxu.out_valid) write_result_row(mxu_.tags.head(), mxu_.flight_row(mxu_.flight_head));
 }
 
 void CoreModelImpl::edge_mxu(const Wires& w, bool clear) {

@@ -67,16 +67,7 @@ std::uint64_t CoreModelImpl::stream(std::uint64_t max_cycles) {
     const bool vd_rvalid = v_rvalid_[0];
     // ---- edge: ACC takes the leaving row, VMEM answers the streamer's read
     if (out_valid) {
-      const MxuState::Tag& tag = m.tags.head();
-      std::int32_t* row = acc_row(tag.acc & (shape_.acc_rows - 1));
-      const std::int32_t* out = m.flight_row(m.flight_head);
-      if (tag.accum) {
-        for (std::uint32_t k = 0; k < dim_; ++k) {
-          row[k] = static_cast<std::int32_t>(static_cast<std::uint32_t>(row[k]) + static_cast<std::uint32_t>(out[k]));
-        }
-      } else {
-        std::memcpy(row, out, std::size_t{dim_} * sizeof(std::int32_t));
-      }
+      write_result_row(m.tags.head(), m.flight_row(m.flight_head));
       m.flight_head = (m.flight_head + 1) & (m.flight_out.size() - 1);
       --m.flight_count;
     }
