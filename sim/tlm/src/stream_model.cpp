@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// The streaming fast path of the core model: the cycles in which only the MXU's row streamer and
-// the array move - a long MATMUL while the DMA and the vector unit wait on semaphores, on memory
-// or have nothing queued and fetch is blocked - are stepped by a loop that does only what those cycles
-// do (one VMEM read on the streamer's port, which wins every bank, a row into the array, a row out
-// into ACC, the same counter increments every cycle). It ends before anything else could happen:
-// the stream's last row issues, an instruction completes (a row tagged last leaves), a memory
-// response falls due, the grant runs out. Every cycle it steps is exactly what tick() would have
-// done (test_tlm_crosscheck compares every counter and the timeline with the RTL's); while a trace
-// is recorded it is off, so the trace port is sampled every cycle.
+// The streaming fast path of the core model: the cycles in which only the MXU moves - a long
+// MATMUL, perhaps with a weight load into the other bank, while the DMA and the vector unit wait
+// on semaphores, on memory or have nothing queued and fetch is blocked - are stepped by a loop
+// that does only what those cycles do (one VMEM read on the streamer's port, which wins every
+// bank, and one on the weight loader's where its bank is free, a row into the array, a weight
+// row pushed, a row out into ACC). It ends before anything else could happen: the stream's last
+// row issues, an instruction completes (a row tagged last leaves, the weight load's last row is
+// pushed), a memory response falls due, the grant runs out. Every cycle it steps is exactly what
+// tick() would have done (test_tlm_fast_paths compares the whole report with the model stepped
+// cycle by cycle, test_tlm_crosscheck every counter and the timeline with the RTL's); while a
+// trace is recorded it is off, so the trace port is sampled every cycle.
 #include <cstring>
 
 #include "core_impl.h"
@@ -15,21 +17,18 @@
 namespace tpuemu::tlm {
 
 bool CoreModelImpl::may_stream() const {
-  // The MXU streams without waiting, with at least two rows to go; nothing else is in flight.
+  // The MXU streams without waiting, with at least two rows to go; only a weight load may be in
+  // flight besides.
   if (!run_.busy || held_ || run_.deadlock_cnt != 0 || recording_ || !fast_paths_) return false;
   const MxuState& m = mxu_;
   if (!m.st_active || m.st_wait_wl || m.st_left < 2) return false;
-  // A weight load may wait, not load: behind this stream's bank (it starts after the last row
-  // issues, where the loop ends) or for its own bank's rows to leave the array (the loop ends
-  // when it could start).
-  if (m.wl_active && (m.wl_loading || weight_load_can_start())) return false;
   // The DMA may wait for responses or acknowledgements still to come (the loop ends before the
   // first falls due), but must have nothing to do before then: no walker, nothing to drain into
   // local memory, nothing to write.
   if (vec_.state != VecState::Idle || dma_.active || !dma_.wbuf.empty() || dma_.vread_pending || !dma_.rdat.empty()) {
     return false;
   }
-  return !v_rvalid_[1] && !v_rvalid_[2] && !v_rvalid_[3];
+  return (!v_rvalid_[1] || m.wl_active) && !v_rvalid_[2] && !v_rvalid_[3];
 }
 
 bool CoreModelImpl::stream_frozen_elsewhere(Wires& w) {
@@ -58,12 +57,23 @@ std::uint64_t CoreModelImpl::stream(std::uint64_t max_cycles) {
   namespace c = spec::counter;
   const std::uint64_t dma_wait = w.stall_sem[0], mxu_wait = w.stall_sem[1], vec_wait = w.stall_sem[2];
   const std::uint64_t fetch_stall = w.f_stall;
-  std::uint64_t n = 0, rows_in = 0;
+  std::uint64_t n = 0, rows_in = 0, wl_busy = 0, conflicts = 0;
+  const std::uint32_t banks = shape_.vmem_banks, rows_mask = shape_.vmem_rows - 1;
   for (; n < max_cycles; ++n) {
     const std::uint64_t t = cycle_;
-    if (t >= due || m.st_left < 2 || (m.wl_active && weight_load_can_start())) break;
+    if (t >= due || m.st_left < 2) break;
     const bool out_valid = !m.flight_empty() && m.flight_front_out() == t;
     if (out_valid && m.tags.head().last) break;  // an instruction completes: its signal, its trace
+    // A weight load into the other bank (a load into the streamed bank waits for the stream's
+    // last row): its reads on VMEM port 1, which the streamer's port beats on a shared bank, and
+    // its pushes, as comb_mxu and edge_mxu step them. Its last push completes it: the loop ends.
+    const bool wl_push = m.wl_active && v_rvalid_[1];
+    if (wl_push && m.wl_pushed == dim_ - 1) break;
+    const bool wl_req = m.wl_active && (m.wl_loading || weight_load_can_start()) && m.wl_issued < dim_;
+    const std::uint32_t wl_row = (m.wl_base + dim_ - 1 - m.wl_issued) & rows_mask;
+    const bool wl_gnt = wl_req && wl_row % banks != (m.st_vmem & rows_mask) % banks;
+    wl_busy += m.wl_loading;
+    conflicts += wl_req && !wl_gnt;
     const bool vd_rvalid = v_rvalid_[0];
     // ---- edge: ACC takes the leaving row, VMEM answers the streamer's read
     if (out_valid) {
@@ -71,7 +81,8 @@ std::uint64_t CoreModelImpl::stream(std::uint64_t max_cycles) {
       m.flight_head = (m.flight_head + 1) & (m.flight_out.size() - 1);
       --m.flight_count;
     }
-    std::memcpy(v_rdata_next_[0].data(), vmem_row(m.st_vmem & (shape_.vmem_rows - 1)), dim_);
+    std::memcpy(v_rdata_next_[0].data(), vmem_row(m.st_vmem & rows_mask), dim_);
+    if (wl_gnt) std::memcpy(v_rdata_next_[1].data(), vmem_row(wl_row), dim_);
     // ---- edge: the array takes last cycle's row (the weights of its bank tag)
     const bool old_pipe_bank = m.pipe_bank;
     if (vd_rvalid) {
@@ -86,6 +97,17 @@ std::uint64_t CoreModelImpl::stream(std::uint64_t max_cycles) {
       ++rows_in;
     }
     m.tags.update(vd_rvalid, out_valid);
+    if (wl_push) {  // shifted in from the top (edge_mxu)
+      std::uint32_t& top = m.weight_top[m.wl_bank];
+      top = (top + dim_ - 1) & (dim_ - 1);
+      std::memcpy(m.weights[m.wl_bank].data() + std::size_t{top} * dim_, v_rdata_[1].data(), dim_);
+      m.pairs_stale[m.wl_bank] = true;
+      ++m.wl_pushed;
+    }
+    if (wl_gnt) {
+      ++m.wl_issued;
+      m.wl_loading = true;
+    }
     // ---- edge: the streamer issues its next row
     m.pipe_bank = m.st_bank;
     m.pipe_tag = {m.st_idx, m.st_acc, m.st_accum, false, m.st_sig_en, m.st_sig_sem};
@@ -102,6 +124,8 @@ std::uint64_t CoreModelImpl::stream(std::uint64_t max_cycles) {
     }
     std::swap(v_rdata_[0], v_rdata_next_[0]);
     v_rvalid_[0] = true;
+    if (wl_gnt) std::swap(v_rdata_[1], v_rdata_next_[1]);
+    v_rvalid_[1] = wl_gnt;
     ++cycle_;
   }
   if (n == 0) return 0;
@@ -111,6 +135,8 @@ std::uint64_t CoreModelImpl::stream(std::uint64_t max_cycles) {
   counters_[c::mxu_stall_semaphore] += n * mxu_wait;
   counters_[c::vector_stall_semaphore] += n * vec_wait;
   counters_[c::fetch_stall] += n * fetch_stall;
+  counters_[c::weight_load_busy] += wl_busy;
+  counters_[c::vmem_bank_conflicts] += conflicts;
   return n;
 }
 
