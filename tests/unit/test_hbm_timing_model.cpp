@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <random>
 #include <stdexcept>
+#include <string>
 
 #include "tpuemu/config/hbm_config.h"
 #include "tpuemu/sim/hbm_address.h"
@@ -155,6 +156,72 @@ TEST(HbmBeatTiming, BackPressureWhenTheBridgeIsFull) {
     cycle = t.accept + 1;
   }
   EXPECT_TRUE(waited);  // random 128-byte reads outrun the DRAM: ids run out, the port stalls
+}
+
+// The shortcuts (the stream path) must find exactly the slots of the general search: the same
+// (accept, done) for every beat and the same counters, on seeded streams, streams that cross
+// rows and refreshes, random and mixed beats, with open and closed page.
+TEST(HbmBeatTiming, StreamPathFindsTheSlotsOfTheGeneralSearch) {
+  namespace tlm = tpuemu::tlm;
+  struct Case {
+    const char* set;
+    double ratio;
+    std::uint32_t beat_bytes;
+  };
+  for (const Case c : {Case{"hbm2-2000", 1.0, 16}, Case{"hbm2-2000", 1.0, 128}, Case{"hbm2e-3200", 1.6, 16},
+                       Case{"hbm2e-3200", 1.6, 128}, Case{"hbm3-6400", 3.2, 128}}) {
+    for (const bool closed_page : {false, true}) {
+      hbm::HbmSetup s = tpuemu::hbm_setup_from(tpuemu::load_hbm_timing_set_file(
+          std::filesystem::path(TPUEMU_SOURCE_DIR) / "configs/hbm" / (std::string(c.set) + ".json")));
+      s.closed_page = closed_page;
+      const std::uint64_t capacity = 256ull << 20;
+      const std::uint64_t beats_in = capacity / c.beat_bytes;
+      const auto fast = tlm::make_hbm_beat_timing(s, c.ratio, c.beat_bytes, capacity, tlm::HbmTimingShortcuts::Taken);
+      const auto general = tlm::make_hbm_beat_timing(s, c.ratio, c.beat_bytes, capacity, tlm::HbmTimingShortcuts::Off);
+      std::mt19937_64 rng(17);
+      std::uint64_t presented = 0;
+      int beat = 0;
+      // Streams (reads, writes, both by stretches or at random, two interleaved, one with random
+      // reads among its beats), random beats, short pauses, and idle stretches that let
+      // refreshes pass.
+      while (beat < 40'000) {
+        const std::uint64_t kind = rng() % 8;
+        const std::uint64_t len = kind <= 2 || kind >= 6 ? 100 + rng() % 2000 : 1 + rng() % 200;
+        const std::uint64_t addr = rng() % beats_in, other = rng() % beats_in;
+        for (std::uint64_t i = 0; i < len; ++i, ++beat) {
+          bool write = kind == 1;
+          std::uint64_t a = (addr + i) % beats_in;
+          if (kind == 2) write = (i / 64) % 2 == 1;
+          if (kind == 3) a = rng() % beats_in;
+          if (kind == 4) {
+            a = rng() % beats_in;
+            write = (rng() & 1) != 0;
+          }
+          if (kind == 5) write = (rng() & 3) == 0;
+          if (kind == 6) a = (i % 2 == 0 ? addr + i / 2 : other + i / 2) % beats_in;
+          if (kind == 7 && rng() % 4 == 0) a = rng() % beats_in;
+          if (rng() % 16 == 0) presented += rng() % 24;  // a short pause
+          const tlm::BeatTiming f = fast->access(presented, write, a * c.beat_bytes);
+          const tlm::BeatTiming g = general->access(presented, write, a * c.beat_bytes);
+          ASSERT_EQ(f.accept, g.accept) << c.set << " beat " << c.beat_bytes << " #" << beat;
+          ASSERT_EQ(f.done, g.done) << c.set << " beat " << c.beat_bytes << " #" << beat;
+          presented = f.accept + 1;
+          if (rng() % 500 == 0) presented += rng() % 3000;  // sometimes idle, across refreshes
+        }
+      }
+      fast->finish(presented + 10);
+      general->finish(presented + 10);
+      const hbm::Statistics fs = fast->statistics(), gs = general->statistics();
+      EXPECT_EQ(fs.cycles, gs.cycles) << c.set;
+      EXPECT_EQ(fs.total.reads, gs.total.reads) << c.set;
+      EXPECT_EQ(fs.total.writes, gs.total.writes) << c.set;
+      EXPECT_EQ(fs.total.row_hits, gs.total.row_hits) << c.set;
+      EXPECT_EQ(fs.total.acts, gs.total.acts) << c.set;
+      EXPECT_EQ(fs.total.refreshes, gs.total.refreshes) << c.set;
+      EXPECT_EQ(fs.total.turnarounds, gs.total.turnarounds) << c.set;
+      EXPECT_EQ(fs.total.read_latency_sum, gs.total.read_latency_sum) << c.set;
+    }
+  }
 }
 
 TEST(HbmBeatTiming, RejectsBadArguments) {

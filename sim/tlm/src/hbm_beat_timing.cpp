@@ -20,8 +20,8 @@ constexpr std::size_t kBurstIds = 256;          // the controller's 8-bit ids
 class HbmBeatTimingModel final : public HbmBeatTiming {
  public:
   HbmBeatTimingModel(const sim::hbm::HbmSetup& setup, double ratio, std::uint32_t beat_bytes,
-                     std::uint64_t capacity)
-      : bursts_(setup), ratio_(ratio), beat_bytes_(beat_bytes), capacity_(capacity),
+                     std::uint64_t capacity, HbmTimingShortcuts shortcuts)
+      : bursts_(setup, shortcuts), ratio_(ratio), beat_bytes_(beat_bytes), capacity_(capacity),
         bursts_per_beat_(std::max<std::uint32_t>(1, beat_bytes / kBurstBytes)) {
     if (!(ratio > 0) || !std::isfinite(ratio)) {
       throw std::invalid_argument("hbm timing: dram_cycles_per_core_cycle must be positive, got " +
@@ -162,8 +162,9 @@ class HbmBeatTimingModel final : public HbmBeatTiming {
 
 std::unique_ptr<HbmBeatTiming> make_hbm_beat_timing(const sim::hbm::HbmSetup& setup,
                                                     double dram_cycles_per_core_cycle,
-                                                    std::uint32_t beat_bytes, std::uint64_t capacity) {
-  return std::make_unique<HbmBeatTimingModel>(setup, dram_cycles_per_core_cycle, beat_bytes, capacity);
+                                                    std::uint32_t beat_bytes, std::uint64_t capacity,
+                                                    HbmTimingShortcuts shortcuts) {
+  return std::make_unique<HbmBeatTimingModel>(setup, dram_cycles_per_core_cycle, beat_bytes, capacity, shortcuts);
 }
 
 }  // namespace tpuemu::tlm

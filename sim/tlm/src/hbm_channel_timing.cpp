@@ -74,8 +74,12 @@ void ChannelTiming::CommandBus::advance_floor(std::uint64_t floor) {
 // Channel
 // ---------------------------------------------------------------------------------------------
 ChannelTiming::ChannelTiming(const DerivedTimings& t, std::uint32_t bank_groups,
-                             std::uint32_t banks_per_group, const spec::hbm::QueueSizes& queues, bool closed_page)
+                             std::uint32_t banks_per_group, const spec::hbm::QueueSizes& queues, bool closed_page,
+                             bool stream_path)
     : t_(t),
+      column_classes_(std::size_t{bank_groups} * 2),
+      latest_column_of_group_(bank_groups, std::array<std::uint64_t, 2>{}),
+      stream_path_(stream_path),
       banks_per_group_(banks_per_group),
       queue_depth_{queues.read_queue, queues.write_queue},
       write_high_(queues.write_high),
@@ -96,6 +100,12 @@ ChannelTiming::ChannelTiming(const DerivedTimings& t, std::uint32_t bank_groups,
         else g = same ? t.rd2wr_l : t.rd2wr_s;
         gap_[same][first_write][write] = g;
       }
+    }
+  }
+  // spacing_allows_after_all needs the spacing within a bank group to be at least the one across.
+  for (int first_write = 0; first_write < 2; ++first_write) {
+    for (int write = 0; write < 2; ++write) {
+      if (gap_[1][first_write][write] < gap_[0][first_write][write]) stream_path_ = false;
     }
   }
   column_reach_ = t.max_column_gap();
@@ -228,7 +238,7 @@ std::uint64_t ChannelTiming::place_column(std::uint64_t from, std::uint32_t bg, 
   return take_column(find_column_slot(from, bg, write), bg, write);
 }
 
-std::uint64_t ChannelTiming::find_column_slot(std::uint64_t t, std::uint32_t bg, bool write) {
+std::uint64_t ChannelTiming::search_column_slot(std::uint64_t t, std::uint32_t bg, bool write) {
   constexpr std::size_t kUnset = ~std::size_t{0};
   const std::size_t n = columns_.size();
   std::size_t lo = kUnset;
@@ -276,9 +286,57 @@ std::uint64_t ChannelTiming::take_column(std::uint64_t t, std::uint32_t bg, bool
   // The tail run grows when the new newest column is tight behind the old one; an insertion
   // before the newest only splits a gap, and so keeps every run tight.
   if (pos == columns_.end() && (columns_.empty() || t - columns_.back().at >= tight_spacing_)) tail_run_start_ = t;
+  latest_column_of_group_[bg][write] = std::max(latest_column_of_group_[bg][write], t);
+  latest_column_[write] = std::max(latest_column_[write], t);
   columns_.insert(ColumnCommand{t, bg, write});
   prea_at_ = std::max(prea_at_, t + (write ? t_.wr2pre : t_.rd2pre));
   return t;
+}
+
+std::uint64_t ChannelTiming::stream_column_slot(std::uint64_t from, std::uint32_t bg, bool write) {
+  // Without a refresh fixed or due up to the slot, refresh_allows is the identity on every cycle
+  // the general search visits (all at or before the slot it returns) and fixes nothing. So the
+  // general search finds the earliest cycle >= from that the bus and every column spacing allow,
+  // and that cycle is unique: any exact way to it gives the same slot.
+  if (columns_.empty() || from < floor_ || from < column_reach_ || !refreshes_.empty()) return kNoSlot;
+  const std::uint64_t newest = columns_.back().at;
+  if (from <= newest) {
+    // `from` lies among the reserved columns: the slot is behind them only if the class's run
+    // reaches back to `from`.
+    ColumnClass& k = column_classes_[column_class(bg, write)];
+    if (k.run_newest != newest) extend_run(k, bg, write);
+    if (from < k.run_start) return kNoSlot;
+  }
+  // Every cycle from `from` (or the run) to the newest column is illegal, and after it every
+  // cycle before spacing_allows_after_all: some column's spacing forbids it. The first free bus
+  // cycle from there is legal for every spacing.
+  const std::uint64_t slot = bus_.next_free(std::max(from, spacing_allows_after_all(bg, write)));
+  return slot < next_due_ ? slot : kNoSlot;
+}
+
+void ChannelTiming::extend_run(ColumnClass& k, std::uint32_t bg, bool write) {
+  // The columns after run_newest are the newest few when the class asks often (a stream). Else
+  // the run starts afresh at the newest column, which is always without a legal cycle (the bus).
+  constexpr std::size_t kMostAdded = 4;
+  const std::size_t n = columns_.size();
+  std::size_t first_added = n;  // index of the first column after run_newest
+  while (first_added > 0 && n - first_added <= kMostAdded && columns_[first_added - 1].at > k.run_newest) {
+    --first_added;
+  }
+  if (k.run_newest == kNoRun || first_added == 0 || n - first_added > kMostAdded ||
+      columns_[first_added - 1].at != k.run_newest) {
+    k.run_start = columns_.back().at;
+  } else {
+    for (std::size_t i = first_added; i < n; ++i) {
+      const ColumnCommand& before = columns_[i - 1];
+      const ColumnCommand& after = columns_[i];
+      // A legal cycle between two neighbours needs the spacing after the first and before the second.
+      if (after.at - before.at >= column_gap(before, bg, write) + column_gap_after(bg, write, after)) {
+        k.run_start = after.at;
+      }
+    }
+  }
+  k.run_newest = columns_.back().at;
 }
 
 void ChannelTiming::prune(std::uint64_t floor) {

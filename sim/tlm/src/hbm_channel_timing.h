@@ -56,8 +56,10 @@ using ChannelCounters = sim::hbm::StatCounters;
 
 class ChannelTiming {
  public:
+  // `stream_path`: whether find_column_slot may take its exact shortcut (off: always the general
+  // search; the tests compare the two).
   ChannelTiming(const DerivedTimings& t, std::uint32_t bank_groups, std::uint32_t banks_per_group,
-                const spec::hbm::QueueSizes& queues, bool closed_page);
+                const spec::hbm::QueueSizes& queues, bool closed_page, bool stream_path = true);
 
   // The earliest cycle the channel can take a request (one per cycle, input register free).
   std::uint64_t next_take() const { return next_take_; }
@@ -218,7 +220,19 @@ class ChannelTiming {
   std::uint64_t end_drain_for_read(std::uint64_t visible);
   // No command is placed before this any more (what prune may drop).
   std::uint64_t placement_floor(std::uint64_t t) const;
-  std::uint64_t find_column_slot(std::uint64_t from, std::uint32_t bank_group, bool write);
+  std::uint64_t find_column_slot(std::uint64_t from, std::uint32_t bank_group, bool write) {
+    if (stream_path_) {
+      if (const std::uint64_t slot = stream_column_slot(from, bank_group, write); slot != kNoSlot) return slot;
+    }
+    return search_column_slot(from, bank_group, write);
+  }
+  // The general search: from `from` on, past every cycle a refresh, the bus or a column spacing
+  // forbids.
+  std::uint64_t search_column_slot(std::uint64_t from, std::uint32_t bank_group, bool write);
+  // The stream path: the slot right behind the reserved columns, without a search, when that is
+  // provably the slot the general search finds; else kNoSlot.
+  static constexpr std::uint64_t kNoSlot = ~std::uint64_t{0};
+  std::uint64_t stream_column_slot(std::uint64_t from, std::uint32_t bank_group, bool write);
   std::uint64_t take_column(std::uint64_t at, std::uint32_t bank_group, bool write);
   void prune(std::uint64_t floor);
 
@@ -233,6 +247,35 @@ class ChannelTiming {
   std::uint32_t tight_spacing_;
   static constexpr std::uint64_t kNoRun = ~std::uint64_t{0};
   std::uint64_t tail_run_start_ = kNoRun;
+  // The stream path's knowledge per class of column command (bank group, direction): the run of
+  // columns from run_start to run_newest leaves no legal cycle for this class (each pair of
+  // neighbours is closer than the class's spacing after the first plus its spacing before the
+  // second). It is extended lazily, when the class asks, over the few columns added behind it
+  // since. Insertions only add constraints, so a run stays without a legal cycle; the prune drops
+  // only columns that constrain nothing at or after the floor.
+  struct ColumnClass {
+    std::uint64_t run_start = 0;
+    std::uint64_t run_newest = kNoRun;  // kNoRun: nothing known yet
+  };
+  std::size_t column_class(std::uint32_t bank_group, bool write) const {
+    return std::size_t{bank_group} * 2 + (write ? 1 : 0);
+  }
+  void extend_run(ColumnClass& k, std::uint32_t bank_group, bool write);
+  // The earliest cycle after the newest column that every reserved column's spacing allows a
+  // column of (bank_group, write): the largest column + spacing. With the spacing within a bank
+  // group at least the one across groups (checked, else no stream path), it is the largest of
+  // the latest column of the group per direction plus its spacing, and the latest of any group
+  // per direction plus the spacing across groups. Columns not yet seen count as at 0, which
+  // constrains only cycles below column_reach_.
+  std::uint64_t spacing_allows_after_all(std::uint32_t bank_group, bool write) const {
+    const std::array<std::uint64_t, 2>& group = latest_column_of_group_[bank_group];
+    return std::max({group[0] + gap_[1][0][write], group[1] + gap_[1][1][write],
+                     latest_column_[0] + gap_[0][0][write], latest_column_[1] + gap_[0][1][write]});
+  }
+  std::vector<ColumnClass> column_classes_;
+  std::vector<std::array<std::uint64_t, 2>> latest_column_of_group_;  // by [bank group][write]
+  std::array<std::uint64_t, 2> latest_column_{};                      // by [write], any group
+  bool stream_path_;
   std::uint32_t banks_per_group_;
   std::uint32_t queue_depth_[2];  // the read queue, the write queue (spec::hbm::QueueSizes)
   std::uint32_t write_high_, write_low_;  // the drain's watermarks

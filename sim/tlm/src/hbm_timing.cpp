@@ -10,7 +10,7 @@
 namespace tpuemu::tlm {
 
 
-HbmBurstTiming::HbmBurstTiming(const sim::hbm::HbmSetup& setup)
+HbmBurstTiming::HbmBurstTiming(const sim::hbm::HbmSetup& setup, HbmTimingShortcuts shortcuts)
     : setup_(setup),
       layout_(sim::hbm::address_layout(sim::hbm::address_order_codes(setup), setup.dram)) {
   const sim::dram::Config& c = setup.dram;
@@ -23,7 +23,8 @@ HbmBurstTiming::HbmBurstTiming(const sim::hbm::HbmSetup& setup)
   const detail::DerivedTimings t = detail::DerivedTimings::from(c);
   for (std::uint32_t ch = 0; ch < c.channels; ++ch) {
     channels_.push_back(std::make_unique<detail::ChannelTiming>(t, c.bank_groups, c.banks_per_group,
-                                                                setup.queues, setup.closed_page));
+                                                                setup.queues, setup.closed_page,
+                                                                shortcuts == HbmTimingShortcuts::Taken));
   }
   // A request lane per two channels (rtl/CMakeLists.txt: 8 channels 4 lanes, 16 channels 8).
   lane_free_.assign(c.channels / 2, 0);

@@ -10,6 +10,7 @@
 
 #include "tpuemu/sim/hbm_system.h"
 #include "tpuemu/tlm/beat_timing.h"
+#include "tpuemu/tlm/hbm_timing.h"
 
 namespace tpuemu::tlm {
 
@@ -21,8 +22,10 @@ class HbmBeatTiming : public BeatTimingModel {
 
 // Throws std::invalid_argument naming the bad argument: a ratio that is not positive, a beat
 // that neither divides nor is a multiple of 64 bytes, a capacity beyond the stack's.
+// `shortcuts`: HbmTimingShortcuts (hbm_timing.h); the results are the same either way.
 std::unique_ptr<HbmBeatTiming> make_hbm_beat_timing(const sim::hbm::HbmSetup& setup,
                                                     double dram_cycles_per_core_cycle,
-                                                    std::uint32_t beat_bytes, std::uint64_t capacity);
+                                                    std::uint32_t beat_bytes, std::uint64_t capacity,
+                                                    HbmTimingShortcuts shortcuts = HbmTimingShortcuts::Taken);
 
 }  // namespace tpuemu::tlm

@@ -26,10 +26,16 @@ struct BurstTiming {
   std::uint64_t done = 0;
 };
 
+// Whether the model takes its exact shortcuts (the stream path: a column right behind the
+// reserved ones without a search). They never change a result; Off makes every step take the
+// general search, so that tests can compare the two.
+enum class HbmTimingShortcuts : std::uint8_t { Taken, Off };
+
 class HbmBurstTiming {
  public:
   // Throws std::invalid_argument naming a bad field of the setup (dram::Config::validate).
-  explicit HbmBurstTiming(const sim::hbm::HbmSetup& setup);
+  explicit HbmBurstTiming(const sim::hbm::HbmSetup& setup,
+                          HbmTimingShortcuts shortcuts = HbmTimingShortcuts::Taken);
   ~HbmBurstTiming();
   HbmBurstTiming(const HbmBurstTiming&) = delete;
   HbmBurstTiming& operator=(const HbmBurstTiming&) = delete;
