@@ -238,6 +238,7 @@ class CoreModelImpl final : public CoreModel {
   void edge_mxu_result(const Wires& w);      // mxu_model.cpp: the array's output row into ACC
   void write_result_row(const MxuState::Tag& tag, const std::int32_t* out);  // ACC takes a row (tag's rule)
   void edge_dma_smem(const Wires& w);        // dma_model.cpp: returned data into SMEM
+  void advance_dma_walker();                 // dma_model.cpp: the next beat of the descriptor
   std::uint64_t fetch_req_addr() const;      // fetch_model.cpp
   bool dma_busy() const;
   void edge_semaphores(const Wires& w, const Csr& csr, bool clear);

@@ -132,9 +132,9 @@ std::uint64_t CoreModelImpl::run(std::uint64_t cycles, bool stop_when_idle) {
   std::uint64_t i = 0;
   stop_ = false;
   while (i < cycles) {
-    // The streamer's cycles make no memory request: only a tick can be stopped.
     if (const std::uint64_t n = stream(cycles - i); n != 0) {
       i += n;
+      if (stop_) return i;
       continue;
     }
     if (const std::uint64_t n = step_engines(cycles - i); n != 0) {

@@ -87,6 +87,32 @@ void CoreModelImpl::edge_dma_smem(const Wires& w) {
   }
 }
 
+void CoreModelImpl::advance_dma_walker() {
+  DmaState& s = dma_;
+  s.cur_hbm += dim_;
+  const bool last_sub = s.path != static_cast<std::uint32_t>(DmaPath::AccToHbm) || s.sub == 3;
+  if (!last_sub) {
+    ++s.sub;
+    return;
+  }
+  s.sub = 0;
+  if (s.row + 1 < s.len) {
+    ++s.row;
+    ++s.cur_local;
+    return;
+  }
+  s.row = 0;
+  if (s.chunk + 1 < s.count) {
+    ++s.chunk;
+    s.chunk_hbm += s.hstride;
+    s.cur_hbm = s.chunk_hbm;
+    s.chunk_local += s.lstride;
+    s.cur_local = s.chunk_local;
+  } else {
+    s.active = false;
+  }
+}
+
 void CoreModelImpl::edge_dma(const Wires& w, bool clear) {
   const Wires::Dma& d = w.dma;
   DmaState& s = dma_;
@@ -157,28 +183,7 @@ void CoreModelImpl::edge_dma(const Wires& w, bool clear) {
     s.count = in::dma::count.get(h);
     s.row = s.chunk = s.sub = 0;
   } else if (advance) {
-    s.cur_hbm += dim_;
-    const bool last_sub = s.path != static_cast<std::uint32_t>(DmaPath::AccToHbm) || s.sub == 3;
-    if (!last_sub) {
-      ++s.sub;
-    } else {
-      s.sub = 0;
-      if (s.row + 1 < s.len) {
-        ++s.row;
-        ++s.cur_local;
-      } else {
-        s.row = 0;
-        if (s.chunk + 1 < s.count) {
-          ++s.chunk;
-          s.chunk_hbm += s.hstride;
-          s.cur_hbm = s.chunk_hbm;
-          s.chunk_local += s.lstride;
-          s.cur_local = s.chunk_local;
-        } else {
-          s.active = false;
-        }
-      }
-    }
+    advance_dma_walker();
   }
 
   s.rtag.update(d.issue_read, d.rdrain);

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// The streaming fast path of the core model: the cycles in which only the MXU moves - a long
-// MATMUL, perhaps with a weight load into the other bank, while the DMA and the vector unit wait
-// on semaphores, on memory or have nothing queued and fetch is blocked - are stepped by a loop
-// that does only what those cycles do (one VMEM read on the streamer's port, which wins every
-// bank, and one on the weight loader's where its bank is free, a row into the array, a weight
-// row pushed, a row out into ACC). It ends before anything else could happen: the stream's last
+// The streaming fast path of the core model: the cycles in which the MXU streams a long MATMUL,
+// perhaps with a weight load into the other bank and the DMA reading a descriptor into VMEM,
+// while the vector unit waits on a semaphore or has nothing queued and fetch is blocked, are
+// stepped by a loop that does only what those cycles do (VMEM reads on the streamer's port, which
+// wins every bank, and on the weight loader's; a row into the array, a weight row pushed, a row
+// out into ACC; the DMA's read issued, its response taken, its oldest data written to VMEM on
+// port 3 where its bank is free). It ends before anything else could happen: the stream's last
 // row issues, an instruction completes (a row tagged last leaves, the weight load's last row is
-// pushed), a memory response falls due, the grant runs out. Every cycle it steps is exactly what
+// pushed, the DMA's last row of a descriptor is written), fetch's response or a write's
+// acknowledgement falls due, the walker issues its last read, the memory holds a request back,
+// the grant runs out. Every cycle it steps is exactly what
 // tick() would have done (test_tlm_fast_paths compares the whole report with the model stepped
 // cycle by cycle, test_tlm_crosscheck every counter and the timeline with the RTL's); while a
 // trace is recorded it is off, so the trace port is sampled every cycle.
@@ -22,12 +25,11 @@ bool CoreModelImpl::may_stream() const {
   if (!run_.busy || held_ || run_.deadlock_cnt != 0 || recording_ || !fast_paths_) return false;
   const MxuState& m = mxu_;
   if (!m.st_active || m.st_wait_wl || m.st_left < 2) return false;
-  // The DMA may wait for responses or acknowledgements still to come (the loop ends before the
-  // first falls due), but must have nothing to do before then: no walker, nothing to drain into
-  // local memory, nothing to write.
-  if (vec_.state != VecState::Idle || dma_.active || !dma_.wbuf.empty() || dma_.vread_pending || !dma_.rdat.empty()) {
-    return false;
-  }
+  // The DMA may read into VMEM (a descriptor's walker issuing reads, their data drained in order)
+  // and wait for acknowledgements still to come (the loop ends before the first falls due); it
+  // must not write or read into SMEM.
+  if (vec_.state != VecState::Idle || !dma_.wbuf.empty() || dma_.vread_pending || dma_.rd_discard != 0) return false;
+  if (dma_.active && dma_.path != static_cast<std::uint32_t>(spec::DmaPath::HbmToVmem)) return false;
   return (!v_rvalid_[1] || m.wl_active) && !v_rvalid_[2] && !v_rvalid_[3];
 }
 
@@ -51,17 +53,17 @@ std::uint64_t CoreModelImpl::stream(std::uint64_t max_cycles) {
   if (!stream_frozen_elsewhere(w)) return 0;
   MxuState& m = mxu_;
   const std::uint32_t latency = spec::kMxuLatencyPerDim * dim_;
-  const std::uint64_t due = std::min(reads_.due.empty() ? ~std::uint64_t{0} : reads_.due.front(),
-                                     acks_.due.empty() ? ~std::uint64_t{0} : acks_.due.front());
+  const std::uint64_t ack_due = acks_.due.empty() ? ~std::uint64_t{0} : acks_.due.front();
+  const bool walking = dma_.active;
   // The increments of the frozen engines, every cycle alike (edge_counters' rules).
   namespace c = spec::counter;
   const std::uint64_t dma_wait = w.stall_sem[0], mxu_wait = w.stall_sem[1], vec_wait = w.stall_sem[2];
   const std::uint64_t fetch_stall = w.f_stall;
-  std::uint64_t n = 0, rows_in = 0, wl_busy = 0, conflicts = 0;
+  std::uint64_t n = 0, rows_in = 0, wl_busy = 0, conflicts = 0, read_beats = 0, issued_beats = 0, dma_stalls = 0;
   const std::uint32_t banks = shape_.vmem_banks, rows_mask = shape_.vmem_rows - 1;
   for (; n < max_cycles; ++n) {
     const std::uint64_t t = cycle_;
-    if (t >= due || m.st_left < 2) break;
+    if (t >= ack_due || m.st_left < 2) break;
     const bool out_valid = !m.flight_empty() && m.flight_front_out() == t;
     if (out_valid && m.tags.head().last) break;  // an instruction completes: its signal, its trace
     // A weight load into the other bank (a load into the streamed bank waits for the stream's
@@ -72,8 +74,38 @@ std::uint64_t CoreModelImpl::stream(std::uint64_t max_cycles) {
     const bool wl_req = m.wl_active && (m.wl_loading || weight_load_can_start()) && m.wl_issued < dim_;
     const std::uint32_t wl_row = (m.wl_base + dim_ - 1 - m.wl_issued) & rows_mask;
     const bool wl_gnt = wl_req && wl_row % banks != (m.st_vmem & rows_mask) % banks;
+    // The DMA reading into VMEM (comb_dma_port, comb_memory_port, comb_dma_local, comb_vmem and
+    // comb_dma_grants for that path): a response taken into the read FIFO, the FIFO's head
+    // written to VMEM on port 3 where no other port holds its bank, the walker's next read.
+    const bool rsp = !reads_.due.empty() && reads_.due.front() <= t;
+    if (rsp && route_.front()) break;  // fetch's response
+    const bool rdat_any = !dma_.rdat.empty();
+    if (rdat_any && dma_.rtag.head().smem) break;
+    const std::uint32_t drain_row = dma_.rtag.head().row & rows_mask;
+    const std::uint32_t drain_bank = drain_row % banks;
+    const bool drain = rdat_any && drain_bank != (m.st_vmem & rows_mask) % banks && !(wl_req && drain_bank == wl_row % banks);
+    if (drain && !dma_.cls[0].empty() && dma_.done_units[0] + 1 == dma_.cls[0].head().units) break;  // completes it
+    // ---- no break below this line: the memory sees the request
+    bool issued = false;
+    if (dma_.active && !dma_.rtag.full() && route_.size() < route_depth_) {
+      BeatRequest beat{false, dma_.cur_hbm, read_ring_.data() + std::size_t{reads_issued_ & (route_depth_ - 1)} * dim_, dim_};
+      const BeatTiming bt = port_.request(t, beat);
+      const std::uint64_t rsp_due = std::max(bt.done, std::max(reads_.last + 1, std::max(bt.accept, t) + 1));
+      reads_.due.push_back(rsp_due);
+      reads_.last = rsp_due;
+      ++reads_issued_;
+      issued = bt.accept <= t;
+      if (issued) {
+        route_.push_back(false);
+      } else {
+        held_ = HeldRequest{false, false, dma_.cur_hbm, bt.accept};
+      }
+    }
+    dma_stalls += dma_.active && !issued;
+    issued_beats += issued;
+    read_beats += rsp;
     wl_busy += m.wl_loading;
-    conflicts += wl_req && !wl_gnt;
+    conflicts += (wl_req && !wl_gnt) + (rdat_any && !drain);
     const bool vd_rvalid = v_rvalid_[0];
     // ---- edge: ACC takes the leaving row, VMEM answers the streamer's read
     if (out_valid) {
@@ -83,6 +115,19 @@ std::uint64_t CoreModelImpl::stream(std::uint64_t max_cycles) {
     }
     std::memcpy(v_rdata_next_[0].data(), vmem_row(m.st_vmem & rows_mask), dim_);
     if (wl_gnt) std::memcpy(v_rdata_next_[1].data(), vmem_row(wl_row), dim_);
+    // ---- edge: VMEM takes the DMA's row after the reads sampled theirs; the read FIFOs move
+    if (drain) std::memcpy(vmem_row(drain_row), dma_.rdat.head().data(), dim_);
+    if (issued) dma_.rtag.tail() = {false, dma_.cur_local & 0xFFFFFu};
+    if (rsp) std::memcpy(dma_.rdat.tail().data(), read_ring_.data() + std::size_t{reads_delivered_ & (route_depth_ - 1)} * dim_, dim_);
+    if (issued) advance_dma_walker();
+    dma_.rtag.update(issued, drain);
+    dma_.rdat.update(rsp, drain);
+    if (drain) ++dma_.done_units[0];
+    if (rsp) {
+      reads_.due.pop_front();
+      route_.pop_front();
+      ++reads_delivered_;
+    }
     // ---- edge: the array takes last cycle's row (the weights of its bank tag)
     const bool old_pipe_bank = m.pipe_bank;
     if (vd_rvalid) {
@@ -127,6 +172,12 @@ std::uint64_t CoreModelImpl::stream(std::uint64_t max_cycles) {
     if (wl_gnt) std::swap(v_rdata_[1], v_rdata_next_[1]);
     v_rvalid_[1] = wl_gnt;
     ++cycle_;
+    // The memory held the request back, or the walker issued its last read (the DMA's head may
+    // start next cycle), or the memory ended the run: tick() takes over.
+    if (held_ || (walking && !dma_.active) || stop_) {
+      ++n;
+      break;
+    }
   }
   if (n == 0) return 0;
   counters_[c::cycles] += n;
@@ -136,6 +187,9 @@ std::uint64_t CoreModelImpl::stream(std::uint64_t max_cycles) {
   counters_[c::vector_stall_semaphore] += n * vec_wait;
   counters_[c::fetch_stall] += n * fetch_stall;
   counters_[c::weight_load_busy] += wl_busy;
+  counters_[c::mem_read_beats] += read_beats;
+  counters_[c::bytes_hbm_to_vmem] += issued_beats * dim_;
+  counters_[c::dma_stall_memory] += dma_stalls;
   counters_[c::vmem_bank_conflicts] += conflicts;
   return n;
 }
