@@ -195,6 +195,9 @@ class CoreModelImpl final : public CoreModel {
   // many (0 when the core is not in such a state).
   std::uint64_t stream(std::uint64_t max_cycles);
   bool may_stream() const;
+  enum class StreamDma { Reads, Writes, Other };  // what the DMA may do while the MXU streams
+  StreamDma stream_dma_mode() const;
+  std::uint32_t bytes_counter_of(std::uint32_t path) const;  // core_model.cpp: the DMA path's byte counter
   bool stream_frozen_elsewhere(Wires& w);
   // mxu_model.cpp: the array's datapath
   void build_weight_pairs(bool bank);

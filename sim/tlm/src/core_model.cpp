@@ -447,6 +447,18 @@ void CoreModelImpl::edge_run(const Wires& w, bool start, bool clear) {
 // Performance counters (perf_counters.sv): the events of the cycle, cleared by start and reset
 // ---------------------------------------------------------------------------------------------
 
+std::uint32_t CoreModelImpl::bytes_counter_of(std::uint32_t path) const {
+  namespace c = spec::counter;
+  switch (static_cast<spec::DmaPath>(path)) {
+    case spec::DmaPath::HbmToVmem: return c::bytes_hbm_to_vmem;
+    case spec::DmaPath::VmemToHbm: return c::bytes_vmem_to_hbm;
+    case spec::DmaPath::HbmToSmem: return c::bytes_hbm_to_smem;
+    case spec::DmaPath::SmemToHbm: return c::bytes_smem_to_hbm;
+    case spec::DmaPath::AccToHbm: return c::bytes_acc_to_hbm;
+  }
+  throw std::logic_error("tlm core: DMA path " + std::to_string(path) + " has no byte counter");
+}
+
 void CoreModelImpl::edge_counters(const Wires& w, bool clear_counters) {
   namespace c = spec::counter;
   const auto beat = [&](spec::DmaPath p) -> std::uint64_t {

@@ -19,17 +19,31 @@
 
 namespace tpuemu::tlm {
 
+CoreModelImpl::StreamDma CoreModelImpl::stream_dma_mode() const {
+  using spec::DmaPath;
+  const DmaState& d = dma_;
+  if (d.vread_pending) return StreamDma::Other;
+  // Reading into VMEM: a descriptor's walker issuing reads, their data drained in order; the
+  // acknowledgements of earlier writes may still come (the loop ends before the first is due).
+  if (d.wbuf.empty() && d.rd_discard == 0 && (!d.active || d.path == static_cast<std::uint32_t>(DmaPath::HbmToVmem))) {
+    return StreamDma::Reads;
+  }
+  // Writing from ACC: the walker filling the write buffer a quarter row a beat, the buffer posting
+  // beats to memory, their acknowledgements counted; no read of the DMA's outstanding.
+  if (d.rtag.empty() && d.rdat.empty() && d.wack_discard == 0 &&
+      (!d.active || d.path == static_cast<std::uint32_t>(DmaPath::AccToHbm))) {
+    return StreamDma::Writes;
+  }
+  return StreamDma::Other;
+}
+
 bool CoreModelImpl::may_stream() const {
   // The MXU streams without waiting, with at least two rows to go; only a weight load may be in
   // flight besides.
   if (!run_.busy || held_ || run_.deadlock_cnt != 0 || recording_ || !fast_paths_) return false;
   const MxuState& m = mxu_;
   if (!m.st_active || m.st_wait_wl || m.st_left < 2) return false;
-  // The DMA may read into VMEM (a descriptor's walker issuing reads, their data drained in order)
-  // and wait for acknowledgements still to come (the loop ends before the first falls due); it
-  // must not write or read into SMEM.
-  if (vec_.state != VecState::Idle || !dma_.wbuf.empty() || dma_.vread_pending || dma_.rd_discard != 0) return false;
-  if (dma_.active && dma_.path != static_cast<std::uint32_t>(spec::DmaPath::HbmToVmem)) return false;
+  if (vec_.state != VecState::Idle || stream_dma_mode() == StreamDma::Other) return false;
   return (!v_rvalid_[1] || m.wl_active) && !v_rvalid_[2] && !v_rvalid_[3];
 }
 
@@ -53,13 +67,16 @@ std::uint64_t CoreModelImpl::stream(std::uint64_t max_cycles) {
   if (!stream_frozen_elsewhere(w)) return 0;
   MxuState& m = mxu_;
   const std::uint32_t latency = spec::kMxuLatencyPerDim * dim_;
-  const std::uint64_t ack_due = acks_.due.empty() ? ~std::uint64_t{0} : acks_.due.front();
+  const bool writing = stream_dma_mode() == StreamDma::Writes;
+  // Reading, no write is issued: the first acknowledgement due ends the loop.
+  const std::uint64_t ack_due = writing || acks_.due.empty() ? ~std::uint64_t{0} : acks_.due.front();
   const bool walking = dma_.active;
   // The increments of the frozen engines, every cycle alike (edge_counters' rules).
   namespace c = spec::counter;
   const std::uint64_t dma_wait = w.stall_sem[0], mxu_wait = w.stall_sem[1], vec_wait = w.stall_sem[2];
   const std::uint64_t fetch_stall = w.f_stall;
   std::uint64_t n = 0, rows_in = 0, wl_busy = 0, conflicts = 0, read_beats = 0, issued_beats = 0, dma_stalls = 0;
+  std::uint64_t write_beats = 0;
   const std::uint32_t banks = shape_.vmem_banks, rows_mask = shape_.vmem_rows - 1;
   for (; n < max_cycles; ++n) {
     const std::uint64_t t = cycle_;
@@ -78,7 +95,13 @@ std::uint64_t CoreModelImpl::stream(std::uint64_t max_cycles) {
     // comb_dma_grants for that path): a response taken into the read FIFO, the FIFO's head
     // written to VMEM on port 3 where no other port holds its bank, the walker's next read.
     const bool rsp = !reads_.due.empty() && reads_.due.front() <= t;
-    if (rsp && route_.front()) break;  // fetch's response
+    if (rsp && (writing || route_.front())) break;  // fetch's response
+    // The DMA writing from ACC (the same functions for that path): a beat posted from the write
+    // buffer, an acknowledgement counted, the walker's next quarter row into the buffer.
+    const bool ack = writing && !acks_.due.empty() && acks_.due.front() <= t;
+    if (ack && !dma_.cls[1].empty() && dma_.done_units[1] + 1 == dma_.cls[1].head().units) break;  // completes it
+    const bool direct = writing && dma_.active && dma_.wbuf.count() < 4;
+    const bool wants_write = writing && !dma_.wbuf.empty() && dma_.wack_pending < shape_.mem_outstanding;
     const bool rdat_any = !dma_.rdat.empty();
     if (rdat_any && dma_.rtag.head().smem) break;
     const std::uint32_t drain_row = dma_.rtag.head().row & rows_mask;
@@ -87,7 +110,7 @@ std::uint64_t CoreModelImpl::stream(std::uint64_t max_cycles) {
     if (drain && !dma_.cls[0].empty() && dma_.done_units[0] + 1 == dma_.cls[0].head().units) break;  // completes it
     // ---- no break below this line: the memory sees the request
     bool issued = false;
-    if (dma_.active && !dma_.rtag.full() && route_.size() < route_depth_) {
+    if (!writing && dma_.active && !dma_.rtag.full() && route_.size() < route_depth_) {
       BeatRequest beat{false, dma_.cur_hbm, read_ring_.data() + std::size_t{reads_issued_ & (route_depth_ - 1)} * dim_, dim_};
       const BeatTiming bt = port_.request(t, beat);
       const std::uint64_t rsp_due = std::max(bt.done, std::max(reads_.last + 1, std::max(bt.accept, t) + 1));
@@ -101,7 +124,29 @@ std::uint64_t CoreModelImpl::stream(std::uint64_t max_cycles) {
         held_ = HeldRequest{false, false, dma_.cur_hbm, bt.accept};
       }
     }
-    dma_stalls += dma_.active && !issued;
+    bool written = false;
+    if (wants_write) {
+      DmaState::WriteBeat& b = dma_.wbuf.head();
+      BeatRequest beat{true, b.addr, b.data.data(), dim_};
+      const BeatTiming bt = port_.request(t, beat);
+      const std::uint64_t ack_at = std::max(bt.done, std::max(acks_.last + 1, std::max(bt.accept, t) + 1));
+      acks_.due.push_back(ack_at);
+      acks_.last = ack_at;
+      written = bt.accept <= t;
+      if (written) {
+        counters_[bytes_counter_of(b.path)] += dim_;
+      } else {
+        held_ = HeldRequest{false, true, b.addr, bt.accept};
+      }
+    }
+    if (direct) {  // ACC is read before this cycle's result row is written into it
+      DmaState::WriteBeat& b = dma_.wbuf.tail();
+      b.addr = dma_.cur_hbm;
+      b.path = dma_.path;
+      std::memcpy(b.data.data(), acc_row(dma_.cur_local & (shape_.acc_rows - 1)) + (dim_ / 4) * dma_.sub, dim_);
+    }
+    write_beats += written;
+    dma_stalls += (dma_.active && !writing && !issued) || (wants_write && !written);
     issued_beats += issued;
     read_beats += rsp;
     wl_busy += m.wl_loading;
@@ -123,6 +168,15 @@ std::uint64_t CoreModelImpl::stream(std::uint64_t max_cycles) {
     dma_.rtag.update(issued, drain);
     dma_.rdat.update(rsp, drain);
     if (drain) ++dma_.done_units[0];
+    if (writing) {
+      dma_.wack_pending = dma_.wack_pending + written - ack;
+      if (direct) advance_dma_walker();
+      dma_.wbuf.update(direct, written);
+      if (ack) {
+        ++dma_.done_units[1];
+        acks_.due.pop_front();
+      }
+    }
     if (rsp) {
       reads_.due.pop_front();
       route_.pop_front();
@@ -190,6 +244,7 @@ std::uint64_t CoreModelImpl::stream(std::uint64_t max_cycles) {
   counters_[c::mem_read_beats] += read_beats;
   counters_[c::bytes_hbm_to_vmem] += issued_beats * dim_;
   counters_[c::dma_stall_memory] += dma_stalls;
+  counters_[c::mem_write_beats] += write_beats;
   counters_[c::vmem_bank_conflicts] += conflicts;
   return n;
 }
