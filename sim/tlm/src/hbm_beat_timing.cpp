@@ -44,15 +44,22 @@ class HbmBeatTimingModel final : public HbmBeatTiming {
     if (addr >= capacity_ || addr + beat_bytes_ > capacity_) addr %= capacity_;
 
     std::uint64_t ready = accept + 1;
-    for (std::uint32_t off = 0; off < beat_bytes_;) {
-      const std::uint64_t a = addr + off;
-      const std::uint64_t burst = a & ~std::uint64_t{kBurstBytes - 1};
-      const std::uint32_t boff = static_cast<std::uint32_t>(a - burst);
-      const std::uint32_t len = std::min(beat_bytes_ - off, kBurstBytes - boff);
-      const bool last_part = off + len == beat_bytes_;
-      ready = std::max(ready, write ? write_part(accept, burst, boff + len, last_part)
+    const std::uint32_t first_offset = static_cast<std::uint32_t>(addr % kBurstBytes);
+    if (first_offset + beat_bytes_ <= kBurstBytes) {
+      // within one burst
+      const std::uint64_t burst = addr - first_offset;
+      ready = std::max(ready, write ? write_part(accept, burst, first_offset + beat_bytes_, true)
                                     : read_part(accept, burst));
-      off += len;
+    } else {
+      for (std::uint32_t off = 0; off < beat_bytes_;) {
+        const std::uint64_t a = addr + off;
+        const std::uint64_t burst = a & ~std::uint64_t{kBurstBytes - 1};
+        const std::uint32_t boff = static_cast<std::uint32_t>(a - burst);
+        const std::uint32_t len = std::min(beat_bytes_ - off, kBurstBytes - boff);
+        const bool last_part = off + len == beat_bytes_;
+        ready = std::max(ready, write ? write_part(accept, burst, boff + len, last_part) : read_part(accept, burst));
+        off += len;
+      }
     }
     if (write) {
       open_read_.valid = false;  // a later read of the burst must not share an older RD
@@ -62,7 +69,7 @@ class HbmBeatTimingModel final : public HbmBeatTiming {
     std::uint64_t& last = write ? last_write_done_ : last_read_done_;
     const std::uint64_t done = std::max(ready, last + 1);  // in order, one per core cycle
     last = done;
-    beats_leave_.add(done);
+    bridge_.add(kBeatsLeave, done);
     return BeatTiming{accept, done};
   }
 
@@ -102,13 +109,12 @@ class HbmBeatTimingModel final : public HbmBeatTiming {
     const std::size_t max_bursts = kBurstIds - bursts_per_beat_ - 1;
     for (bool moved = true; moved;) {
       moved = false;
-      beats_leave_.drop_through(at);
-      ids_back_.drop_through(at);
-      if (beats_leave_.size() >= kMaxBeatsInFlight) {
-        at = beats_leave_.earliest();
+      bridge_.drop_through(at);
+      if (bridge_.size(kBeatsLeave) >= kMaxBeatsInFlight) {
+        at = bridge_.earliest(kBeatsLeave);
         moved = true;
-      } else if (ids_back_.size() > max_bursts) {
-        at = ids_back_.earliest();
+      } else if (bridge_.size(kIdsBack) > max_bursts) {
+        at = bridge_.earliest(kIdsBack);
         moved = true;
       }
     }
@@ -122,7 +128,7 @@ class HbmBeatTimingModel final : public HbmBeatTiming {
     }
     const BurstTiming t = bursts_.request(dram_tick_of(accept), false, burst);
     open_read_ = OpenBurst{true, burst, core_cycle_seeing(t.done), t.done, accept};
-    ids_back_.add(open_read_.ready);
+    bridge_.add(kIdsBack, open_read_.ready);
     return open_read_.ready;
   }
 
@@ -142,7 +148,7 @@ class HbmBeatTimingModel final : public HbmBeatTiming {
     const BurstTiming t = bursts_.request(dram_tick_of(sent), true, burst);
     open_write_ = OpenBurst{true, burst, core_cycle_seeing(t.done), t.done, accept};
     if (!last_part) open_write_.valid = false;  // the next part is another burst
-    ids_back_.add(open_write_.ready);
+    bridge_.add(kIdsBack, open_write_.ready);
     return open_write_.ready;
   }
 
@@ -152,8 +158,9 @@ class HbmBeatTimingModel final : public HbmBeatTiming {
   std::uint32_t beat_bytes_;
   std::uint64_t capacity_;
   std::uint32_t bursts_per_beat_;
-  detail::CycleCounts beats_leave_;  // core cycles at which held beats leave the bridge
-  detail::CycleCounts ids_back_;     // core cycles at which burst ids in use come back
+  // Core cycles at which held beats leave the bridge, and at which burst ids in use come back.
+  static constexpr std::size_t kBeatsLeave = 0, kIdsBack = 1;
+  detail::CycleCounts<2> bridge_;
   OpenBurst open_read_, open_write_;
   std::uint64_t last_read_done_ = 0, last_write_done_ = 0;
 };

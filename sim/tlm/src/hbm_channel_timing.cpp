@@ -58,13 +58,18 @@ void ChannelTiming::CommandBus::advance_floor(std::uint64_t floor) {
   if (floor - floor_ >= kCycles) {
     std::fill(bits_.begin(), bits_.end(), 0);
   } else {
-    // A word at a time: the floor moves by up to thousands of cycles over an idle stretch.
-    for (std::uint64_t t = floor_; t < floor;) {
-      const std::uint64_t bit = t % 64;
-      const std::uint64_t n = std::min<std::uint64_t>(64 - bit, floor - t);
-      const std::uint64_t mask = n == 64 ? ~std::uint64_t{0} : ((std::uint64_t{1} << n) - 1) << bit;
-      bits_[(t % kCycles) / 64] &= ~mask;
-      t += n;
+    // The cycles [floor_, floor) are cleared a word at a time: the floor moves by a cycle or two
+    // per request, and by up to thousands over an idle stretch.
+    std::uint64_t t = floor_;
+    const std::uint64_t below_first = (std::uint64_t{1} << (t % 64)) - 1;  // bits of the word before floor_
+    if (floor / 64 == t / 64) {
+      // Within one word: clear the bits from floor_ % 64 up to floor % 64.
+      const std::uint64_t below_floor = (std::uint64_t{1} << (floor % 64)) - 1;
+      bits_[(t % kCycles) / 64] &= ~(below_floor & ~below_first);
+    } else {
+      bits_[(t % kCycles) / 64] &= below_first;
+      for (t += 64 - t % 64; t + 64 <= floor; t += 64) bits_[(t % kCycles) / 64] = 0;
+      if (t < floor) bits_[(t % kCycles) / 64] &= ~((std::uint64_t{1} << (floor % 64)) - 1);
     }
   }
   floor_ = floor;
@@ -286,32 +291,23 @@ std::uint64_t ChannelTiming::take_column(std::uint64_t t, std::uint32_t bg, bool
   // The tail run grows when the new newest column is tight behind the old one; an insertion
   // before the newest only splits a gap, and so keeps every run tight.
   if (pos == columns_.end() && (columns_.empty() || t - columns_.back().at >= tight_spacing_)) tail_run_start_ = t;
+  if (pos == columns_.end()) {
+    // The stream path's run of the new column's class grows here while it is up to date (a
+    // stream asks for the class of its last column next); other classes catch up when they ask.
+    ColumnClass& k = column_classes_[column_class(bg, write)];
+    if (columns_.empty()) {
+      k.run_start = t;
+      k.run_newest = t;
+    } else if (k.run_newest == columns_.back().at) {
+      if (leaves_a_legal_cycle(columns_.back(), ColumnCommand{t, bg, write}, bg, write)) k.run_start = t;
+      k.run_newest = t;
+    }
+  }
   latest_column_of_group_[bg][write] = std::max(latest_column_of_group_[bg][write], t);
   latest_column_[write] = std::max(latest_column_[write], t);
-  columns_.insert(ColumnCommand{t, bg, write});
+  columns_.insert_at(static_cast<std::size_t>(pos - columns_.begin()), ColumnCommand{t, bg, write});
   prea_at_ = std::max(prea_at_, t + (write ? t_.wr2pre : t_.rd2pre));
   return t;
-}
-
-std::uint64_t ChannelTiming::stream_column_slot(std::uint64_t from, std::uint32_t bg, bool write) {
-  // Without a refresh fixed or due up to the slot, refresh_allows is the identity on every cycle
-  // the general search visits (all at or before the slot it returns) and fixes nothing. So the
-  // general search finds the earliest cycle >= from that the bus and every column spacing allow,
-  // and that cycle is unique: any exact way to it gives the same slot.
-  if (columns_.empty() || from < floor_ || from < column_reach_ || !refreshes_.empty()) return kNoSlot;
-  const std::uint64_t newest = columns_.back().at;
-  if (from <= newest) {
-    // `from` lies among the reserved columns: the slot is behind them only if the class's run
-    // reaches back to `from`.
-    ColumnClass& k = column_classes_[column_class(bg, write)];
-    if (k.run_newest != newest) extend_run(k, bg, write);
-    if (from < k.run_start) return kNoSlot;
-  }
-  // Every cycle from `from` (or the run) to the newest column is illegal, and after it every
-  // cycle before spacing_allows_after_all: some column's spacing forbids it. The first free bus
-  // cycle from there is legal for every spacing.
-  const std::uint64_t slot = bus_.next_free(std::max(from, spacing_allows_after_all(bg, write)));
-  return slot < next_due_ ? slot : kNoSlot;
 }
 
 void ChannelTiming::extend_run(ColumnClass& k, std::uint32_t bg, bool write) {
@@ -330,10 +326,7 @@ void ChannelTiming::extend_run(ColumnClass& k, std::uint32_t bg, bool write) {
     for (std::size_t i = first_added; i < n; ++i) {
       const ColumnCommand& before = columns_[i - 1];
       const ColumnCommand& after = columns_[i];
-      // A legal cycle between two neighbours needs the spacing after the first and before the second.
-      if (after.at - before.at >= column_gap(before, bg, write) + column_gap_after(bg, write, after)) {
-        k.run_start = after.at;
-      }
+      if (leaves_a_legal_cycle(before, after, bg, write)) k.run_start = after.at;
     }
   }
   k.run_newest = columns_.back().at;
@@ -389,7 +382,7 @@ std::uint64_t ChannelTiming::serve_write_at(std::size_t index) {
   const std::uint64_t min_column = w.after_column != 0 ? w.after_column + 1 : 0;
   const std::uint64_t from = std::max({w.visible, floor_, draining_ ? drain_start_ : 0});
   const std::uint64_t column = serve(from, min_column, true, w.bank_group, w.bank, w.row, row_state);
-  slot_free_[1].push(column + 1);
+  slot_free_[1].add(column + 1);
   recent_writes_.add(w.burst, column);
   ++counters_[stat::writes];
   if (draining_) drain_dry_at_ = std::max(drain_dry_at_, column + 1);
@@ -501,7 +494,7 @@ ChannelOutcome ChannelTiming::request(std::uint64_t offered, bool write, std::ui
   auto& slots = slot_free_[write ? 1 : 0];  // the request's queue (read or write)
   const std::size_t depth = queue_depth_[write ? 1 : 0];
   for (;;) {
-    while (!slots.empty() && slots.top() <= queued) slots.pop();
+    while (!slots.empty() && slots.earliest() <= queued) slots.drop_earliest();
     const std::size_t unplaced = write ? unplaced_writes_.size() : 0;
     if (slots.size() + unplaced < depth) break;
     if (unplaced != 0) {
@@ -510,8 +503,8 @@ ChannelOutcome ChannelTiming::request(std::uint64_t offered, bool write, std::ui
       serve_oldest_write();
       continue;
     }
-    queued = std::max(queued, slots.top());
-    slots.pop();
+    queued = std::max(queued, slots.earliest());
+    slots.drop_earliest();
   }
   next_take_ = queued;  // the register empties into the queue in that cycle and takes again
   out.queued = queued;
@@ -545,7 +538,7 @@ ChannelOutcome ChannelTiming::request(std::uint64_t offered, bool write, std::ui
     }
   }
   out.column = serve(visible, min_column, false, bg, bank_in_group, row, out.row);
-  slots.push(out.column + 1);
+  slots.add(out.column + 1);
   recent_reads_.add(burst, out.column);
   ++counters_[stat::reads];
   return out;

@@ -24,6 +24,7 @@
 #include <queue>
 #include <vector>
 
+#include "cycle_counts.h"
 #include "time_window.h"
 #include "tpuemu/sim/dram_config.h"
 #include "tpuemu/sim/hbm_system.h"
@@ -232,7 +233,26 @@ class ChannelTiming {
   // The stream path: the slot right behind the reserved columns, without a search, when that is
   // provably the slot the general search finds; else kNoSlot.
   static constexpr std::uint64_t kNoSlot = ~std::uint64_t{0};
-  std::uint64_t stream_column_slot(std::uint64_t from, std::uint32_t bank_group, bool write);
+  std::uint64_t stream_column_slot(std::uint64_t from, std::uint32_t bank_group, bool write) {
+    // Without a refresh fixed or due up to the slot, refresh_allows is the identity on every
+    // cycle the general search visits (all at or before the slot it returns) and fixes nothing.
+    // So the general search finds the earliest cycle >= from that the bus and every column
+    // spacing allow, and that cycle is unique: any exact way to it gives the same slot.
+    if (!refreshes_.empty() || columns_.empty() || from < floor_ || from < column_reach_) return kNoSlot;
+    const std::uint64_t newest = columns_.back().at;
+    if (from <= newest && from < tail_run_start_) {
+      // `from` lies among the reserved columns before the tight run: the slot is behind them
+      // only if the class's own run reaches back to `from`.
+      ColumnClass& k = column_classes_[column_class(bank_group, write)];
+      if (k.run_newest != newest) extend_run(k, bank_group, write);
+      if (from < k.run_start) return kNoSlot;
+    }
+    // Every cycle from `from` (or the run) to the newest column is illegal, and after it every
+    // cycle before spacing_allows_after_all: some column's spacing forbids it. The first free
+    // bus cycle from there is legal for every spacing.
+    const std::uint64_t slot = bus_.next_free(std::max(from, spacing_allows_after_all(bank_group, write)));
+    return slot < next_due_ ? slot : kNoSlot;
+  }
   std::uint64_t take_column(std::uint64_t at, std::uint32_t bank_group, bool write);
   void prune(std::uint64_t floor);
 
@@ -261,6 +281,12 @@ class ChannelTiming {
     return std::size_t{bank_group} * 2 + (write ? 1 : 0);
   }
   void extend_run(ColumnClass& k, std::uint32_t bank_group, bool write);
+  // Whether a column of (bank_group, write) could go between two neighbouring columns: it needs
+  // the spacing after the first and the spacing before the second.
+  bool leaves_a_legal_cycle(const ColumnCommand& before, const ColumnCommand& after, std::uint32_t bank_group,
+                            bool write) const {
+    return after.at - before.at >= column_gap(before, bank_group, write) + column_gap_after(bank_group, write, after);
+  }
   // The earliest cycle after the newest column that every reserved column's spacing allows a
   // column of (bank_group, write): the largest column + spacing. With the spacing within a bank
   // group at least the one across groups (checked, else no stream path), it is the largest of
@@ -288,7 +314,7 @@ class ChannelTiming {
   std::uint64_t next_due_;
   std::uint64_t prea_at_ = 0, ref_at_ = 0;  // channel maxima (hbm_bank_state prea_at/ref_at)
   // cycles at which queued requests leave their slot (their column command + 1)
-  std::priority_queue<std::uint64_t, std::vector<std::uint64_t>, std::greater<>> slot_free_[2];  // reads, writes
+  SortedCycles slot_free_[2];  // reads, writes
   std::uint64_t next_take_ = 1;  // the controller takes nothing in the first cycle after reset
   std::uint64_t floor_ = 0;      // no command is placed before this any more
   bool last_write_ = false;

@@ -20,6 +20,17 @@ HbmBurstTiming::HbmBurstTiming(const sim::hbm::HbmSetup& setup, HbmTimingShortcu
   }
   if (c.channels < 2) throw std::invalid_argument("hbm timing: channels must be at least 2");
   if (const std::string why = setup.queues.problem(); !why.empty()) throw std::invalid_argument("hbm timing: " + why);
+  std::uint32_t shift = layout_.offset_bits;
+  for (const std::uint8_t f : layout_.lsb_first) {
+    const FieldSlice slice{shift, (std::uint64_t{1} << layout_.bits[f]) - 1};
+    namespace field = spec::hbm::field;
+    if (f == field::ch) channel_ = slice;
+    if (f == field::bg) bank_group_ = slice;
+    if (f == field::ba) bank_ = slice;
+    if (f == field::ro) row_ = slice;
+    shift += layout_.bits[f];
+  }
+  read_data_ = c.derived().rd_data;
   const detail::DerivedTimings t = detail::DerivedTimings::from(c);
   for (std::uint32_t ch = 0; ch < c.channels; ++ch) {
     channels_.push_back(std::make_unique<detail::ChannelTiming>(t, c.bank_groups, c.banks_per_group,
@@ -37,16 +48,15 @@ BurstTiming HbmBurstTiming::request(std::uint64_t cycle, bool write, std::uint64
   const auto lane = std::min_element(lane_free_.begin(), lane_free_.end());
   const std::uint64_t offered = std::max({cycle, last_offer_, *lane});
   last_offer_ = offered;
-  const sim::hbm::Coordinate at = sim::hbm::coordinate_of(layout_.decode(addr));
-  const detail::ChannelOutcome o =
-      channels_[at.channel]->request(offered, write, at.bank_group, at.bank, at.row, addr / 64);
+  const detail::ChannelOutcome o = channels_[channel_.of(addr)]->request(
+      offered, write, bank_group_.of(addr), bank_.of(addr), row_.of(addr), addr / 64);
   *lane = o.accept + 1;
   BurstTiming r;
   r.accept = o.accept;
   // The command is on the bus one cycle after the choice; read data come rd_data (CL + tBURST)
   // later and leave the controller a cycle after that. Writes are posted: answered the cycle after
   // they were queued, their WR may come later (the run lasts until it has).
-  r.done = write ? o.queued + 1 : o.column + 1 + setup_.dram.derived().rd_data + 1;
+  r.done = write ? o.queued + 1 : o.column + 1 + read_data_ + 1;
   if (!write) {
     const std::uint64_t latency = r.done - r.accept;
     latency_.add(latency);

@@ -55,6 +55,14 @@ class HbmBurstTiming {
  private:
   sim::hbm::HbmSetup setup_;
   sim::hbm::AddressLayout layout_;
+  // Where each field the channels need sits in a byte address: layout_.decode without its loop.
+  struct FieldSlice {
+    std::uint32_t shift = 0;
+    std::uint64_t mask = 0;
+    std::uint32_t of(std::uint64_t addr) const { return static_cast<std::uint32_t>((addr >> shift) & mask); }
+  };
+  FieldSlice channel_, bank_group_, bank_, row_;
+  std::uint64_t read_data_ = 0;  // CL + tBURST: from the RD on the bus to its data
   std::vector<std::unique_ptr<detail::ChannelTiming>> channels_;
   std::vector<std::uint64_t> lane_free_;  // cycle from which each lane can take an offer
   std::uint64_t last_offer_ = 0;
