@@ -202,7 +202,8 @@ void CoreModelImpl::csr_cycle(std::uint32_t addr, bool write, std::uint32_t valu
 }
 
 bool CoreModelImpl::tick(const Csr& csr) {
-  Wires w;
+  Wires& w = cycle_wires_;
+  clear_wires(w);
   const bool csr_wr = csr.valid && csr.write;
   const bool ctrl = csr_wr && csr.addr == csr::kCtrl;
   const bool start = ctrl && csr::ctrl::start.get(csr.wdata) != 0 && !run_.busy;

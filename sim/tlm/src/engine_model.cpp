@@ -11,11 +11,6 @@
 // tick()'s (test_tlm_crosscheck holds every counter to the RTL's on the simple memory, and
 // TlmFastPaths every counter and cycle to the model stepped cycle by cycle).
 #include <algorithm>
-#include <cstring>
-#include <type_traits>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include "core_impl.h"
 
@@ -25,27 +20,6 @@ namespace {
 
 // What comb_heads and comb_issue read of the engines (besides the queue heads and the
 // semaphores, which only an issue or a signal changes).
-// A plain assignment (or memcpy) of the ~300-byte wires compiles to `rep movsq`, whose start-up
-// is most of its cost (5 % of a matmul's time, measured); SSE2 moves do not have it. GCC would
-// turn the loop back into a memcpy (loop distribution), hence its attribute.
-#if defined(__GNUC__) && !defined(__clang__)
-__attribute__((optimize("no-tree-loop-distribute-patterns")))
-#endif
-void copy_wires(Wires& to, const Wires& from) {
-  static_assert(std::is_trivially_copyable_v<Wires> && sizeof(Wires) % 8 == 0);
-#if defined(__SSE2__)
-  auto* out = reinterpret_cast<unsigned char*>(&to);
-  const auto* in = reinterpret_cast<const unsigned char*>(&from);
-  std::size_t i = 0;
-  for (; i + 16 <= sizeof(Wires); i += 16) {
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i)));
-  }
-  if (i != sizeof(Wires)) std::memcpy(out + i, in + i, 8);
-#else
-  to = from;
-#endif
-}
-
 std::uint32_t engine_key(bool dma_busy, const DmaState& d, const MxuState& m) {
   return std::uint32_t{dma_busy} | std::uint32_t{d.active} << 1 | std::uint32_t{d.cls[0].full()} << 2 |
          std::uint32_t{d.cls[1].full()} << 3 | std::uint32_t{m.wl_active} << 4 | std::uint32_t{m.st_active} << 5 |
@@ -74,7 +48,8 @@ bool CoreModelImpl::engines_alone(Wires& w) {
 
 std::uint64_t CoreModelImpl::step_engines(std::uint64_t max_cycles) {
   if (!may_step_engines()) return 0;
-  Wires frozen, w;
+  Wires& frozen = frozen_wires_;
+  Wires& w = cycle_wires_;
   std::uint32_t key = 0;
   bool stale = true;
   std::uint64_t n = 0;
@@ -82,7 +57,7 @@ std::uint64_t CoreModelImpl::step_engines(std::uint64_t max_cycles) {
     if (n != 0 && may_stream()) break;  // the streaming loop is cheaper still
     const std::uint32_t now = engine_key(dma_busy(), dma_, mxu_);
     if (stale || now != key) {
-      frozen = Wires{};
+      clear_wires(frozen);
       if (!engines_alone(frozen)) break;
       key = now;
       stale = false;

@@ -63,7 +63,8 @@ bool CoreModelImpl::stream_frozen_elsewhere(Wires& w) {
 
 std::uint64_t CoreModelImpl::stream(std::uint64_t max_cycles) {
   if (!may_stream()) return 0;
-  Wires w;
+  Wires& w = cycle_wires_;
+  clear_wires(w);
   if (!stream_frozen_elsewhere(w)) return 0;
   MxuState& m = mxu_;
   const std::uint32_t latency = spec::kMxuLatencyPerDim * dim_;
