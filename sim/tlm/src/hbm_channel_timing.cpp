@@ -44,33 +44,21 @@ std::uint32_t DerivedTimings::max_column_gap() const {
 // ---------------------------------------------------------------------------------------------
 // Command bus
 // ---------------------------------------------------------------------------------------------
-void ChannelTiming::CommandBus::take(std::uint64_t t) {
-  if (t < floor_) return;  // a refresh accounted after the fact (an idle channel)
-  if (t >= floor_ + kCycles) {
-    throw std::logic_error("hbm timing: a command " + std::to_string(t - floor_) +
-                           " cycles ahead of the oldest queued request");
-  }
-  bits_[(t % kCycles) / 64] |= std::uint64_t{1} << (t % 64);
+void ChannelTiming::CommandBus::too_far_ahead(std::uint64_t t) const {
+  throw std::logic_error("hbm timing: a command " + std::to_string(t - floor_) +
+                         " cycles ahead of the oldest queued request");
 }
 
-void ChannelTiming::CommandBus::advance_floor(std::uint64_t floor) {
-  if (floor <= floor_) return;
+void ChannelTiming::CommandBus::advance_floor_across_words(std::uint64_t floor) {
   if (floor - floor_ >= kCycles) {
     std::fill(bits_.begin(), bits_.end(), 0);
   } else {
-    // The cycles [floor_, floor) are cleared a word at a time: the floor moves by a cycle or two
-    // per request, and by up to thousands over an idle stretch.
+    // The cycles [floor_, floor) a word at a time: the floor moves by up to thousands of cycles
+    // over an idle stretch.
     std::uint64_t t = floor_;
-    const std::uint64_t below_first = (std::uint64_t{1} << (t % 64)) - 1;  // bits of the word before floor_
-    if (floor / 64 == t / 64) {
-      // Within one word: clear the bits from floor_ % 64 up to floor % 64.
-      const std::uint64_t below_floor = (std::uint64_t{1} << (floor % 64)) - 1;
-      bits_[(t % kCycles) / 64] &= ~(below_floor & ~below_first);
-    } else {
-      bits_[(t % kCycles) / 64] &= below_first;
-      for (t += 64 - t % 64; t + 64 <= floor; t += 64) bits_[(t % kCycles) / 64] = 0;
-      if (t < floor) bits_[(t % kCycles) / 64] &= ~((std::uint64_t{1} << (floor % 64)) - 1);
-    }
+    bits_[(t % kCycles) / 64] &= (std::uint64_t{1} << (t % 64)) - 1;
+    for (t += 64 - t % 64; t + 64 <= floor; t += 64) bits_[(t % kCycles) / 64] = 0;
+    if (t < floor) bits_[(t % kCycles) / 64] &= ~((std::uint64_t{1} << (floor % 64)) - 1);
   }
   floor_ = floor;
 }

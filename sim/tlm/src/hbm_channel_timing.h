@@ -165,10 +165,25 @@ class ChannelTiming {
       }
       return t;
     }
-    void take(std::uint64_t t);
-    void advance_floor(std::uint64_t floor);
+    [[gnu::always_inline]] void take(std::uint64_t t) {
+      if (t < floor_) return;  // a refresh accounted after the fact (an idle channel)
+      if (t >= floor_ + kCycles) too_far_ahead(t);
+      bits_[(t % kCycles) / 64] |= std::uint64_t{1} << (t % 64);
+    }
+    [[gnu::always_inline]] void advance_floor(std::uint64_t floor) {
+      if (floor <= floor_) return;
+      if (floor / 64 != floor_ / 64) return advance_floor_across_words(floor);
+      // Within one word (a request moves the floor by a cycle or two): clear the bits from
+      // floor_ % 64 up to floor % 64.
+      const std::uint64_t below_floor = (std::uint64_t{1} << (floor % 64)) - 1;
+      const std::uint64_t below_old_floor = (std::uint64_t{1} << (floor_ % 64)) - 1;
+      bits_[(floor_ % kCycles) / 64] &= ~(below_floor & ~below_old_floor);
+      floor_ = floor;
+    }
 
    private:
+    [[noreturn]] void too_far_ahead(std::uint64_t t) const;
+    void advance_floor_across_words(std::uint64_t floor);
     static constexpr std::uint64_t kCycles = 1 << 14;
     std::vector<std::uint64_t> bits_ = std::vector<std::uint64_t>(kCycles / 64, 0);
     std::uint64_t floor_ = 0;
@@ -176,7 +191,7 @@ class ChannelTiming {
 
   std::uint64_t place_pre(std::uint64_t from);
   std::uint64_t place_act(std::uint64_t from, std::uint32_t bank_group);
-  std::uint64_t place_column(std::uint64_t from, std::uint32_t bank_group, bool write);
+  [[gnu::always_inline]] inline std::uint64_t place_column(std::uint64_t from, std::uint32_t bank_group, bool write);
   // The earliest t' >= t at which a refresh allows a command of this kind (0 ACT, 1 PRE, 2 column).
   std::uint64_t refresh_allows(std::uint64_t t, int kind, bool write) {
     // Most commands fall between refreshes: none is fixed (or still running) and none is due yet.
@@ -253,8 +268,9 @@ class ChannelTiming {
     const std::uint64_t slot = bus_.next_free(std::max(from, spacing_allows_after_all(bank_group, write)));
     return slot < next_due_ ? slot : kNoSlot;
   }
-  std::uint64_t take_column(std::uint64_t at, std::uint32_t bank_group, bool write);
-  void prune(std::uint64_t floor);
+  // Inlined into place_column, its one caller (every request).
+  [[gnu::always_inline]] inline std::uint64_t take_column(std::uint64_t at, std::uint32_t bank_group, bool write);
+  [[gnu::always_inline]] inline void prune(std::uint64_t floor);
 
   DerivedTimings t_;
   // Column spacing by [same bank group][first is a write][second is a write] (the tim_d sums).
