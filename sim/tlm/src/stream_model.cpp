@@ -7,9 +7,10 @@
 // out into ACC; the DMA's read issued, its response taken, its oldest data written to VMEM on
 // port 3 where its bank is free). It ends before anything else could happen: the stream's last
 // row issues, an instruction completes (a row tagged last leaves, the weight load's last row is
-// pushed, the DMA's last row of a descriptor is written), fetch's response or a write's
-// acknowledgement falls due, the walker issues its last read, the memory holds a request back,
-// the grant runs out. Every cycle it steps is exactly what
+// pushed, the DMA's last row of a descriptor is written), a write's acknowledgement falls due
+// while reading, fetch's response arrives while fetch could move on (a stalled or stopped fetch
+// takes it in the loop), the walker issues its last beat, the memory holds a request back, the
+// grant runs out. Every cycle it steps is exactly what
 // tick() would have done (test_tlm_fast_paths compares the whole report with the model stepped
 // cycle by cycle, test_tlm_crosscheck every counter and the timeline with the RTL's); while a
 // trace is recorded it is off, so the trace port is sampled every cycle.
@@ -96,7 +97,11 @@ std::uint64_t CoreModelImpl::stream(std::uint64_t max_cycles) {
     // comb_dma_grants for that path): a response taken into the read FIFO, the FIFO's head
     // written to VMEM on port 3 where no other port holds its bank, the walker's next read.
     const bool rsp = !reads_.due.empty() && reads_.due.front() <= t;
-    if (rsp && (writing || route_.front())) break;  // fetch's response
+    // Fetch's response goes into its buffer (edge_fetch) when fetch stays as it is: stalled on a
+    // full queue with its head instruction ready, or stopped.
+    const bool rsp_fetch = rsp && route_.front();
+    if (rsp_fetch && !(w.f_stall || !fetch_.running)) break;
+    const bool rsp_dma = rsp && !rsp_fetch;
     // The DMA writing from ACC (the same functions for that path): a beat posted from the write
     // buffer, an acknowledgement counted, the walker's next quarter row into the buffer.
     const bool ack = writing && !acks_.due.empty() && acks_.due.front() <= t;
@@ -164,10 +169,17 @@ std::uint64_t CoreModelImpl::stream(std::uint64_t max_cycles) {
     // ---- edge: VMEM takes the DMA's row after the reads sampled theirs; the read FIFOs move
     if (drain) std::memcpy(vmem_row(drain_row), dma_.rdat.head().data(), dim_);
     if (issued) dma_.rtag.tail() = {false, dma_.cur_local & 0xFFFFFu};
-    if (rsp) std::memcpy(dma_.rdat.tail().data(), read_ring_.data() + std::size_t{reads_delivered_ & (route_depth_ - 1)} * dim_, dim_);
+    const std::uint8_t* rsp_data = read_ring_.data() + std::size_t{reads_delivered_ & (route_depth_ - 1)} * dim_;
+    if (rsp_dma) std::memcpy(dma_.rdat.tail().data(), rsp_data, dim_);
+    if (rsp_fetch) {
+      w.f_rsp = true;
+      w.rsp_data = rsp_data;
+      edge_fetch(w, false, false);
+      w.f_rsp = false;
+    }
     if (issued) advance_dma_walker();
     dma_.rtag.update(issued, drain);
-    dma_.rdat.update(rsp, drain);
+    dma_.rdat.update(rsp_dma, drain);
     if (drain) ++dma_.done_units[0];
     if (writing) {
       dma_.wack_pending = dma_.wack_pending + written - ack;
