@@ -50,6 +50,13 @@ class HbmBeatTimingModel final : public HbmBeatTiming {
       const std::uint64_t burst = addr - first_offset;
       ready = std::max(ready, write ? write_part(accept, burst, first_offset + beat_bytes_, true)
                                     : read_part(accept, burst));
+    } else if (first_offset == 0) {
+      // whole bursts (a beat of a multiple of 64 bytes at an aligned address)
+      for (std::uint32_t i = 0; i < bursts_per_beat_; ++i) {
+        const std::uint64_t burst = addr + std::uint64_t{i} * kBurstBytes;
+        ready = std::max(ready, write ? write_part(accept, burst, kBurstBytes, i + 1 == bursts_per_beat_)
+                                      : read_part(accept, burst));
+      }
     } else {
       for (std::uint32_t off = 0; off < beat_bytes_;) {
         const std::uint64_t a = addr + off;
