@@ -455,14 +455,6 @@ std::uint64_t ChannelTiming::end_drain_for_read(std::uint64_t visible) {
   return reads_from_;
 }
 
-std::uint64_t ChannelTiming::placement_floor(std::uint64_t t) const {
-  // A drain under way places its writes from its start (or their queueing) on.
-  if (draining_ && !unplaced_writes_.empty()) {
-    return std::min(t, std::max(drain_start_, unplaced_writes_.front().visible));
-  }
-  return t;
-}
-
 std::uint64_t ChannelTiming::finish(std::uint64_t cycle) {
   drain_queued_writes();
   prune(cycle);

@@ -235,7 +235,13 @@ class ChannelTiming {
   // until write_low writes are left. Returns the cycle from which reads are served again.
   std::uint64_t end_drain_for_read(std::uint64_t visible);
   // No command is placed before this any more (what prune may drop).
-  std::uint64_t placement_floor(std::uint64_t t) const;
+  std::uint64_t placement_floor(std::uint64_t t) const {
+    // A drain under way places its writes from its start (or their queueing) on.
+    if (draining_ && !unplaced_writes_.empty()) {
+      return std::min(t, std::max(drain_start_, unplaced_writes_.front().visible));
+    }
+    return t;
+  }
   std::uint64_t find_column_slot(std::uint64_t from, std::uint32_t bank_group, bool write) {
     if (stream_path_) {
       if (const std::uint64_t slot = stream_column_slot(from, bank_group, write); slot != kNoSlot) return slot;

@@ -51,7 +51,11 @@ class TimeWindow {
   void insert(const T& item) { items_.insert(lower_bound(item.at), item); }
   // Inserted at index i (from the oldest), where the caller found item.at belongs.
   void insert_at(std::size_t i, const T& item) {
-    items_.insert(items_.begin() + static_cast<std::ptrdiff_t>(head_ + i), item);
+    if (head_ + i == items_.size()) {
+      items_.push_back(item);  // the newest: most insertions
+    } else {
+      items_.insert(items_.begin() + static_cast<std::ptrdiff_t>(head_ + i), item);
+    }
   }
 
   // Drops the oldest elements with at + reach < floor (a prefix: the elements are sorted).
