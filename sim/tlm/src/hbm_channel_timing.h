@@ -21,7 +21,6 @@
 #include <cstdint>
 #include <deque>
 #include <limits>
-#include <queue>
 #include <vector>
 
 #include "cycle_counts.h"
