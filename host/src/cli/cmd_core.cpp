@@ -14,6 +14,7 @@
 #include "outputs.h"
 #include "tpuemu/config/config.h"
 #include "tpuemu/device/core_cache.h"
+#include "tpuemu/run/installation.h"
 
 namespace tpuemu::cli {
 
@@ -24,17 +25,6 @@ struct CoreArgs {
   std::string action;  // "build", the one action so far
   std::string preset;
 };
-
-nlohmann::json core_json(const CachedCore& core) {
-  nlohmann::json fields = nlohmann::json::object();
-  for (const CoreField& f : core.fields) fields[f.key] = f.value;
-  return {{"preset", core.preset},
-          {"hash", core.hash},
-          {"fields", fields},
-          {"dir", core.dir.string()},
-          {"module", core.module.string()},
-          {"current", core.current}};
-}
 
 int run_core_build(const CoreArgs& a) {
   CommandOutputs out(a.common);
@@ -47,7 +37,7 @@ int run_core_build(const CoreArgs& a) {
     std::fprintf(stderr, "tpuemu: %s\n", line.c_str());
     std::fflush(stderr);
   });
-  nlohmann::json j = core_json(core);
+  nlohmann::json j = core_to_json(core);
   j["built"] = built;
   if (built) j["build_seconds"] = core.build_seconds;
   out.print(a.common.json ? json_text(j)
@@ -60,37 +50,6 @@ int run_core_build(const CoreArgs& a) {
 }
 
 }  // namespace
-
-BuiltCores list_built_cores() {
-  BuiltCores r;
-  r.json = {{"cache", nullptr}, {"cores", nlohmann::json::array()}};
-  std::optional<CoreCache> cache;
-  try {
-    cache.emplace(CoreCacheSettings::from_environment());
-  } catch (const Error& e) {
-    r.text = fmt::format("built cores: none ({})\n", e.what());
-    return r;
-  }
-  const std::string dir = cache->settings().cache_dir.string();
-  r.json["cache"] = dir;
-  const std::vector<CachedCore> cores = cache->list();
-  if (cores.empty()) {
-    r.text = fmt::format("built cores: none in {} (tpuemu core build PRESET)\n", dir);
-    return r;
-  }
-  r.text = fmt::format("built cores ({}):\n", dir);
-  for (const CachedCore& c : cores) {
-    std::string fields;
-    for (const CoreField& f : c.fields)
-      fields += fmt::format("{}{} {}", fields.empty() ? "" : ", ", f.key, f.value);
-    r.text +=
-        fmt::format("  {:<14} {}  {}{}\n    {}\n", c.preset, c.hash, fields,
-                    c.current ? "" : "  (stale: its sources changed since; rebuilt on next use)",
-                    c.module.string());
-    r.json["cores"].push_back(core_json(c));
-  }
-  return r;
-}
 
 Subcommand add_core_command(CLI::App& app) {
   auto a = std::make_shared<CoreArgs>();

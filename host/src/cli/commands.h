@@ -30,11 +30,4 @@ Subcommand add_serve_command(CLI::App& app);   // cmd_serve.cpp
 Subcommand add_sweep_command(CLI::App& app);   // cmd_sweep.cpp
 Subcommand add_core_command(CLI::App& app);    // cmd_core.cpp
 
-// The cores of the core cache, for `tpuemu info` (cmd_core.cpp).
-struct BuiltCores {
-  std::string text;     // "built cores (DIR):" and a line per core
-  nlohmann::json json;  // {"cache": DIR, "cores": [...]}
-};
-BuiltCores list_built_cores();
-
 }  // namespace tpuemu::cli
