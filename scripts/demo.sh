@@ -6,5 +6,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 bash scripts/setup.sh
 cmake --preset default >/dev/null
-cmake --build --preset default --target tpuemu
+cmake --build --preset default --target tpuemu tpuemu_python
+# The Python module into the site-packages of Debian's python3 (docs/python.md).
+bash scripts/install-python.sh
 ./build/tpuemu run examples/mlp.json "$@"

@@ -5,6 +5,9 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build git
   python3
+  # the Python module (host/src/python, docs/python.md): pybind11 and the headers to build it,
+  # numpy for its arrays, pytest for its suite, matplotlib for examples/python
+  python3-dev python3-pybind11 python3-numpy python3-pytest python3-matplotlib
   verilator
   libsystemc-dev
   libboost-dev libboost-system-dev

@@ -355,10 +355,8 @@ int run_run(const RunArgs& a) {
   if (!a.hbm_capacity.empty()) {
     s.hbm_capacity = alloc::parse_bytes(a.hbm_capacity);
     // The preset decides what fits: a usage error like any malformed value, before the run.
-    if (*s.hbm_capacity % preset.dim != 0 || *s.hbm_capacity > preset.hbm.capacity_bytes) {
-      throw UsageError(fmt::format("--hbm-capacity {}", a.hbm_capacity),
-                       fmt::format("must be a multiple of {} bytes (preset {}'s beat) and at most its {} bytes of HBM",
-                                   preset.dim, preset.name, preset.hbm.capacity_bytes));
+    if (const auto problem = hbm_capacity_problem(preset, *s.hbm_capacity)) {
+      throw UsageError(fmt::format("--hbm-capacity {}", a.hbm_capacity), *problem);
     }
   }
   s.plan_hbm = a.plan;

@@ -484,4 +484,10 @@ WorkloadReport run_model(const Preset& preset, const Model& model, const RunSett
   return run.finish();
 }
 
+std::optional<std::string> hbm_capacity_problem(const Preset& preset, std::uint64_t bytes) {
+  if (bytes % preset.dim == 0 && bytes <= preset.hbm.capacity_bytes) return std::nullopt;
+  return fmt::format("must be a multiple of {} bytes (preset {}'s beat) and at most its {} bytes of HBM", preset.dim,
+                     preset.name, preset.hbm.capacity_bytes);
+}
+
 }  // namespace tpuemu

@@ -161,6 +161,11 @@ struct WorkloadReport {
 // (deadlock, watchdog).
 WorkloadReport run_model(const Preset& preset, const Model& model, const RunSettings& settings);
 
+// Why RunSettings::hbm_capacity cannot be `bytes` on this preset (a multiple of its beat, at most
+// its HBM), or nothing when it can: the caller names the place (tpuemu run --hbm-capacity, Python's
+// hbm_capacity=).
+std::optional<std::string> hbm_capacity_problem(const Preset& preset, std::uint64_t bytes);
+
 // What a caller that splits a run across devices gives one device instead of the data run_model
 // generates from the seed (the sharded runner, tpuemu/shard/sharded_run.h): the device's inputs,
 // the parameters of its model's layers, every tensor's expected values, and its part of the

@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: Apache-2.0
+// The extension module tpuemu._tpuemu (docs/python.md): the runtime's calls with Python types.
+// Reports cross as the CLI's JSON text, which the package's Python layer (tpuemu/__init__.py)
+// parses, so a dict from Python is the CLI's --json output by construction. Every call that simulates
+// releases the GIL; a run asks Python for pending signals between its steps, so Ctrl-C ends it
+// with KeyboardInterrupt (the run's device is closed, nothing is half-written).
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+
+#include <fmt/format.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "tpuemu/alloc/memory_space.h"
+#include "tpuemu/compile/model.h"
+#include "tpuemu/compile/workload.h"
+#include "tpuemu/config/config.h"
+#include "tpuemu/device/device.h"
+#include "tpuemu/run/installation.h"
+#include "tpuemu/run/runner.h"
+
+namespace py = pybind11;
+
+namespace tpuemu::python {
+namespace {
+
+// What run() takes; the Python layer names the same fields as `tpuemu run`'s options.
+struct RunArgs {
+  std::string model_path;  // a model JSON file, or empty with matmul
+  std::string matmul;      // "MxKxN"
+  std::string preset;      // empty: the model's, else "default"
+  std::string backend = "rtl";
+  std::optional<unsigned> buffers;
+  std::optional<std::uint64_t> seed;
+  std::string allocator = std::string(alloc::kDefaultAllocator);
+  std::uint64_t max_cycles = 4'000'000'000;
+  std::optional<std::uint64_t> hbm_capacity;
+  std::optional<std::size_t> batch;
+  std::size_t requests = 1;
+};
+
+std::string run_json(const RunArgs& a) {
+  Model model;
+  Preset preset;
+  RunSettings s;
+  bool interrupted_by_signal = false;
+  {
+    py::gil_scoped_release unlocked;
+    model = a.model_path.empty() ? model_from_workload(parse_matmul_shape(a.matmul, false, a.seed.value_or(1)))
+                                 : load_model(a.model_path);
+    if (a.seed) model.seed = *a.seed;
+    preset = a.preset.empty() ? load_model_preset(model) : load_preset(a.preset);
+    s.backend = a.backend;
+    const unsigned all = a.buffers.value_or(model.buffers.value_or(2));
+    s.compile.buffers = {all, all, all};
+    s.allocator = a.allocator;
+    s.max_cycles = a.max_cycles;
+    s.device.preset_argument = a.preset;
+    if (a.hbm_capacity) {
+      if (const auto problem = hbm_capacity_problem(preset, *a.hbm_capacity)) {
+        throw Error(fmt::format("hbm_capacity={}", *a.hbm_capacity), *problem);
+      }
+      s.hbm_capacity = a.hbm_capacity;
+    }
+    s.batch = a.batch;
+    s.requests = a.requests;
+    s.interrupted = [&interrupted_by_signal] {
+      py::gil_scoped_acquire locked;
+      if (PyErr_CheckSignals() != 0) {
+        PyErr_Clear();  // raised again below, once the run has unwound
+        interrupted_by_signal = true;
+      }
+      return interrupted_by_signal;
+    };
+    try {
+      return report_to_json(run_model(preset, model, s)).dump();
+    } catch (const Interrupted&) {
+      if (!interrupted_by_signal) throw;
+    }
+  }
+  PyErr_SetNone(PyExc_KeyboardInterrupt);
+  throw py::error_already_set();
+}
+
+nlohmann::json counters_json(const Counters& c) {
+  nlohmann::json j = nlohmann::json::object();
+#define TPUEMU_COUNTER_JSON(index, counter_name, doc) j[#counter_name] = c.counter_name;
+  TPUEMU_SPEC_COUNTERS(TPUEMU_COUNTER_JSON)
+#undef TPUEMU_COUNTER_JSON
+  return j;
+}
+
+// A device for hardware-in-the-loop suites: HBM as bytes (the Python layer views them as numpy
+// arrays of the device's dtypes), a program, a run, the counters.
+class PyDevice {
+ public:
+  PyDevice(const std::string& backend, const std::string& preset_name) {
+    const Preset preset = load_preset(preset_name);
+    DeviceOptions o;
+    o.preset_argument = preset_name;
+    py::gil_scoped_release unlocked;
+    device_ = open_device(backend, preset, o);
+  }
+
+  Device& device() {
+    if (!device_) throw Error("device: closed");
+    return *device_;
+  }
+  std::uint64_t hbm_capacity() { return device().info().hbm_capacity; }
+  std::string backend() { return device().info().backend; }
+  std::uint32_t dim() { return device().info().dim; }
+
+  // Refuses a range outside HBM before anything is written.
+  void check_range(std::uint64_t addr, std::uint64_t size) {
+    const std::uint64_t capacity = hbm_capacity();
+    if (addr > capacity || size > capacity - addr) {
+      throw Error(fmt_range(addr, size, capacity));
+    }
+  }
+  static std::string fmt_range(std::uint64_t addr, std::uint64_t size, std::uint64_t capacity) {
+    return "device: HBM range 0x" + hex(addr) + "+" + std::to_string(size) + " bytes is outside its " +
+           std::to_string(capacity) + " bytes";
+  }
+  static std::string hex(std::uint64_t v) {
+    static constexpr char kDigits[] = "0123456789abcdef";
+    std::string s;
+    do {
+      s.insert(s.begin(), kDigits[v & 15]);
+      v >>= 4;
+    } while (v != 0);
+    return s;
+  }
+
+  void write_hbm(std::uint64_t addr, const py::buffer& data) {
+    const py::buffer_info b = data.request();
+    if (!is_contiguous(b)) throw Error("device: write_hbm needs a C-contiguous array");
+    const auto size = static_cast<std::uint64_t>(b.size * b.itemsize);
+    check_range(addr, size);
+    const std::span<const std::uint8_t> bytes(static_cast<const std::uint8_t*>(b.ptr), size);
+    py::gil_scoped_release unlocked;
+    device().write_hbm(addr, bytes);
+  }
+
+  // Reads into a writable buffer the Python layer allocated (a numpy array): no copy in Python.
+  void read_hbm_into(std::uint64_t addr, const py::buffer& out) {
+    const py::buffer_info b = out.request(/*writable=*/true);
+    if (!is_contiguous(b)) throw Error("device: read_hbm needs a C-contiguous array");
+    const auto size = static_cast<std::uint64_t>(b.size * b.itemsize);
+    check_range(addr, size);
+    const std::span<std::uint8_t> bytes(static_cast<std::uint8_t*>(b.ptr), size);
+    py::gil_scoped_release unlocked;
+    device().read_hbm(addr, bytes);
+  }
+
+  void load_program(std::uint64_t addr, const py::bytes& program) {
+    const std::string p = program;
+    check_range(addr, p.size());
+    py::gil_scoped_release unlocked;
+    device().load_program(addr, std::span(reinterpret_cast<const std::uint8_t*>(p.data()), p.size()));
+  }
+
+  // The run's outcome and counters as JSON text: {"status", "cycles", "error_code", ..., "counters"}.
+  std::string run(std::uint64_t max_cycles) {
+    RunResult r;
+    Counters c;
+    {
+      py::gil_scoped_release unlocked;
+      RunOptions o;
+      o.max_cycles = max_cycles;
+      o.throw_on_failure = false;
+      r = device().run(o);
+      c = device().counters();
+    }
+    nlohmann::json j = {{"status", std::string(to_string(r.status))},
+                        {"ok", r.ok()},
+                        {"cycles", r.cycles},
+                        {"error_code", r.error_code},
+                        {"error", std::string(error_code_name(r.error_code))},
+                        {"error_pc", r.error_pc},
+                        {"pc", r.pc},
+                        {"describe", r.describe()},
+                        {"counters", counters_json(c)}};
+    return j.dump();
+  }
+
+  void reset() {
+    py::gil_scoped_release unlocked;
+    device().reset();
+  }
+  void close() {
+    py::gil_scoped_release unlocked;
+    device_.reset();
+  }
+
+ private:
+  static bool is_contiguous(const py::buffer_info& b) {
+    py::ssize_t stride = b.itemsize;
+    for (py::ssize_t d = b.ndim; d-- > 0;) {
+      if (b.shape[d] != 1 && b.strides[d] != stride) return false;
+      stride *= b.shape[d];
+    }
+    return true;
+  }
+
+  std::unique_ptr<Device> device_;
+};
+
+}  // namespace
+}  // namespace tpuemu::python
+
+PYBIND11_MODULE(_tpuemu, m) {
+  using namespace tpuemu;
+  using tpuemu::python::PyDevice;
+  using tpuemu::python::RunArgs;
+  m.doc() = "tpuemu's runtime (the package tpuemu wraps it: import tpuemu)";
+  // Exceptions: the package defines the classes (tpuemu.Error, tpuemu.OutOfMemory) and hands them
+  // over before first use, so they are plain Python classes users can subclass and pickle.
+  // Held for the interpreter's lifetime (a reference that is never dropped: no destructor runs
+  // after the interpreter has gone).
+  static py::handle error_class, oom_class;
+  m.def("_set_exceptions", [](py::object error, py::object oom) {
+    error_class = error.release();
+    oom_class = oom.release();
+  });
+  py::register_exception_translator([](std::exception_ptr p) {
+    if (!p) return;
+    try {
+      std::rethrow_exception(p);
+    } catch (const alloc::OutOfMemory& e) {
+      py::object exc = oom_class(e.what());
+      exc.attr("requested") = e.requested();
+      exc.attr("needed") = e.needed();
+      exc.attr("fits_without_fragmentation") = e.fits_without_fragmentation();
+      PyErr_SetObject(oom_class.ptr(), exc.ptr());
+    } catch (const Error& e) {
+      PyErr_SetString(error_class.ptr(), e.what());
+    }
+  });
+  m.def("info_json", [] { return describe_installation().json.dump(); });
+  m.def(
+      "run_json",
+      [](std::string model_path, std::string matmul, std::string preset, std::string backend,
+         std::optional<unsigned> buffers, std::optional<std::uint64_t> seed, std::string allocator,
+         std::uint64_t max_cycles, std::optional<std::uint64_t> hbm_capacity, std::optional<std::size_t> batch,
+         std::size_t requests) {
+        return python::run_json(RunArgs{std::move(model_path), std::move(matmul), std::move(preset), std::move(backend),
+                                        buffers, seed, std::move(allocator), max_cycles, hbm_capacity, batch,
+                                        requests});
+      });
+  py::class_<PyDevice>(m, "Device")
+      .def(py::init<const std::string&, const std::string&>())
+      .def_property_readonly("hbm_capacity", &PyDevice::hbm_capacity)
+      .def_property_readonly("backend", &PyDevice::backend)
+      .def_property_readonly("dim", &PyDevice::dim)
+      .def("write_hbm", &PyDevice::write_hbm)
+      .def("read_hbm_into", &PyDevice::read_hbm_into)
+      .def("load_program", &PyDevice::load_program)
+      .def("run", &PyDevice::run)
+      .def("reset", &PyDevice::reset)
+      .def("close", &PyDevice::close);
+}

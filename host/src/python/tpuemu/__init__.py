@@ -1,0 +1,130 @@
+# SPDX-License-Identifier: Apache-2.0
+"""tpuemu from Python: runs and reports as dicts, a device for hardware-in-the-loop suites.
+
+    import tpuemu
+    tpuemu.info()                                    # what `tpuemu info --json` prints
+    report = tpuemu.run(matmul="64x64x64", backend="tlm")   # `tpuemu run --json`
+    with tpuemu.open_device("fake", preset="default") as dev:
+        dev.write_hbm(0, numpy.arange(64, dtype=numpy.int8))
+        dev.read_hbm(0, 64, dtype=numpy.int8)
+
+docs/python.md describes every call. Errors raise tpuemu.Error with the CLI's one-line message;
+a workload that does not fit in HBM raises tpuemu.OutOfMemory.
+"""
+
+import json
+import os
+
+import numpy as np
+
+from . import _tpuemu
+
+
+class Error(Exception):
+    """A tpuemu error: the one line the CLI prints (cause and place)."""
+
+
+class OutOfMemory(Error):
+    """The allocator could not place a buffer: requested, needed (as the policy rounds it) and
+    whether the request would fit without fragmentation."""
+
+    requested = 0
+    needed = 0
+    fits_without_fragmentation = False
+
+
+_tpuemu._set_exceptions(Error, OutOfMemory)
+
+# The element types the device computes with: int8 operands, int32 accumulators and results;
+# uint8 for raw bytes.
+DTYPES = (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int32))
+
+
+def info():
+    """The presets, backends, HBM timing sets, allocators, layer kinds and built cores, as
+    `tpuemu info --json` prints them. A preset file that does not load is listed with its error."""
+    return json.loads(_tpuemu.info_json())
+
+
+def run(model=None, *, matmul=None, preset=None, backend="rtl", buffers=None, seed=None,
+        allocator="bfc", max_cycles=4_000_000_000, hbm_capacity=None, batch=None, requests=1):
+    """Runs a model JSON file (or `matmul="MxKxN"`) as `tpuemu run --json` does and returns its
+    report. The same defaults as the CLI: backend "rtl", the model's preset or "default";
+    hbm_capacity in bytes (--hbm-capacity), batch and requests (--batch, --requests). Out of HBM
+    raises OutOfMemory."""
+    if (model is None) == (matmul is None):
+        raise Error("run: give a model file or matmul=\"MxKxN\", not both or neither")
+    path = "" if model is None else os.fspath(model)
+    return json.loads(_tpuemu.run_json(path, matmul or "", preset or "", backend, buffers, seed,
+                                       allocator, max_cycles, hbm_capacity, batch, requests))
+
+
+def _dtype(dtype):
+    try:
+        d = np.dtype(dtype)
+    except TypeError as e:
+        raise Error(f"dtype {dtype!r}: {e}") from None
+    if d not in DTYPES:
+        raise Error(f"dtype {d}: the device holds int8, uint8 and int32 only")
+    return d.newbyteorder("<") if d.itemsize > 1 else d
+
+
+class Device:
+    """A device on a backend ("rtl", "tlm", "fake", "remote://host:port"); a context manager."""
+
+    def __init__(self, backend, preset="default"):
+        self._dev = _tpuemu.Device(backend, preset)
+
+    @property
+    def backend(self):
+        return self._dev.backend
+
+    @property
+    def dim(self):
+        return self._dev.dim
+
+    @property
+    def hbm_capacity(self):
+        return self._dev.hbm_capacity
+
+    def write_hbm(self, addr, array):
+        """Writes a numpy array of int8, uint8 or int32 (little-endian, as the device stores it) at
+        byte address addr. Another dtype, or a range outside HBM, raises Error and writes nothing."""
+        a = np.asarray(array)
+        if a.ndim == 0:
+            raise Error("write_hbm: a 0-d array; give a 1-d or n-d array of values")
+        d = _dtype(a.dtype)
+        self._dev.write_hbm(addr, np.ascontiguousarray(a, dtype=d))
+
+    def read_hbm(self, addr, count, dtype=np.uint8):
+        """Reads count values of dtype (int8, uint8, int32) from byte address addr."""
+        d = _dtype(dtype)
+        out = np.empty(int(count), dtype=d)
+        self._dev.read_hbm_into(addr, out)
+        return out
+
+    def load_program(self, program, addr=0):
+        """Writes a program (32 bytes per instruction: bytes or a uint8 array) at addr."""
+        self._dev.load_program(addr, bytes(np.asarray(program, dtype=np.uint8).tobytes()
+                                           if not isinstance(program, (bytes, bytearray)) else program))
+
+    def run(self, max_cycles=100_000_000):
+        """Runs the loaded program; returns its status ("done", ...), cycles and counters."""
+        return json.loads(self._dev.run(max_cycles))
+
+    def reset(self):
+        self._dev.reset()
+
+    def close(self):
+        self._dev.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+def open_device(backend, preset="default"):
+    return Device(backend, preset)

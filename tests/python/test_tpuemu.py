@@ -1,0 +1,141 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The Python module against the CLI and the device: the same reports as `tpuemu ... --json`, exact
+numpy round trips of HBM, bad input refused with tpuemu.Error and nothing written, Ctrl-C."""
+
+import json
+import os
+import signal
+import subprocess
+import threading
+
+import numpy as np
+import pytest
+
+import tpuemu
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def cli_json(cli, *args):
+    out = subprocess.run([cli, *args, "--json"], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def cli_error(cli, *args):
+    out = subprocess.run([cli, *args], capture_output=True, text=True)
+    assert out.returncode != 0
+    prefix = "tpuemu: error: "
+    assert out.stderr.startswith(prefix), out.stderr
+    return out.stderr[len(prefix):].strip()
+
+
+def without_wall_clock(report):
+    report = dict(report)
+    report.pop("simulation")  # wall seconds and simulated cycles per second
+    return report
+
+
+def test_info_is_the_clis(cli):
+    assert tpuemu.info() == cli_json(cli, "info")
+
+
+def test_run_is_the_clis(cli, backend):
+    py = tpuemu.run(matmul="64x48x80", preset="default", backend=backend, buffers=3, seed=7, requests=2)
+    ref = cli_json(cli, "run", "--matmul", "64x48x80", "--preset", "default", "--backend", backend,
+                   "--buffers", "3", "--seed", "7", "--requests", "2")
+    assert py["result"]["bit_exact"]
+    assert without_wall_clock(py) == without_wall_clock(ref)
+
+
+def test_run_of_a_model_file_is_the_clis(cli, backend):
+    model = os.path.join(ROOT, "examples", "mlp.json")
+    py = tpuemu.run(model, backend=backend)
+    assert py["result"]["bit_exact"]
+    assert without_wall_clock(py) == without_wall_clock(cli_json(cli, "run", model, "--backend", backend))
+
+
+def test_errors_carry_the_clis_line(cli):
+    with pytest.raises(tpuemu.Error) as e:
+        tpuemu.run(matmul="64x64", backend="fake")
+    assert str(e.value) == cli_error(cli, "run", "--matmul", "64x64", "--backend", "fake")
+    with pytest.raises(tpuemu.Error, match="unknown backend 'nope'"):
+        tpuemu.run(matmul="16x16x16", backend="nope")
+    with pytest.raises(tpuemu.Error, match="hbm_capacity=4097: must be a multiple of 16"):
+        tpuemu.run(matmul="16x16x16", backend="fake", hbm_capacity=4097)
+    with pytest.raises(tpuemu.Error, match="not both or neither"):
+        tpuemu.run()
+
+
+def test_out_of_memory_carries_the_request(cli):
+    with pytest.raises(tpuemu.OutOfMemory) as e:
+        tpuemu.run(matmul="64x64x64", backend="fake", hbm_capacity=4096)
+    assert isinstance(e.value, tpuemu.Error)
+    assert e.value.requested > 0 and e.value.needed >= e.value.requested
+    assert str(e.value) == cli_error(cli, "run", "--matmul", "64x64x64", "--backend", "fake",
+                                     "--hbm-capacity", "4096")
+
+
+@pytest.fixture
+def device(backend):
+    with tpuemu.open_device(backend, preset="default") as dev:
+        yield dev
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int32])
+def test_hbm_round_trips_are_exact(device, dtype):
+    rng = np.random.default_rng(3)
+    info = np.iinfo(dtype)
+    values = rng.integers(info.min, info.max, size=(37, 29), endpoint=True, dtype=dtype)
+    device.write_hbm(4096, values)
+    back = device.read_hbm(4096, values.size, dtype=dtype)
+    assert back.dtype == np.dtype(dtype)
+    assert np.array_equal(back, values.ravel())
+
+
+def test_bad_arrays_are_refused_and_nothing_is_written(device):
+    before = np.arange(64, dtype=np.uint8)
+    device.write_hbm(0, before)
+    for bad in (np.zeros(64, np.float32), np.zeros(64, np.int64), np.zeros(64, np.int16), np.int8(5)):
+        with pytest.raises(tpuemu.Error):
+            device.write_hbm(0, bad)
+    with pytest.raises(tpuemu.Error, match="outside its"):
+        device.write_hbm(device.hbm_capacity - 8, np.zeros(64, np.uint8))
+    with pytest.raises(tpuemu.Error, match="outside its"):
+        device.read_hbm(device.hbm_capacity - 8, 64)
+    with pytest.raises(tpuemu.Error, match="int8, uint8 and int32"):
+        device.read_hbm(0, 4, dtype=np.float64)
+    assert np.array_equal(device.read_hbm(0, 64), before)
+
+
+def test_a_program_runs_and_reports(device):
+    # Opcode 0xff does not exist: the core stops at the program's first instruction with the
+    # contract's error; after a reset, an all-zero word (END, docs/isa.md) ends the run at once.
+    device.load_program(bytes([0xFF]) + bytes(31), addr=8192)
+    result = device.run()
+    assert not result["ok"]
+    assert (result["status"], result["error"], result["error_pc"]) == ("error", "illegal opcode", 0)
+    device.reset()
+    device.load_program(bytes(32), addr=8192)
+    result = device.run()
+    assert result["ok"] and result["status"] == "done"
+    assert set(result["counters"]) >= {"cycles", "mxu_busy", "dma_stall_memory"}
+
+
+def test_a_closed_device_says_so(backend):
+    dev = tpuemu.open_device(backend, preset="default")
+    dev.close()
+    with pytest.raises(tpuemu.Error, match="closed"):
+        dev.read_hbm(0, 4)
+
+
+def test_ctrl_c_interrupts_a_run_and_the_next_run_works():
+    # Twenty requests of the MLP on the Verilated core take about ten seconds, a step each of its
+    # layers; SIGINT comes in the second of the first request's steps. Interrupted, the call
+    # raises KeyboardInterrupt at the next step instead of running to the end.
+    model = os.path.join(ROOT, "examples", "mlp.json")
+    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        tpuemu.run(model, backend="rtl", requests=20)
+    timer.join()
+    assert tpuemu.run(matmul="16x16x16", backend="fake")["result"]["bit_exact"]
