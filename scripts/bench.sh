@@ -4,7 +4,8 @@
 #   1. configures the default preset build dir (build/, `cmake --preset default`) if needed,
 #   2. builds the benchmark targets (bench_sim, bench_tlm, bench_roofline, bench_hbm, bench_hbm_timing, bench_alloc,
 #      bench_fragmentation, bench_planner, bench_artefacts, bench_remote, bench_shard, bench_hlo) and what they need,
-#   3. runs them and prints their results, ratios and summary tables,
+#   3. runs them and prints their results, ratios and summary tables, then bench/bench_python.py
+#      (the Python module's call overhead and read_hbm bandwidth),
 #   4. runs the fuzzers under ASan/UBSan, 100,000 iterations per target (scripts/fuzz.sh, its own
 #      clang build in build-fuzz/; docs/fuzzing.md).
 # Exits non-zero if a benchmark fails its bit-exact / completion check, a fuzzer has a finding,
@@ -41,8 +42,8 @@ elif ! grep -q '^TPUEMU_BUILD_BENCH:BOOL=ON' "$build_dir/CMakeCache.txt"; then
   configure  # configured earlier with the benchmarks off
 fi
 
-log "building ${benches[*]} in $build_dir"
-cmake --build "$build_dir" --target "${benches[@]}" >&2
+log "building ${benches[*]} and the Python module in $build_dir"
+cmake --build "$build_dir" --target "${benches[@]}" tpuemu tpuemu_python >&2
 
 mkdir -p "$out_dir"
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
@@ -57,6 +58,15 @@ for b in "${benches[@]}"; do
   fi
   printf '%s: %d s\n' "$b" $((SECONDS - start)) >&2
 done
+
+log "running bench_python"
+# The interpreter the module was built for (CMakeLists.txt: Debian's python3 unless chosen).
+python=$(sed -n 's/^Python3_EXECUTABLE:[A-Z]*=//p' "$build_dir/CMakeCache.txt")
+start=$SECONDS
+if ! PYTHONPATH="$build_dir/python" "${python:-python3}" bench/bench_python.py --cli "$build_dir/tpuemu"; then
+  failed+=("bench_python")
+fi
+printf 'bench_python: %d s\n' $((SECONDS - start)) >&2
 
 fuzz_runs=${TPUEMU_BENCH_FUZZ_RUNS:-100000}
 log "running the fuzzers (scripts/fuzz.sh $fuzz_runs)"
