@@ -139,3 +139,92 @@ def test_ctrl_c_interrupts_a_run_and_the_next_run_works():
         tpuemu.run(model, backend="rtl", requests=20)
     timer.join()
     assert tpuemu.run(matmul="16x16x16", backend="fake")["result"]["bit_exact"]
+
+
+HLO = os.path.join(ROOT, "examples", "hlo", "transformer_block.hlo")
+TRACE = os.path.join(ROOT, "examples", "traces", "mlp-serving.csv")
+PLAN = os.path.join(ROOT, "examples", "plan", "buffers.csv")
+
+
+def cli_json_failing(cli, *args):
+    """A command that ends in an error but prints its whole report first: (report, error line)."""
+    out = subprocess.run([cli, *args, "--json"], capture_output=True, text=True)
+    assert out.returncode == 1, out.stderr
+    report, _ = json.JSONDecoder().raw_decode(out.stdout)  # an error object may follow it
+    return report, out.stderr.removeprefix("tpuemu: error: ").strip()
+
+
+def test_analyze_hlo_is_the_clis(cli):
+    py = tpuemu.analyze_hlo(HLO, schedule="list", allocator="tlsf")
+    assert py == cli_json(cli, "run", HLO, "--schedule", "list", "--allocator", "tlsf")
+    # The same program as text: the same analysis but for where it came from.
+    from_text = tpuemu.analyze_hlo(open(HLO).read(), schedule="list", allocator="tlsf")
+    assert from_text["program"].pop("source") == "<text>"
+    py["program"].pop("source")
+    assert from_text == py
+
+
+def test_analyze_hlo_out_of_memory_carries_the_report(cli):
+    report, line = cli_json_failing(cli, "run", HLO, "--hbm-capacity", "65536")
+    with pytest.raises(tpuemu.OutOfMemory) as e:
+        tpuemu.analyze_hlo(HLO, hbm_capacity=65536)
+    assert str(e.value) == line
+    assert e.value.report == report and report["out_of_memory"]
+
+
+def plan_rows(path):
+    rows = []
+    for line in open(path):
+        if line.startswith("#") or line.startswith("id,"):
+            continue
+        i, lower, upper, size, alignment = line.strip().split(",")
+        rows.append((i, int(lower), int(upper), int(size), int(alignment)))
+    return rows
+
+
+def test_plan_is_the_clis(cli, tmp_path):
+    rows = plan_rows(PLAN)
+    py = tpuemu.plan(rows, 1 << 20)
+    ref = cli_json(cli, "plan", PLAN, "--capacity", str(1 << 20), "-o", str(tmp_path / "p.csv"))
+    for key in ("status", "buffers", "capacity", "peak_live_bytes", "height", "greedy_height", "solved_by_greedy"):
+        assert py[key] == ref[key], key
+    written = [int(line.rsplit(",", 1)[1]) for line in open(tmp_path / "p.csv") if not line.startswith(("#", "id,"))]
+    assert py["offsets"].dtype == np.uint64 and py["offsets"].tolist() == written
+    # No two buffers alive at once share an address.
+    for a, oa in zip(rows, py["offsets"]):
+        for b, ob in zip(rows, py["offsets"]):
+            if a is not b and a[1] < b[2] and b[1] < a[2]:
+                assert oa + a[3] <= ob or ob + b[3] <= oa
+    as_dicts = [dict(zip(("id", "lower", "upper", "size", "alignment"), r)) for r in rows]
+    assert tpuemu.plan(as_dicts, 1 << 20)["offsets"].tolist() == written
+
+
+def test_plan_infeasible_and_bad_buffers():
+    with pytest.raises(tpuemu.OutOfMemory, match="infeasible"):
+        tpuemu.plan(plan_rows(os.path.join(ROOT, "tests", "data", "plan_infeasible.csv")), 8)
+    with pytest.raises(tpuemu.Error, match="give \\(id, lower, upper, size"):
+        tpuemu.plan([("a", 0, 1)], 1024)
+    with pytest.raises(tpuemu.Error):
+        tpuemu.plan([("a", 3, 1, 16, 1)], 1024)  # upper <= lower
+
+
+def test_replay_is_the_clis(cli):
+    py = tpuemu.replay(TRACE, 1 << 20, allocator="all")
+    assert py == cli_json(cli, "replay", TRACE, "--capacity", str(1 << 20), "--allocator", "all")
+    per_space = tpuemu.replay(TRACE, {"hbm": 2 << 20, "": 1 << 20}, allocator=["bfc", "buddy"])
+    assert per_space == cli_json(cli, "replay", TRACE, "--capacity", f"hbm={2 << 20}", "--capacity", str(1 << 20),
+                                 "--allocator", "bfc,buddy")
+
+
+def test_replay_out_of_memory_and_bad_capacities(cli):
+    report, line = cli_json_failing(cli, "replay", TRACE, "--capacity", "16384")
+    with pytest.raises(tpuemu.OutOfMemory) as e:
+        tpuemu.replay(TRACE, 16384)
+    assert line.startswith(str(e.value))
+    assert e.value.report == report
+    with pytest.raises(tpuemu.Error, match="capacities: the trace .* has no space 'acc'"):
+        tpuemu.replay(TRACE, {"acc": 4096})
+    with pytest.raises(tpuemu.Error, match="granularity=3: must be a power of two"):
+        tpuemu.replay(TRACE, 1 << 20, granularity=3)
+    with pytest.raises(tpuemu.Error, match="allocator 'nope': unknown"):
+        tpuemu.replay(TRACE, 1 << 20, allocator="nope")

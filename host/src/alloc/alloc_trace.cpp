@@ -7,8 +7,10 @@
 #include <unordered_set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "tpuemu/alloc/csv_reader.h"
+#include "tpuemu/alloc/memory_space.h"
 #include "tpuemu/base/atomic_file.h"
 #include "tpuemu/base/error.h"
 #include "tpuemu/base/text.h"
@@ -193,6 +195,28 @@ ReplayResult replay_alloc_trace(const AllocTrace& trace, const ReplayOptions& op
     }
   }
   return result;
+}
+
+std::map<std::string, std::uint64_t> replay_capacities(const std::vector<std::string>& given, const AllocTrace& trace) {
+  std::map<std::string, std::uint64_t> out;
+  const std::vector<std::string> spaces = trace.spaces();
+  for (const std::string& c : given) {
+    const auto eq = c.find('=');
+    const std::string space = eq == std::string::npos ? "" : c.substr(0, eq);
+    const std::string bytes = eq == std::string::npos ? c : c.substr(eq + 1);
+    if (eq != std::string::npos && space.empty()) throw Error(fmt::format("'{}' names no space (SPACE=BYTES)", c));
+    if (out.contains(space)) {
+      throw Error(space.empty() ? std::string("the capacity of every space is given twice")
+                                : fmt::format("space '{}' is given twice", space));
+    }
+    if (!space.empty() && std::find(spaces.begin(), spaces.end(), space) == spaces.end()) {
+      throw Error(fmt::format("the trace {} has no space '{}' (its spaces: {})", trace.source, space,
+                              fmt::join(spaces, ", ")));
+    }
+    out[space] = parse_bytes(bytes);
+    if (out[space] == 0) throw Error(fmt::format("'{}': a capacity must be larger than 0", c));
+  }
+  return out;
 }
 
 std::uint64_t min_replay_capacity(const AllocTrace& trace, const std::string& space, const std::string& policy,

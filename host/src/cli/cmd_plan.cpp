@@ -59,14 +59,11 @@ int run_plan(const PlanArgs& a) {
   const bool write = r.status != plan::PlanStatus::Infeasible;
   if (write) out.file(output, plan::plan_csv_text(buffers, r.offsets));
 
-  const char* status = r.status == plan::PlanStatus::Solved ? "solved"
-                       : r.status == plan::PlanStatus::Timeout ? "timeout" : "infeasible";
   if (a.common.json) {
-    nlohmann::json j = {{"file", a.input}, {"buffers", buffers.size()}, {"capacity", capacity},
-                        {"peak_live_bytes", r.peak_live_bytes}, {"greedy_height", r.greedy_height},
-                        {"status", status}, {"solved_by_greedy", r.solved_by_greedy},
-                        {"height", r.height}, {"search_nodes", r.search_nodes}, {"seconds", r.seconds}};
-    if (!r.reason.empty()) j["reason"] = r.reason;
+    nlohmann::json j = plan::plan_result_to_json(r);
+    j["file"] = a.input;
+    j["buffers"] = buffers.size();
+    j["capacity"] = capacity;
     if (write) j["output"] = output;
     out.print(json_text(j));
   } else {

@@ -26,33 +26,6 @@ struct ReplayArgs {
   std::uint64_t granularity = 256;
 };
 
-// --capacity N (every space) or SPACE=N, each space at most once, every named space in the trace.
-std::map<std::string, std::uint64_t> parse_capacities(const std::vector<std::string>& given,
-                                                      const alloc::AllocTrace& trace) {
-  std::map<std::string, std::uint64_t> out;
-  const std::vector<std::string> spaces = trace.spaces();
-  for (const std::string& c : given) {
-    const auto eq = c.find('=');
-    const std::string space = eq == std::string::npos ? "" : c.substr(0, eq);
-    const std::string bytes = eq == std::string::npos ? c : c.substr(eq + 1);
-    if (eq != std::string::npos && space.empty())
-      throw UsageError("--capacity", fmt::format("'{}' names no space (SPACE=BYTES)", c));
-    if (out.contains(space))
-      throw UsageError("--capacity", space.empty() ? std::string("the capacity of every space is given twice")
-                                                   : fmt::format("space '{}' is given twice", space));
-    if (!space.empty() && std::find(spaces.begin(), spaces.end(), space) == spaces.end())
-      throw UsageError("--capacity", fmt::format("the trace {} has no space '{}' (its spaces: {})", trace.source,
-                                                 space, fmt::join(spaces, ", ")));
-    try {
-      out[space] = alloc::parse_bytes(bytes);
-    } catch (const Error& e) {
-      throw UsageError("--capacity", e.what());
-    }
-    if (out[space] == 0) throw UsageError("--capacity", fmt::format("'{}': a capacity must be larger than 0", c));
-  }
-  return out;
-}
-
 int run_replay(const ReplayArgs& a) {
   CommandOutputs out(a.common);
   out.input(a.trace_file, "the trace");
@@ -63,7 +36,11 @@ int run_replay(const ReplayArgs& a) {
   options.granularity = a.granularity;
   options.keep_samples = !a.common.out.empty();
   const alloc::AllocTrace trace = alloc::read_alloc_trace(a.trace_file);
-  options.capacity = parse_capacities(a.capacities, trace);
+  try {
+    options.capacity = alloc::replay_capacities(a.capacities, trace);
+  } catch (const Error& e) {
+    throw UsageError("--capacity", e.what());
+  }
   const alloc::ReplayResult result = alloc::replay_alloc_trace(trace, options);
   if (!a.common.out.empty()) out.file(a.common.out, alloc::replay_samples_csv(result));
   out.print(a.common.json ? json_text(alloc::replay_to_json(result)) : alloc::format_replay(result));

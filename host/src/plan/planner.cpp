@@ -384,4 +384,13 @@ PlanResult plan_buffers(std::span<const PlanBuffer> buffers, const PlanOptions& 
   return r;
 }
 
+nlohmann::json plan_result_to_json(const PlanResult& r) {
+  const char* status = r.status == PlanStatus::Solved ? "solved" : r.status == PlanStatus::Timeout ? "timeout" : "infeasible";
+  nlohmann::json j = {{"peak_live_bytes", r.peak_live_bytes}, {"greedy_height", r.greedy_height},
+                      {"status", status}, {"solved_by_greedy", r.solved_by_greedy},
+                      {"height", r.height}, {"search_nodes", r.search_nodes}, {"seconds", r.seconds}};
+  if (!r.reason.empty()) j["reason"] = r.reason;
+  return j;
+}
+
 }  // namespace tpuemu::plan

@@ -4,22 +4,32 @@
 // parses, so a dict from Python is the CLI's --json output by construction. Every call that simulates
 // releases the GIL; a run asks Python for pending signals between its steps, so Ctrl-C ends it
 // with KeyboardInterrupt (the run's device is closed, nothing is half-written).
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "tpuemu/alloc/alloc_trace.h"
+#include "tpuemu/alloc/allocator.h"
 #include "tpuemu/alloc/memory_space.h"
 #include "tpuemu/compile/model.h"
 #include "tpuemu/compile/workload.h"
 #include "tpuemu/config/config.h"
 #include "tpuemu/device/device.h"
+#include "tpuemu/hlo/analysis.h"
+#include "tpuemu/hlo/hlo_parser.h"
+#include "tpuemu/plan/planner.h"
 #include "tpuemu/run/installation.h"
 #include "tpuemu/run/runner.h"
 
@@ -84,6 +94,93 @@ std::string run_json(const RunArgs& a) {
   }
   PyErr_SetNone(PyExc_KeyboardInterrupt);
   throw py::error_already_set();
+}
+
+// An analysis or a replay: its JSON report, and when something did not fit, the one line the CLI
+// prints for it (the Python layer raises OutOfMemory with the report).
+using ReportAndFailure = std::tuple<std::string, std::optional<std::string>>;
+
+struct HloArgs {
+  std::string text;  // HLO text, or empty with path
+  std::string path;
+  std::string preset = "tpu-v4-like";  // the CLI's default for HLO programs
+  std::optional<std::uint64_t> hbm_capacity;
+  std::string schedule;
+  std::string allocator;  // one policy, or empty / "all": every one
+  bool tiled = true;
+};
+
+ReportAndFailure analyze_hlo(const HloArgs& a) {
+  py::gil_scoped_release unlocked;
+  hlo::AnalysisOptions options;
+  options.schedule = a.schedule;
+  if (!a.allocator.empty() && a.allocator != "all") options.policies = {a.allocator};
+  options.sizes.tiled = a.tiled;
+  const Preset preset = load_preset(a.preset);
+  options.sizes.lanes = preset.dim;
+  options.vmem_capacity = preset.vmem_bytes();
+  options.hbm_capacity = a.hbm_capacity;
+  const hlo::Module module = a.path.empty() ? hlo::parse_hlo(a.text, "<text>") : hlo::read_hlo_file(a.path);
+  const hlo::Analysis analysis = hlo::analyze(module, options);
+  std::optional<std::string> failure;
+  if (analysis.out_of_memory()) {
+    const std::string report = hlo::out_of_memory_report(analysis);
+    failure = fmt::format("{}: {}", analysis.source, report.substr(0, report.find('\n')));
+  }
+  return {hlo::analysis_to_json(analysis).dump(), failure};
+}
+
+// The planner's result: every figure of PlanResult, the offsets in input order.
+std::string plan_json(const std::vector<std::tuple<std::string, std::int64_t, std::int64_t, std::uint64_t,
+                                                   std::uint64_t>>& rows,
+                      std::uint64_t capacity, double timeout_seconds) {
+  std::vector<plan::PlanBuffer> buffers;
+  buffers.reserve(rows.size());
+  for (const auto& [id, lower, upper, size, alignment] : rows) buffers.push_back({id, lower, upper, size, alignment});
+  if (buffers.empty()) throw Error("plan: no buffers");
+  plan::PlanOptions options;
+  options.capacity = capacity;
+  options.timeout_seconds = timeout_seconds;
+  plan::PlanResult r;
+  {
+    py::gil_scoped_release unlocked;
+    r = plan::plan_buffers(buffers, options);
+  }
+  if (r.status == plan::PlanStatus::Infeasible) throw Error("plan", fmt::format("infeasible: {}", r.reason));
+  nlohmann::json j = plan::plan_result_to_json(r);
+  j["buffers"] = buffers.size();
+  j["capacity"] = capacity;
+  j["offsets"] = r.offsets;
+  return j.dump();
+}
+
+ReportAndFailure replay(const std::string& trace_path, const std::vector<std::string>& capacities,
+                        const std::vector<std::string>& policies, std::uint64_t granularity) {
+  py::gil_scoped_release unlocked;
+  const alloc::AllocTrace trace = alloc::read_alloc_trace(trace_path);
+  alloc::ReplayOptions options;
+  try {
+    options.capacity = alloc::replay_capacities(capacities, trace);
+  } catch (const Error& e) {
+    throw Error("capacities", e.what());
+  }
+  if (granularity == 0 || (granularity & (granularity - 1)) != 0 || granularity > (std::uint64_t{1} << 30)) {
+    throw Error(fmt::format("granularity={}", granularity), "must be a power of two up to 2^30");
+  }
+  options.granularity = granularity;
+  for (const std::string& p : policies) {
+    const auto& names = alloc::allocator_names();
+    if (std::find(names.begin(), names.end(), p) == names.end()) {
+      throw Error(fmt::format("allocator '{}'", p), fmt::format("unknown (known: {})", fmt::join(names, ", ")));
+    }
+  }
+  options.policies = policies;
+  const alloc::ReplayResult result = alloc::replay_alloc_trace(trace, options);
+  std::optional<std::string> failure;
+  for (const auto& run : result.runs) {
+    if (run.first_failure && !failure) failure = *run.first_failure;
+  }
+  return {alloc::replay_to_json(result).dump(), failure};
 }
 
 nlohmann::json counters_json(const Counters& c) {
@@ -251,6 +348,14 @@ PYBIND11_MODULE(_tpuemu, m) {
                                         buffers, seed, std::move(allocator), max_cycles, hbm_capacity, batch,
                                         requests});
       });
+  m.def("analyze_hlo_json", [](std::string text, std::string path, std::string preset,
+                               std::optional<std::uint64_t> hbm_capacity, std::string schedule, std::string allocator,
+                               bool tiled) {
+    return python::analyze_hlo(python::HloArgs{std::move(text), std::move(path), std::move(preset), hbm_capacity,
+                                               std::move(schedule), std::move(allocator), tiled});
+  });
+  m.def("plan_json", &python::plan_json);
+  m.def("replay_json", &python::replay);
   py::class_<PyDevice>(m, "Device")
       .def(py::init<const std::string&, const std::string&>())
       .def_property_readonly("hbm_capacity", &PyDevice::hbm_capacity)

@@ -80,6 +80,11 @@ struct ReplayResult {
 // at a capacity some of them cannot hold. Throws Error for a space without a capacity.
 ReplayResult replay_alloc_trace(const AllocTrace& trace, const ReplayOptions& options);
 
+// ReplayOptions::capacity from "BYTES" (every space) or "SPACE=BYTES" items (tpuemu replay
+// --capacity, Python's replay(capacities=...)): each space at most once, every named space in the
+// trace, no capacity 0. Throws Error with the cause (the caller names the place).
+std::map<std::string, std::uint64_t> replay_capacities(const std::vector<std::string>& given, const AllocTrace& trace);
+
 // The smallest capacity (a multiple of `step`) at which `policy` replays every allocation of
 // `space` without a failure, found by bisection between the peak live bytes and the sum of all
 // allocations. Policies are not strictly monotonic in capacity, so this is the smallest capacity

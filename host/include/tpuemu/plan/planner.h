@@ -5,6 +5,8 @@
 // the output is the same rows with an `offset` column. Algorithm and figures: docs/allocation.md.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -60,6 +62,11 @@ struct PlanResult {
 // Throws Error for invalid buffers (size 0, upper <= lower, alignment not a power of two),
 // naming the buffer id.
 PlanResult plan_buffers(std::span<const PlanBuffer> buffers, const PlanOptions& options);
+
+// The result's figures as `tpuemu plan --json` prints them: status ("solved", "timeout",
+// "infeasible"), peak live bytes, greedy height, whether greedy solved it, height, search nodes,
+// seconds, and the reason when there is one. The caller adds where the buffers came from and went.
+nlohmann::json plan_result_to_json(const PlanResult& result);
 
 // Max over time of the total size of live buffers.
 std::uint64_t peak_live_bytes(std::span<const PlanBuffer> buffers);

@@ -3,6 +3,7 @@
 
     import tpuemu
     tpuemu.info()                                    # what `tpuemu info --json` prints
+    tpuemu.analyze_hlo(open("model.hlo").read())     # `tpuemu run model.hlo --json`
     report = tpuemu.run(matmul="64x64x64", backend="tlm")   # `tpuemu run --json`
     with tpuemu.open_device("fake", preset="default") as dev:
         dev.write_hbm(0, numpy.arange(64, dtype=numpy.int8))
@@ -31,6 +32,7 @@ class OutOfMemory(Error):
     requested = 0
     needed = 0
     fits_without_fragmentation = False
+    report = None  # analyze_hlo and replay: the whole report
 
 
 _tpuemu._set_exceptions(Error, OutOfMemory)
@@ -57,6 +59,78 @@ def run(model=None, *, matmul=None, preset=None, backend="rtl", buffers=None, se
     path = "" if model is None else os.fspath(model)
     return json.loads(_tpuemu.run_json(path, matmul or "", preset or "", backend, buffers, seed,
                                        allocator, max_cycles, hbm_capacity, batch, requests))
+
+
+def _raise_if_out_of_memory(report_json, failure):
+    report = json.loads(report_json)
+    if failure is not None:
+        error = OutOfMemory(failure)
+        error.report = report
+        raise error
+    return report
+
+
+def _is_hlo_text(text_or_path):
+    if not isinstance(text_or_path, str):
+        return False
+    head = text_or_path.lstrip()
+    while head.startswith("/*") and "*/" in head:
+        head = head[head.index("*/") + 2:].lstrip()
+    return head.startswith("HloModule")
+
+
+def analyze_hlo(text_or_path, *, preset="tpu-v4-like", hbm_capacity=None, schedule="", allocator=None,
+                tiled=True):
+    """The memory analysis of a JAX/XLA program as `tpuemu run FILE.hlo --json` prints it: HLO text
+    (starting with `HloModule`) or a path. preset gives the lanes and VMEM (the CLI's default
+    tpu-v4-like), schedule one of text, dfs, list, best, allocator one policy (default: every
+    one). A program that does not fit raises OutOfMemory carrying the analysis as .report."""
+    text, path = (text_or_path, "") if _is_hlo_text(text_or_path) else ("", os.fspath(text_or_path))
+    return _raise_if_out_of_memory(*_tpuemu.analyze_hlo_json(text, path, preset, hbm_capacity, schedule or "",
+                                                            allocator or "", bool(tiled)))
+
+
+def plan(buffers, capacity, *, timeout=10.0):
+    """The offline planner (`tpuemu plan`): fixed offsets for buffers with known lifetimes.
+    buffers: (id, lower, upper, size[, alignment]) tuples or dicts with those keys. Returns the
+    status ("solved" or "timeout"), the offsets in input order (a numpy uint64 array), the peak
+    live bytes, the height and the search's figures. Infeasible raises OutOfMemory."""
+    rows = []
+    for b in buffers:
+        if isinstance(b, dict):
+            b = (b["id"], b["lower"], b["upper"], b["size"], b.get("alignment", 1))
+        b = tuple(b)
+        if len(b) == 4:
+            b = b + (1,)
+        if len(b) != 5:
+            raise Error(f"plan: buffer {b!r}: give (id, lower, upper, size[, alignment])")
+        rows.append((str(b[0]), int(b[1]), int(b[2]), int(b[3]), int(b[4])))
+    try:
+        result = json.loads(_tpuemu.plan_json(rows, int(capacity), float(timeout)))
+    except Error as e:
+        if "infeasible" in str(e):
+            raise OutOfMemory(str(e)) from None
+        raise
+    result["offsets"] = np.asarray(result["offsets"], dtype=np.uint64)
+    return result
+
+
+def replay(trace, capacities, *, allocator="bfc", granularity=256):
+    """An allocation trace (CSV, `tpuemu run --alloc-trace`) through allocation policies, as
+    `tpuemu replay --json` prints it. capacities: bytes for every space, or {space: bytes} ("" for
+    every other space). allocator: a name, a list of names, or "all". A policy that runs out of
+    memory raises OutOfMemory (its first failure) carrying the whole comparison as .report."""
+    if isinstance(capacities, dict):
+        given = [str(v) if k == "" else f"{k}={v}" for k, v in capacities.items()]
+    else:
+        given = [str(capacities)]
+    if allocator == "all":
+        policies = list(info()["allocators"])
+    elif isinstance(allocator, str):
+        policies = [allocator]
+    else:
+        policies = list(allocator)
+    return _raise_if_out_of_memory(*_tpuemu.replay_json(os.fspath(trace), given, policies, int(granularity)))
 
 
 def _dtype(dtype):
