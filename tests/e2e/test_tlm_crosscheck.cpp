@@ -20,6 +20,8 @@
 #include "tpuemu/config/config.h"
 #include "tpuemu/run/runner.h"
 
+#include "case_model.h"
+
 namespace tpuemu {
 namespace {
 
@@ -81,9 +83,7 @@ class TlmCrossCheck : public ::testing::TestWithParam<Case> {
 TEST_P(TlmCrossCheck, CyclesAndStallsMatchTheRtl) {
   const Case& c = GetParam();
   const Preset preset = load_preset(c.preset);
-  const bool is_model = c.workload.find('x') == std::string::npos;
-  const Model model = is_model ? load_model(std::string(TPUEMU_EXAMPLES_DIR) + "/" + c.workload + ".json")
-                               : model_from_workload(parse_matmul_shape(c.workload, true, 7));
+  const Model model = test::case_model(c.workload);
   RunSettings s;
   s.compile.buffers = {c.buffers, c.buffers, c.buffers};
   s.backend = "rtl";

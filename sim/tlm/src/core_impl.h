@@ -230,7 +230,9 @@ class CoreModelImpl final : public CoreModel {
   enum class StreamDma { Reads, Writes, Other };  // what the DMA may do while the MXU streams
   StreamDma stream_dma_mode() const;
   std::uint32_t bytes_counter_of(std::uint32_t path) const;  // core_model.cpp: the DMA path's byte counter
-  bool stream_frozen_elsewhere(Wires& w);
+  // stream_model.cpp: fetch neither requests nor dispatches, no queue head issues or faults -
+  // the wires the streaming and engine loops compute once (w's combinational wires set).
+  bool fetch_and_queues_frozen(Wires& w);
   // mxu_model.cpp: the array's datapath
   void build_weight_pairs(bool bank);
   // The weight loader's bank is free: no stream on it ahead, no row of it in the array or entering.

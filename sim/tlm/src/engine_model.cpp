@@ -34,16 +34,7 @@ bool CoreModelImpl::may_step_engines() const {
 }
 
 bool CoreModelImpl::engines_alone(Wires& w) {
-  comb_fetch(w);
-  if (w.f_req || w.f_dispatch || w.f_stop || w.f_illegal) return false;
-  comb_heads(w);
-  if (!w.eng_busy[0] && !w.eng_busy[1]) return false;
-  comb_semaphores(w);
-  comb_issue(w);
-  for (std::uint32_t q = 0; q < 3; ++q) {
-    if (w.pop[q] || w.err[q]) return false;
-  }
-  return true;
+  return fetch_and_queues_frozen(w) && (w.eng_busy[0] || w.eng_busy[1]);
 }
 
 std::uint64_t CoreModelImpl::step_engines(std::uint64_t max_cycles) {

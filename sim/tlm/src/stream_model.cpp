@@ -48,7 +48,7 @@ bool CoreModelImpl::may_stream() const {
   return (!v_rvalid_[1] || m.wl_active) && !v_rvalid_[2] && !v_rvalid_[3];
 }
 
-bool CoreModelImpl::stream_frozen_elsewhere(Wires& w) {
+bool CoreModelImpl::fetch_and_queues_frozen(Wires& w) {
   // No head issues, no head faults, fetch neither requests nor dispatches: those wires stay as
   // they are while only the streamer moves (no semaphore changes, no queue pops).
   comb_fetch(w);
@@ -66,7 +66,7 @@ std::uint64_t CoreModelImpl::stream(std::uint64_t max_cycles) {
   if (!may_stream()) return 0;
   Wires& w = cycle_wires_;
   clear_wires(w);
-  if (!stream_frozen_elsewhere(w)) return 0;
+  if (!fetch_and_queues_frozen(w)) return 0;
   MxuState& m = mxu_;
   const std::uint32_t latency = spec::kMxuLatencyPerDim * dim_;
   const bool writing = stream_dma_mode() == StreamDma::Writes;
