@@ -215,21 +215,8 @@ class PyDevice {
   void check_range(std::uint64_t addr, std::uint64_t size) {
     const std::uint64_t capacity = hbm_capacity();
     if (addr > capacity || size > capacity - addr) {
-      throw Error(fmt_range(addr, size, capacity));
+      throw Error(fmt::format("device: HBM range 0x{:x}+{} bytes is outside its {} bytes", addr, size, capacity));
     }
-  }
-  static std::string fmt_range(std::uint64_t addr, std::uint64_t size, std::uint64_t capacity) {
-    return "device: HBM range 0x" + hex(addr) + "+" + std::to_string(size) + " bytes is outside its " +
-           std::to_string(capacity) + " bytes";
-  }
-  static std::string hex(std::uint64_t v) {
-    static constexpr char kDigits[] = "0123456789abcdef";
-    std::string s;
-    do {
-      s.insert(s.begin(), kDigits[v & 15]);
-      v >>= 4;
-    } while (v != 0);
-    return s;
   }
 
   void write_hbm(std::uint64_t addr, const py::buffer& data) {
