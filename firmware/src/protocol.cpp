@@ -4,22 +4,6 @@
 
 namespace {
 
-struct CrcTable {
-  uint32_t v[256];
-};
-
-constexpr CrcTable make_crc_table() {
-  CrcTable t{};
-  for (uint32_t i = 0; i < 256; ++i) {
-    uint32_t c = i;
-    for (int k = 0; k < 8; ++k) c = (c & 1u) ? (0xEDB88320u ^ (c >> 1)) : (c >> 1);
-    t.v[i] = c;
-  }
-  return t;
-}
-
-constexpr CrcTable kCrcTable = make_crc_table();
-
 void set_detail(uint64_t* d0, uint64_t* d1, uint64_t v0, uint64_t v1) {
   if (d0) *d0 = v0;
   if (d1) *d1 = v1;
@@ -28,12 +12,6 @@ void set_detail(uint64_t* d0, uint64_t* d1, uint64_t v0, uint64_t v1) {
 }  // namespace
 
 extern "C" {
-
-uint32_t fw_crc32(uint32_t crc, const uint8_t* data, size_t len) {
-  uint32_t c = crc ^ 0xFFFFFFFFu;
-  for (size_t i = 0; i < len; ++i) c = kCrcTable.v[(c ^ data[i]) & 0xFFu] ^ (c >> 8);
-  return c ^ 0xFFFFFFFFu;
-}
 
 void fw_put_u16(uint8_t* p, uint16_t v) {
   p[0] = static_cast<uint8_t>(v);

@@ -90,6 +90,30 @@ def test_hbm_round_trips_are_exact(device, dtype):
     back = device.read_hbm(4096, values.size, dtype=dtype)
     assert back.dtype == np.dtype(dtype)
     assert np.array_equal(back, values.ravel())
+    out = np.zeros(values.shape, dtype=dtype)
+    assert device.read_hbm(4096, out=out) is out
+    assert np.array_equal(out, values)
+    # A big-endian array is stored as the device's little-endian values.
+    device.write_hbm(4096, values.astype(np.dtype(dtype).newbyteorder(">")))
+    assert np.array_equal(device.read_hbm(4096, values.size, dtype=dtype), values.ravel())
+
+
+def test_read_into_a_bad_out_is_refused(device):
+    device.write_hbm(0, np.arange(16, dtype=np.uint8))
+    out = np.full(16, 7, np.uint8)
+    for bad, why in ((np.zeros(16, np.float32), "int8, uint8 and int32"),
+                     (np.zeros(32, np.uint8)[::2], "C-contiguous"),
+                     (np.zeros(4, ">i4"), "little-endian"),
+                     ([0] * 16, "not a numpy array")):
+        with pytest.raises(tpuemu.Error, match=why):
+            device.read_hbm(0, out=bad)
+    with pytest.raises(tpuemu.Error, match="differs"):
+        device.read_hbm(0, 8, out=out)
+    readonly = np.zeros(16, np.uint8)
+    readonly.flags.writeable = False
+    with pytest.raises(tpuemu.Error, match="read-only"):
+        device.read_hbm(0, out=readonly)
+    assert np.array_equal(out, np.full(16, 7, np.uint8))
 
 
 def test_bad_arrays_are_refused_and_nothing_is_written(device):

@@ -87,7 +87,7 @@ class FirmwareDevice final : public Device {
       req.u64(addr + off).u32(static_cast<std::uint32_t>(n));
       return send_request(FW_CMD_READ_MEM, req.data());
     }, [&](std::size_t off, std::size_t n, std::uint32_t seq) {
-      const auto resp = receive_response(FW_CMD_READ_MEM, seq);
+      const auto resp = receive_response_view(FW_CMD_READ_MEM, seq);
       PayloadReader rd(resp, "READ_MEM response");
       const std::uint64_t got_addr = rd.u64();
       const std::uint32_t got_len = rd.u32();
@@ -299,25 +299,31 @@ class FirmwareDevice final : public Device {
   }
 
   std::vector<std::uint8_t> receive_response(std::uint8_t command, std::uint32_t seq) {
-    const std::vector<std::uint8_t> raw = transport_->receive();
-    const std::string cmd = protocol::command_name(command);
-    protocol::Frame resp;
+    const auto payload = receive_response_view(command, seq);
+    return {payload.begin(), payload.end()};
+  }
+
+  // The payload of a successful response, valid until the transport's next send or receive.
+  std::span<const std::uint8_t> receive_response_view(std::uint8_t command, std::uint32_t seq) {
+    const std::span<const std::uint8_t> raw = transport_->receive_view();
+    const auto cmd = [command] { return protocol::command_name(command); };
+    protocol::FrameView resp;
     try {
-      resp = protocol::decode_frame(raw);
+      resp = protocol::decode_frame_view(raw);
     } catch (const Error& e) {
-      throw Error("device", fmt::format("{}: bad response: {}", cmd, e.what()));
+      throw Error("device", fmt::format("{}: bad response: {}", cmd(), e.what()));
     }
     if (resp.type != FW_TYPE_RESPONSE || resp.seq != seq || resp.command != command)
       throw Error("device",
                   fmt::format("{}: response does not match the request (type {}, command {}, "
                               "seq {}; expected a response to seq {})",
-                              cmd, resp.type, protocol::command_name(resp.command), resp.seq, seq));
+                              cmd(), resp.type, protocol::command_name(resp.command), resp.seq, seq));
     if (resp.status != FW_ST_OK)
-      throw Error("device", fmt::format("{} failed: {}", cmd,
+      throw Error("device", fmt::format("{} failed: {}", cmd(),
                                         protocol::describe_status(
                                             resp.status,
                                             protocol::decode_error_detail(resp.payload))));
-    return std::move(resp.payload);
+    return resp.payload;
   }
 
   std::unique_ptr<Transport> transport_;

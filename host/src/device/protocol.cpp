@@ -31,7 +31,7 @@ std::vector<std::uint8_t> encode_frame(std::uint8_t type, std::uint8_t command, 
   return out;
 }
 
-Frame decode_frame(std::span<const std::uint8_t> bytes) {
+FrameView decode_frame_view(std::span<const std::uint8_t> bytes) {
   fw_frame_header h{};
   const std::uint8_t* payload = nullptr;
   std::uint64_t d0 = 0;
@@ -43,13 +43,14 @@ Frame decode_frame(std::span<const std::uint8_t> bytes) {
         fmt::format("bad frame: {}", describe_status(static_cast<std::uint8_t>(st), {d0, d1})));
   if (h.type != FW_TYPE_REQUEST && h.type != FW_TYPE_RESPONSE)
     throw protocol_error(fmt::format("bad frame: unknown frame type {}", h.type));
-  Frame f;
-  f.type = h.type;
-  f.command = h.command;
-  f.status = h.status;
-  f.seq = h.seq;
-  f.payload.assign(payload, payload + h.payload_len);
-  return f;
+  return {.type = h.type, .command = h.command, .status = h.status, .seq = h.seq,
+          .payload = {payload, h.payload_len}};
+}
+
+Frame decode_frame(std::span<const std::uint8_t> bytes) {
+  const FrameView v = decode_frame_view(bytes);
+  return {.type = v.type, .command = v.command, .status = v.status, .seq = v.seq,
+          .payload = {v.payload.begin(), v.payload.end()}};
 }
 
 std::size_t payload_size_from_header(std::span<const std::uint8_t> header) {

@@ -28,10 +28,15 @@ void InProcessTransport::send(std::span<const std::uint8_t> frame) {
 }
 
 std::vector<std::uint8_t> InProcessTransport::receive() {
+  const auto frame = receive_view();
+  return {frame.begin(), frame.end()};
+}
+
+std::span<const std::uint8_t> InProcessTransport::receive_view() {
   if (!have_response_)
     throw Error("device", fmt::format("{}: receive without a pending request", name_));
   have_response_ = false;
-  return {buffer_.get(), buffer_.get() + response_size_};
+  return {buffer_.get(), response_size_};
 }
 
 }  // namespace tpuemu

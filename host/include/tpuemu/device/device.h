@@ -188,6 +188,12 @@ class Transport {
   virtual void send(std::span<const std::uint8_t> frame) = 0;
   // Receives the next complete response frame (not validated).
   virtual std::vector<std::uint8_t> receive() = 0;
+  // The same frame in storage the transport owns, valid until its next send or receive: a 1 MiB
+  // memory chunk is then copied once, into the caller's buffer. By default a copy kept here.
+  virtual std::span<const std::uint8_t> receive_view() {
+    received_ = receive();
+    return received_;
+  }
   virtual std::string name() const = 0;
   // Requests that may be sent before their answers are received (the window of pipelined memory
   // transfers): 1 for in-process transports, what the server granted for remote ones.
@@ -204,6 +210,9 @@ class Transport {
   // Empty when the cycles counted behind this transport are the core's; otherwise why not (the
   // fake backend's functional model, or a server that runs one), for reports to say so.
   virtual std::string cycles_approximate() const { return {}; }
+
+ private:
+  std::vector<std::uint8_t> received_;  // receive_view's frame when the transport keeps none
 };
 
 // Hands each frame to fw_handle_frame with in-memory buffers (no copy through a socket).
@@ -213,6 +222,7 @@ class InProcessTransport : public Transport {
   explicit InProcessTransport(const fw_hal* hal, std::string name = "in-process");
   void send(std::span<const std::uint8_t> frame) override;
   std::vector<std::uint8_t> receive() override;
+  std::span<const std::uint8_t> receive_view() override;
   std::string name() const override { return name_; }
 
  protected:

@@ -40,8 +40,19 @@ inline std::vector<std::uint8_t> encode_request(std::uint8_t command, std::uint3
   return encode_frame(FW_TYPE_REQUEST, command, FW_ST_OK, seq, payload);
 }
 
+// A decoded frame whose payload stays in the bytes it was decoded from.
+struct FrameView {
+  std::uint8_t type = FW_TYPE_REQUEST;
+  std::uint8_t command = 0;
+  std::uint8_t status = FW_ST_OK;
+  std::uint32_t seq = 0;
+  std::span<const std::uint8_t> payload;
+};
+
 // Validates a complete frame (magic, version, length, CRC) and returns it. Throws Error
 // "protocol: <cause>" on any defect.
+FrameView decode_frame_view(std::span<const std::uint8_t> bytes);
+// Same, with the payload copied out.
 Frame decode_frame(std::span<const std::uint8_t> bytes);
 
 // For stream transports: checks the first kHeaderSize bytes of a frame and returns how many

@@ -138,7 +138,7 @@ def _dtype(dtype):
         d = np.dtype(dtype)
     except TypeError as e:
         raise Error(f"dtype {dtype!r}: {e}") from None
-    if d not in DTYPES:
+    if d.newbyteorder("=") not in DTYPES:
         raise Error(f"dtype {d}: the device holds int8, uint8 and int32 only")
     return d.newbyteorder("<") if d.itemsize > 1 else d
 
@@ -170,10 +170,23 @@ class Device:
         d = _dtype(a.dtype)
         self._dev.write_hbm(addr, np.ascontiguousarray(a, dtype=d))
 
-    def read_hbm(self, addr, count, dtype=np.uint8):
-        """Reads count values of dtype (int8, uint8, int32) from byte address addr."""
-        d = _dtype(dtype)
-        out = np.empty(int(count), dtype=d)
+    def read_hbm(self, addr, count=None, dtype=np.uint8, out=None):
+        """Reads count values of dtype (int8, uint8, int32) from byte address addr into a new
+        array; or, given out (a C-contiguous, writable array of one of those dtypes), fills out
+        and returns it, which spares a large read the new array's first-touch page faults."""
+        if out is None:
+            if count is None:
+                raise Error("read_hbm: give count (and dtype) or out")
+            out = np.empty(int(count), dtype=_dtype(dtype))
+        else:
+            if not isinstance(out, np.ndarray):
+                raise Error(f"read_hbm: out is a {type(out).__name__}, not a numpy array")
+            if _dtype(out.dtype) != out.dtype:
+                raise Error(f"read_hbm: out is {out.dtype}; the device stores little-endian values")
+            if not out.flags.writeable:
+                raise Error("read_hbm: out is read-only")
+            if count is not None and int(count) != out.size:
+                raise Error(f"read_hbm: count {count} differs from out's {out.size} values")
         self._dev.read_hbm_into(addr, out)
         return out
 
