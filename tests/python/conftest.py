@@ -11,6 +11,8 @@ import time
 
 import pytest
 
+import tpuemu
+
 
 def pytest_addoption(parser):
     parser.addoption("--tpuemu-backend", default=None,
@@ -49,3 +51,9 @@ def backend(request, cli, tmp_path_factory):
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+@pytest.fixture
+def device(backend):
+    with tpuemu.open_device(backend, preset="default") as dev:
+        yield dev

@@ -13,26 +13,7 @@ import pytest
 
 import tpuemu
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def cli_json(cli, *args):
-    out = subprocess.run([cli, *args, "--json"], capture_output=True, text=True, check=True)
-    return json.loads(out.stdout)
-
-
-def cli_error(cli, *args):
-    out = subprocess.run([cli, *args], capture_output=True, text=True)
-    assert out.returncode != 0
-    prefix = "tpuemu: error: "
-    assert out.stderr.startswith(prefix), out.stderr
-    return out.stderr[len(prefix):].strip()
-
-
-def without_wall_clock(report):
-    report = dict(report)
-    report.pop("simulation")  # wall seconds and simulated cycles per second
-    return report
+from helpers import ROOT, cli_error, cli_json, without_wall_clock
 
 
 def test_info_is_the_clis(cli):
@@ -73,12 +54,6 @@ def test_out_of_memory_carries_the_request(cli):
     assert e.value.requested > 0 and e.value.needed >= e.value.requested
     assert str(e.value) == cli_error(cli, "run", "--matmul", "64x64x64", "--backend", "fake",
                                      "--hbm-capacity", "4096")
-
-
-@pytest.fixture
-def device(backend):
-    with tpuemu.open_device(backend, preset="default") as dev:
-        yield dev
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int32])

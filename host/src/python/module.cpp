@@ -20,6 +20,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "bindings.h"
 #include "tpuemu/alloc/alloc_trace.h"
 #include "tpuemu/alloc/allocator.h"
 #include "tpuemu/alloc/memory_space.h"
@@ -32,8 +33,6 @@
 #include "tpuemu/plan/planner.h"
 #include "tpuemu/run/installation.h"
 #include "tpuemu/run/runner.h"
-
-namespace py = pybind11;
 
 namespace tpuemu::python {
 namespace {
@@ -354,4 +353,5 @@ PYBIND11_MODULE(_tpuemu, m) {
       .def("run", &PyDevice::run)
       .def("reset", &PyDevice::reset)
       .def("close", &PyDevice::close);
+  python::bind_programs(m);
 }

@@ -8,6 +8,8 @@
     with tpuemu.open_device("fake", preset="default") as dev:
         dev.write_hbm(0, numpy.arange(64, dtype=numpy.int8))
         dev.read_hbm(0, 64, dtype=numpy.int8)
+    mm = tpuemu.compile_matmul(64, 48, 40)            # programs: assemble, compile_matmul,
+                                                     # compile_model, make_layout (programs.py)
 
 docs/python.md describes every call. Errors raise tpuemu.Error with the CLI's one-line message;
 a workload that does not fit in HBM raises tpuemu.OutOfMemory.
@@ -19,21 +21,9 @@ import os
 import numpy as np
 
 from . import _tpuemu
-
-
-class Error(Exception):
-    """A tpuemu error: the one line the CLI prints (cause and place)."""
-
-
-class OutOfMemory(Error):
-    """The allocator could not place a buffer: requested, needed (as the policy rounds it) and
-    whether the request would fit without fragmentation."""
-
-    requested = 0
-    needed = 0
-    fits_without_fragmentation = False
-    report = None  # analyze_hlo and replay: the whole report
-
+from .errors import Error, OutOfMemory
+from .programs import (Layout, Matmul, Model, Step, Tensor, assemble, check_program, compile_matmul,
+                       compile_model, disassemble, make_layout)
 
 _tpuemu._set_exceptions(Error, OutOfMemory)
 
