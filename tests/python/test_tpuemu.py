@@ -163,6 +163,26 @@ def test_analyze_hlo_is_the_clis(cli):
     assert from_text == py
 
 
+def test_analyze_hlo_placements_are_each_policys_heap(cli):
+    report = tpuemu.analyze_hlo(HLO, placements=True)
+    where = report.pop("placements")
+    assert report == cli_json(cli, "run", HLO)  # the rest is the CLI's analysis
+    b = where["buffers"]
+    n = len(b["name"])
+    assert n > 10 and all(len(b[k]) == n for k in ("kind", "op_name", "bytes", "unpadded", "start", "end"))
+    assert (b["start"] <= b["end"]).all() and (b["end"] < where["positions"]).all()
+    assert set(where["offsets"]) == {p for p, r in report["policies"].items() if r["failure"] is None}
+    for policy, offsets in where["offsets"].items():
+        top = offsets + b["bytes"]
+        assert top.max() == report["policies"][policy]["heap_bytes"], policy
+        # No two buffers live at the same time share a byte.
+        for i in range(n):
+            live = (b["start"] <= b["end"][i]) & (b["end"] >= b["start"][i])
+            apart = (top <= offsets[i]) | (offsets >= top[i])
+            live[i] = False
+            assert not (live & ~apart & (b["bytes"] > 0)).any(), (policy, b["name"][i])
+
+
 def test_analyze_hlo_out_of_memory_carries_the_report(cli):
     report, line = cli_json_failing(cli, "run", HLO, "--hbm-capacity", "65536")
     with pytest.raises(tpuemu.OutOfMemory) as e:

@@ -96,7 +96,8 @@ std::string run_json(const RunArgs& a) {
 }
 
 // An analysis or a replay: its JSON report, and when something did not fit, the one line the CLI
-// prints for it (the Python layer raises OutOfMemory with the report).
+// prints for it (the Python layer raises OutOfMemory with the report). analyze_hlo adds the
+// placements when asked.
 using ReportAndFailure = std::tuple<std::string, std::optional<std::string>>;
 
 struct HloArgs {
@@ -109,8 +110,7 @@ struct HloArgs {
   bool tiled = true;
 };
 
-ReportAndFailure analyze_hlo(const HloArgs& a) {
-  py::gil_scoped_release unlocked;
+hlo::Analysis analyze_hlo_unlocked(const HloArgs& a) {
   hlo::AnalysisOptions options;
   options.schedule = a.schedule;
   if (!a.allocator.empty() && a.allocator != "all") options.policies = {a.allocator};
@@ -120,13 +120,62 @@ ReportAndFailure analyze_hlo(const HloArgs& a) {
   options.vmem_capacity = preset.vmem_bytes();
   options.hbm_capacity = a.hbm_capacity;
   const hlo::Module module = a.path.empty() ? hlo::parse_hlo(a.text, "<text>") : hlo::read_hlo_file(a.path);
-  const hlo::Analysis analysis = hlo::analyze(module, options);
-  std::optional<std::string> failure;
-  if (analysis.out_of_memory()) {
-    const std::string report = hlo::out_of_memory_report(analysis);
-    failure = fmt::format("{}: {}", analysis.source, report.substr(0, report.find('\n')));
+  return hlo::analyze(module, options);
+}
+
+// Where each policy put the schedule's HBM buffers, for plots: the buffers as columns (numpy
+// arrays of sizes and live ranges, lists of names) and, per policy that placed them all, the
+// offsets in the same order.
+py::dict placements_dict(const hlo::Analysis& a) {
+  const hlo::BufferSet& set = a.schedule.buffers;
+  const std::size_t n = set.buffers.size();
+  py::array_t<std::uint64_t> bytes(n), unpadded(n);
+  py::array_t<std::int64_t> start(n), end(n);
+  py::list names, kinds, op_names;
+  for (std::size_t i = 0; i < n; ++i) {
+    const hlo::LiveBuffer& b = set.buffers[i];
+    bytes.mutable_at(i) = b.bytes;
+    unpadded.mutable_at(i) = b.unpadded;
+    start.mutable_at(i) = b.start;
+    end.mutable_at(i) = b.end;
+    names.append(b.name);
+    kinds.append(std::string(hlo::buffer_kind_name(b.kind)));
+    op_names.append(b.op_name);
   }
-  return {hlo::analysis_to_json(analysis).dump(), failure};
+  py::dict buffers;
+  buffers["name"] = names;
+  buffers["kind"] = kinds;
+  buffers["op_name"] = op_names;
+  buffers["bytes"] = bytes;
+  buffers["unpadded"] = unpadded;
+  buffers["start"] = start;
+  buffers["end"] = end;
+  py::dict offsets;
+  for (const hlo::Placement& p : a.placements) {
+    if (p.failure || p.offsets.size() != n) continue;
+    offsets[py::str(p.policy)] = py::array_t<std::uint64_t>(n, p.offsets.data());
+  }
+  py::dict d;
+  d["positions"] = set.positions;
+  d["buffers"] = buffers;
+  d["offsets"] = offsets;
+  return d;
+}
+
+std::tuple<std::string, std::optional<std::string>, py::object> analyze_hlo(const HloArgs& a, bool placements) {
+  std::optional<hlo::Analysis> analysis;
+  std::string report;
+  std::optional<std::string> failure;
+  {
+    py::gil_scoped_release unlocked;
+    analysis = analyze_hlo_unlocked(a);
+    if (analysis->out_of_memory()) {
+      const std::string oom = hlo::out_of_memory_report(*analysis);
+      failure = fmt::format("{}: {}", analysis->source, oom.substr(0, oom.find('\n')));
+    }
+    report = hlo::analysis_to_json(*analysis).dump();
+  }
+  return {report, failure, placements ? py::object(placements_dict(*analysis)) : py::object(py::none())};
 }
 
 // The planner's result: every figure of PlanResult, the offsets in input order.
@@ -336,9 +385,10 @@ PYBIND11_MODULE(_tpuemu, m) {
       });
   m.def("analyze_hlo_json", [](std::string text, std::string path, std::string preset,
                                std::optional<std::uint64_t> hbm_capacity, std::string schedule, std::string allocator,
-                               bool tiled) {
+                               bool tiled, bool placements) {
     return python::analyze_hlo(python::HloArgs{std::move(text), std::move(path), std::move(preset), hbm_capacity,
-                                               std::move(schedule), std::move(allocator), tiled});
+                                               std::move(schedule), std::move(allocator), tiled},
+                               placements);
   });
   m.def("plan_json", &python::plan_json);
   m.def("replay_json", &python::replay);

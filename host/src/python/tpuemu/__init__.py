@@ -51,8 +51,10 @@ def run(model=None, *, matmul=None, preset=None, backend="rtl", buffers=None, se
                                        allocator, max_cycles, hbm_capacity, batch, requests))
 
 
-def _raise_if_out_of_memory(report_json, failure):
-    report = json.loads(report_json)
+def _raise_if_out_of_memory(report, failure):
+    """report: a dict, or the JSON text of one."""
+    if isinstance(report, str):
+        report = json.loads(report)
     if failure is not None:
         error = OutOfMemory(failure)
         error.report = report
@@ -70,14 +72,23 @@ def _is_hlo_text(text_or_path):
 
 
 def analyze_hlo(text_or_path, *, preset="tpu-v4-like", hbm_capacity=None, schedule="", allocator=None,
-                tiled=True):
+                tiled=True, placements=False):
     """The memory analysis of a JAX/XLA program as `tpuemu run FILE.hlo --json` prints it: HLO text
     (starting with `HloModule`) or a path. preset gives the lanes and VMEM (the CLI's default
     tpu-v4-like), schedule one of text, dfs, list, best, allocator one policy (default: every
-    one). A program that does not fit raises OutOfMemory carrying the analysis as .report."""
+    one). A program that does not fit raises OutOfMemory carrying the analysis as .report.
+
+    placements=True adds report["placements"]: "positions" (the schedule's length), "buffers" (the
+    HBM buffers as columns: name, kind, op_name lists; bytes, unpadded, start, end numpy arrays,
+    live over positions start..end) and "offsets" ({policy: numpy array of each buffer's offset},
+    for every policy that placed them all) - a memory map over time to plot."""
     text, path = (text_or_path, "") if _is_hlo_text(text_or_path) else ("", os.fspath(text_or_path))
-    return _raise_if_out_of_memory(*_tpuemu.analyze_hlo_json(text, path, preset, hbm_capacity, schedule or "",
-                                                            allocator or "", bool(tiled)))
+    report_json, failure, where = _tpuemu.analyze_hlo_json(text, path, preset, hbm_capacity, schedule or "",
+                                                           allocator or "", bool(tiled), bool(placements))
+    report = json.loads(report_json)
+    if where is not None:
+        report["placements"] = where
+    return _raise_if_out_of_memory(report, failure)
 
 
 def plan(buffers, capacity, *, timeout=10.0):
