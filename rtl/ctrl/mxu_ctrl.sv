@@ -148,7 +148,8 @@ module mxu_ctrl #(
   // ---------------- row streamer
   logic st_can_stream;
   assign st_can_stream = st_active_q && !st_wait_wl_q;
-  assign vd_req_o  = st_can_stream;
+  // Not in a soft reset's cycle: its row would arrive after the clear, with no tag to go with it.
+  assign vd_req_o  = st_can_stream && !clear_i;
   assign vd_addr_o = st_vmem_q;
   logic st_issue, st_last_issue;
   assign st_issue      = st_can_stream && vd_gnt_i;
@@ -167,6 +168,7 @@ module mxu_ctrl #(
   mxu_array #(.Dim(Dim)) u_array (
     .clk_i,
     .rst_ni,
+    .clear_i,
     .wload_valid_i (wl_active_q && vw_rvalid_i),
     .wload_bank_i  (wl_bank_q),
     .wload_row_i   (vw_rdata_i),

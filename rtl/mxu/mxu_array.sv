@@ -15,7 +15,8 @@
 // Valid bits: vld_q[i] is the valid bit of the row presented i+1 cycles ago. Since a row is in PE
 // (k, n) i = k+n+1 cycles after it was presented, vld_q[k+n] is that PE's clock enable, and the
 // same shift register enables the skew and de-skew registers and drives out_valid_o. Nothing in
-// the datapath is written without a valid row (or a weight push) and nothing in it is reset.
+// the datapath is written without a valid row (or a weight push) and nothing in it is reset; a
+// soft reset (clear_i) clears only the valid bits.
 //
 // Protocol (guaranteed by the controller; checked by the assertion at the end when simulating):
 // bank b is never pushed while a row tagged b is in the array, and a row tagged b is presented no
@@ -27,6 +28,8 @@ module mxu_array #(
 ) (
   input  logic                  clk_i,
   input  logic                  rst_ni,
+  // Soft reset (CTRL.soft_reset): the rows in flight are dropped, the weights kept.
+  input  logic                  clear_i,
   // Weight load into one of two weight banks (shadow weights), one row per cycle, shifted in from
   // the top: after Dim pushes to bank b, row k of bank b holds the row pushed (Dim-1-k)-th, i.e.
   // push W[Dim-1] first and W[0] last.
@@ -69,6 +72,10 @@ module mxu_array #(
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
+      vld_q <= '0;
+    end else if (clear_i) begin
+      // Without their valid bits the dropped rows neither move nor leave: no result, and no tag
+      // popped for them in mxu_ctrl, whose tag FIFO the same clear empties.
       vld_q <= '0;
     end else begin
       vld_q <= vld_d;

@@ -3,6 +3,9 @@
 matmuls and models bit-exact against the C++ reference and numpy, layouts, bad input refused."""
 
 import os
+import signal
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -73,6 +76,67 @@ def test_a_compiled_matmul_is_bit_exact(device, m, k, n, buffers, requantize):
         assert np.array_equal(want, exact)  # the C++ reference is numpy's product
     # Every instruction the compiler counted was fetched.
     assert result["counters"]["instructions_fetched"] == mm.plan["instructions"]
+
+
+def test_a_run_in_slices_is_one_run(backend):
+    # Device.run resumes the core every check_every cycles (to look for Ctrl-C): on two fresh
+    # devices (a device's memory keeps state from run to run: open rows, refresh), the cycles and
+    # every counter are those of one uninterrupted run, and the budget still ends it.
+    rng = np.random.default_rng(5)
+    a = rng.integers(-128, 128, (96, 64), dtype=np.int8)
+    b = rng.integers(-128, 128, (64, 80), dtype=np.int8)
+    mm = tpuemu.compile_matmul(96, 64, 80)
+    results = []
+    for check_every in (1 << 20, 100):
+        with tpuemu.open_device(backend) as dev:
+            mm.load(dev, a, b)
+            results.append(dev.run(check_every=check_every))
+            assert results[-1]["ok"] and results[-1]["cycles"] > 1000
+            assert np.array_equal(mm.read_output(dev), mm.reference(a, b))
+            if check_every == 100:
+                short = dev.run(max_cycles=1000, check_every=300)
+                # (fake counts its cycles by instruction, so it may pass the budget a little)
+                assert short["status"] == "watchdog timeout" and 0 < short["cycles"] < results[0]["cycles"]
+                with pytest.raises(tpuemu.Error, match="check_every"):
+                    dev.run(check_every=0)
+    whole, sliced = results
+    assert sliced["cycles"] == whole["cycles"] and sliced["counters"] == whole["counters"]
+
+
+def test_reset_after_a_timeout_then_the_program_runs_bit_exact(device):
+    # What a HIL suite does after a watchdog timeout: the core, left running with memory traffic
+    # and rows in the MXU in flight, is reset, and the program runs again from the start.
+    rng = np.random.default_rng(6)
+    a = rng.integers(-128, 128, (128, 96), dtype=np.int8)
+    b = rng.integers(-128, 128, (96, 112), dtype=np.int8)
+    mm = tpuemu.compile_matmul(128, 96, 112)
+    mm.load(device, a, b)
+    for cut in (700, 2500, 5000):
+        assert device.run(max_cycles=cut)["status"] == "watchdog timeout"
+        device.reset()
+        result = device.run()
+        assert result["ok"], (cut, result["describe"])
+        assert np.array_equal(mm.read_output(device), mm.reference(a, b)), cut
+
+
+def test_ctrl_c_interrupts_a_device_run_and_resets_it():
+    # About two million cycles on the Verilated core: seconds. SIGINT comes after 0.3 s; the run
+    # returns to Python within check_every cycles, resets the device and raises.
+    mm = tpuemu.compile_matmul(1024, 1024, 512)
+    with tpuemu.open_device("rtl") as dev:
+        mm.load(dev, np.ones((1024, 1024), np.int8), np.ones((1024, 512), np.int8))
+        timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+        timer.start()
+        began = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            dev.run(check_every=1 << 14)
+        timer.join()
+        assert time.monotonic() - began < 3
+        small = tpuemu.compile_matmul(16, 16, 16, base=mm.hbm_end)
+        small.load(dev, np.eye(16, dtype=np.int8), np.eye(16, dtype=np.int8))
+        result = dev.run()
+        assert result["ok"], result["describe"]
+        assert np.array_equal(small.read_output(dev), np.eye(16, dtype=np.int32))
 
 
 @pytest.mark.parametrize("model", ["mlp.json", "cnn.json", "ffn.json"])

@@ -88,6 +88,7 @@ class MxuTest : public ::testing::Test {
 
   void reset() {
     m_->clk_i = 0;
+    m_->clear_i = 0;
     m_->wload_valid_i = 0;
     m_->in_valid_i = 0;
     m_->rst_ni = 0;
@@ -205,6 +206,25 @@ class MxuTest : public ::testing::Test {
     }
     EXPECT_EQ(mismatches, 0);
     return rows;
+  }
+
+  // Loads `bank` with random weights, presents Dim rows, drops them with drop() while they are
+  // in flight: none may leave the array, and rows presented afterwards compute with the weights.
+  template <class Drop>
+  void check_rows_dropped(int bank, std::uint32_t seed, Drop drop) {
+    std::mt19937 rng(seed + D);
+    const Mat w = rand_mat(rng);
+    std::vector<Op> ops = load_ops(bank, w);
+    place_rows(ops, ops.size(), bank, rand_rows(rng, D));
+    for (const auto& op : ops) step(op);
+    ASSERT_TRUE(outputs_.empty());
+    drop();
+    for (unsigned i = 0; i < 2 * kLatency; ++i) step({});
+    EXPECT_TRUE(outputs_.empty()) << "a dropped row left the array";
+    std::vector<Op> again;
+    const auto x = rand_rows(rng, D);
+    place_rows(again, 0, bank, x);
+    EXPECT_EQ(run(again), ref_gemm(x, w));
   }
 
   static std::string describe(const Row32& got, const Row32& want) {
@@ -441,22 +461,17 @@ TYPED_TEST(MxuTest, ExactLatency) {
 // Reset drops the rows in flight: no out_valid_o afterwards; the weights are kept (they have no
 // reset) and the array works again right away.
 TYPED_TEST(MxuTest, ResetFlushesRowsInFlight) {
-  using T = TestFixture;
-  constexpr unsigned D = T::D;
-  std::mt19937 rng(0x5eed0006u + D);
-  const typename T::Mat w = T::rand_mat(rng);
-  std::vector<typename T::Op> ops = T::load_ops(1, w);
-  T::place_rows(ops, ops.size(), 1, T::rand_rows(rng, D));
-  for (const auto& op : ops) this->step(op);
-  ASSERT_TRUE(this->outputs_.empty());
-  this->reset();
-  for (unsigned i = 0; i < 2 * T::kLatency; ++i) this->step({});
-  EXPECT_TRUE(this->outputs_.empty());
+  this->check_rows_dropped(1, 0x5eed0006u, [this] { this->reset(); });
+}
 
-  std::vector<typename T::Op> again;
-  const auto x = T::rand_rows(rng, D);
-  T::place_rows(again, 0, 1, x);
-  EXPECT_EQ(this->run(again), T::ref_gemm(x, w));
+// A soft reset (clear_i for one cycle) does the same: the rows in flight are dropped, the weights
+// kept.
+TYPED_TEST(MxuTest, ClearDropsRowsInFlightAndKeepsWeights) {
+  this->check_rows_dropped(0, 0x5eed0009u, [this] {
+    this->m_->clear_i = 1;
+    this->step({});
+    this->m_->clear_i = 0;
+  });
 }
 
 // The tightest legal reload: a row presented in cycle t reads its last weight in cycle t+2*DIM-1,

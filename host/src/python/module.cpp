@@ -239,6 +239,25 @@ nlohmann::json counters_json(const Counters& c) {
   return j;
 }
 
+nlohmann::json queue_json(const QueueInfo& q) {
+  return {{"entries", q.entries}, {"head_waits", q.head_waits}, {"wait_sem", q.wait_sem}};
+}
+
+// A run record (RUN, GET_STATE) as the Python layer returns it.
+nlohmann::json run_record_json(const RunResult& r) {
+  return {{"status", std::string(to_string(r.status))},
+          {"ok", r.ok()},
+          {"cycles", r.cycles},
+          {"error_code", r.error_code},
+          {"error", std::string(error_code_name(r.error_code))},
+          {"error_pc", r.error_pc},
+          {"pc", r.pc},
+          {"describe", r.describe()},
+          {"semaphores", r.semaphores},
+          {"queues", {{"dma", queue_json(r.queues.dma)}, {"mxu", queue_json(r.queues.mxu)},
+                      {"vector", queue_json(r.queues.vector)}, {"fetch_stopped", r.queues.fetch_stopped}}}};
+}
+
 // A device for hardware-in-the-loop suites: HBM as bytes (the Python layer views them as numpy
 // arrays of the device's dtypes), a program, a run, the counters.
 class PyDevice {
@@ -296,27 +315,87 @@ class PyDevice {
   }
 
   // The run's outcome and counters as JSON text: {"status", "cycles", "error_code", ..., "counters"}.
-  std::string run(std::uint64_t max_cycles) {
+  // Runs in slices of check_every cycles, resuming the core after each (the protocol's RUN with
+  // RESUME continues where the last one stopped), and asks Python for pending signals between
+  // two: on Ctrl-C the device is reset and KeyboardInterrupt raised. The cycles are the slices'.
+  std::string run(std::uint64_t max_cycles, std::uint64_t check_every) {
+    if (max_cycles == 0) throw Error("device: run: max_cycles must be > 0");
+    if (check_every == 0) throw Error("device: run: check_every must be > 0 cycles");
     RunResult r;
     Counters c;
+    std::uint64_t cycles = 0;
+    bool interrupted = false;
     {
       py::gil_scoped_release unlocked;
       RunOptions o;
-      o.max_cycles = max_cycles;
       o.throw_on_failure = false;
-      r = device().run(o);
-      c = device().counters();
+      for (std::uint64_t budget = max_cycles; budget > 0;) {
+        o.max_cycles = std::min(check_every, budget);
+        budget -= o.max_cycles;
+        r = device().run(o);
+        o.resume = true;
+        cycles += r.cycles;
+        if (r.status != RunStatus::Timeout || budget == 0) break;
+        py::gil_scoped_acquire locked;
+        if (PyErr_CheckSignals() != 0) {
+          PyErr_Clear();  // raised again below, once the device is reset
+          interrupted = true;
+          break;
+        }
+      }
+      if (interrupted) {
+        device().reset();
+      } else {
+        c = device().counters();
+      }
     }
-    nlohmann::json j = {{"status", std::string(to_string(r.status))},
-                        {"ok", r.ok()},
-                        {"cycles", r.cycles},
-                        {"error_code", r.error_code},
-                        {"error", std::string(error_code_name(r.error_code))},
-                        {"error_pc", r.error_pc},
-                        {"pc", r.pc},
-                        {"describe", r.describe()},
-                        {"counters", counters_json(c)}};
+    if (interrupted) {
+      PyErr_SetNone(PyExc_KeyboardInterrupt);
+      throw py::error_already_set();
+    }
+    r.cycles = cycles;
+    nlohmann::json j = run_record_json(r);
+    j["counters"] = counters_json(c);
     return j.dump();
+  }
+
+  // The core's state now (GET_STATE): status, pc, queues, semaphores; no counters.
+  std::string state() {
+    RunResult r;
+    {
+      py::gil_scoped_release unlocked;
+      r = device().state();
+    }
+    return run_record_json(r).dump();
+  }
+
+  py::bytes ping(const py::bytes& payload) {
+    const std::string p = payload;
+    std::vector<std::uint8_t> echo;
+    {
+      py::gil_scoped_release unlocked;
+      echo = device().ping(std::span(reinterpret_cast<const std::uint8_t*>(p.data()), p.size()));
+    }
+    return {reinterpret_cast<const char*>(echo.data()), echo.size()};
+  }
+
+  void write_smem(std::uint32_t word, const py::array_t<std::uint32_t, py::array::c_style>& words) {
+    const std::span<const std::uint32_t> w(words.data(), static_cast<std::size_t>(words.size()));
+    py::gil_scoped_release unlocked;
+    device().write_smem(word, w);
+  }
+
+  py::array_t<std::uint32_t> read_smem(std::uint32_t word, std::size_t count) {
+    py::array_t<std::uint32_t> out(count);
+    const std::span<std::uint32_t> w(out.mutable_data(), count);
+    py::gil_scoped_release unlocked;
+    device().read_smem(word, w);
+    return out;
+  }
+
+  void set_semaphore(std::uint32_t index, std::uint32_t value) {
+    py::gil_scoped_release unlocked;
+    device().set_semaphore(index, value);
   }
 
   void reset() {
@@ -401,6 +480,11 @@ PYBIND11_MODULE(_tpuemu, m) {
       .def("read_hbm_into", &PyDevice::read_hbm_into)
       .def("load_program", &PyDevice::load_program)
       .def("run", &PyDevice::run)
+      .def("state", &PyDevice::state)
+      .def("ping", &PyDevice::ping)
+      .def("write_smem", &PyDevice::write_smem)
+      .def("read_smem", &PyDevice::read_smem)
+      .def("set_semaphore", &PyDevice::set_semaphore)
       .def("reset", &PyDevice::reset)
       .def("close", &PyDevice::close);
   python::bind_programs(m);

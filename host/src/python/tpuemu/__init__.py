@@ -196,11 +196,38 @@ class Device:
         self._dev.load_program(addr, bytes(np.asarray(program, dtype=np.uint8).tobytes()
                                            if not isinstance(program, (bytes, bytearray)) else program))
 
-    def run(self, max_cycles=100_000_000):
-        """Runs the loaded program; returns its status ("done", ...), cycles and counters."""
-        return json.loads(self._dev.run(max_cycles))
+    def run(self, max_cycles=100_000_000, check_every=1 << 20):
+        """Runs the loaded program; returns its status ("done", ...), cycles and counters. Every
+        check_every cycles the run looks for Ctrl-C: then the device is reset and
+        KeyboardInterrupt raised."""
+        return json.loads(self._dev.run(int(max_cycles), int(check_every)))
+
+    def state(self):
+        """The core's state now: status ("idle", "busy", "done", ...), pc, queues, semaphores."""
+        return json.loads(self._dev.state())
+
+    def ping(self, payload=b""):
+        """Echoes payload (bytes) through the firmware: the link works."""
+        return self._dev.ping(bytes(payload))
+
+    def write_smem(self, word, values):
+        """Writes 32-bit words (uint32 or int32 values) into SMEM from word index word."""
+        a = np.asarray(values)
+        if a.dtype.kind not in "iu" or a.dtype.itemsize != 4 or a.ndim != 1:
+            raise Error(f"write_smem: a 1-d array of uint32 or int32, not {a.dtype} of shape {a.shape}")
+        self._dev.write_smem(word, np.ascontiguousarray(a.astype("<i4", copy=False).view("<u4")))
+
+    def read_smem(self, word, count):
+        """count SMEM words from word index word, as uint32."""
+        return self._dev.read_smem(word, int(count))
+
+    def set_semaphore(self, index, value):
+        """Sets semaphore index (0-31) to value (0-65535) before a run."""
+        self._dev.set_semaphore(index, value)
 
     def reset(self):
+        """Soft reset: queues, semaphores, status and counters cleared, work in flight dropped,
+        memory kept."""
         self._dev.reset()
 
     def close(self):
