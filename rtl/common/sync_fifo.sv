@@ -49,6 +49,6 @@ module sync_fifo #(
   end
 
   `TPU_ASSERT_INIT
-  `TPU_ASSERT_IF_FMT(chk_push_full, !clear_i, !(push_i && full_o && !pop_i), ("%m: push while full"))
-  `TPU_ASSERT_IF_FMT(chk_pop_empty, !clear_i, !(pop_i && empty_o), ("%m: pop while empty"))
+  `TPU_ASSERT_IF(chk_push_full, !clear_i, !(push_i && full_o && !pop_i), "sync_fifo: push while full")
+  `TPU_ASSERT_IF(chk_pop_empty, !clear_i, !(pop_i && empty_o), "sync_fifo: pop while empty")
 endmodule

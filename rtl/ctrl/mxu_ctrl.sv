@@ -148,8 +148,7 @@ module mxu_ctrl #(
   // ---------------- row streamer
   logic st_can_stream;
   assign st_can_stream = st_active_q && !st_wait_wl_q;
-  // Not in a soft reset's cycle: its row would arrive after the clear, with no tag to go with it.
-  assign vd_req_o  = st_can_stream && !clear_i;
+  assign vd_req_o  = st_can_stream;
   assign vd_addr_o = st_vmem_q;
   logic st_issue, st_last_issue;
   assign st_issue      = st_can_stream && vd_gnt_i;
@@ -165,6 +164,16 @@ module mxu_ctrl #(
   logic             arr_out_valid;
   logic [Dim-1:0][31:0] arr_out_row;
 
+  // A row granted in a soft reset's cycle arrives after the clear, with no tag to go with it: it
+  // is dropped. (Registered, not a gated request: a request that depended on the CSR write port
+  // would pull the VMEM arbitration into the logic Verilator evaluates at every input change.)
+  logic clear_q, row_in;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) clear_q <= 1'b0;
+    else         clear_q <= clear_i;
+  end
+  assign row_in = vd_rvalid_i && !clear_q;
+
   mxu_array #(.Dim(Dim)) u_array (
     .clk_i,
     .rst_ni,
@@ -172,7 +181,7 @@ module mxu_ctrl #(
     .wload_valid_i (wl_active_q && vw_rvalid_i),
     .wload_bank_i  (wl_bank_q),
     .wload_row_i   (vw_rdata_i),
-    .in_valid_i    (vd_rvalid_i),
+    .in_valid_i    (row_in),
     .in_bank_i     (st_pipe_bank_q),
     .in_row_i      (vd_rdata_i),
     .out_valid_o   (arr_out_valid),
@@ -181,11 +190,11 @@ module mxu_ctrl #(
 
   sync_fifo #(.Width(TagW), .Depth(TagDepth)) u_tags (
     .clk_i, .rst_ni, .clear_i,
-    .push_i(vd_rvalid_i), .data_i(pipe_tag_q), .pop_i(arr_out_valid), .data_o(out_tag),
+    .push_i(row_in), .data_i(pipe_tag_q), .pop_i(arr_out_valid), .data_o(out_tag),
     .empty_o(tag_empty), .full_o(), .count_o()
   );
 
-  assign row_in_o         = vd_rvalid_i;
+  assign row_in_o         = row_in;
   assign acc_we_o         = arr_out_valid;
   assign acc_waddr_o      = out_tag[8 +: AccRowW];
   assign acc_accumulate_o = out_tag[7];
@@ -275,14 +284,6 @@ module mxu_ctrl #(
 
   // ---------------- protocol invariants (simulation only)
   `TPU_ASSERT_INIT
-`ifndef SYNTHESIS
-  // The cycle after a soft reset: VMEM still answers the reads it granted in the reset's cycle.
-  logic chk_clear_q;
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) chk_clear_q <= 1'b0;
-    else         chk_clear_q <= clear_i;
-  end
-`endif
   // An active streamer has rows left: st_left_q never underflows (an empty MATMUL completes at
   // issue and never becomes active).
   `TPU_ASSERT_IF(chk_rows_left, st_active_q, st_left_q != '0,
@@ -294,10 +295,10 @@ module mxu_ctrl #(
   // A data row arrives exactly in the cycle after its grant: its bank and tag (st_pipe_bank_q,
   // pipe_tag_q) are held for that one cycle, so a row at any other time would enter the array
   // with another row's weights and be written to another row's ACC address.
-  `TPU_ASSERT_IF(chk_row_with_tag, !chk_clear_q, vd_rvalid_i == st_pipe_valid_q,
+  `TPU_ASSERT_IF(chk_row_with_tag, !clear_q, vd_rvalid_i == st_pipe_valid_q,
                  "mxu_ctrl: VMEM data row without its tag")
   // Weight rows arrive only for a LOADW in progress (it pushes whatever arrives into its bank).
-  `TPU_ASSERT_IF(chk_weights_for_load, !chk_clear_q, !vw_rvalid_i || wl_active_q,
+  `TPU_ASSERT_IF(chk_weights_for_load, !clear_q, !vw_rvalid_i || wl_active_q,
                  "mxu_ctrl: weight row with no LOADW in progress")
   // Each unit waits only for an older instruction held by the other when it was dispatched, so
   // the two never wait for each other: that would stall the MXU for good.
