@@ -348,7 +348,7 @@ TEST(HloParserErrors, MoreMalformedText) {
   EXPECT_EQ(parse_error("HloModule m\nENTRY e {\n  ROOT p = f33[2] parameter(0)\n}\n"),
             "m.hlo:3:12: malformed shape: unknown element type 'f33'");
   EXPECT_EQ(parse_error("HloModule m\nENTRY e {\n  ROOT p = f32[2]{1,0} parameter(0)\n}\n"),
-            "m.hlo:3:18: malformed shape: the layout orders 2 dimensions, the shape has 1");
+            "m.hlo:3:19: malformed layout: dimension 1 is not a dimension of a rank-1 shape");
   EXPECT_EQ(parse_error("HloModule m\nENTRY e {\n  ROOT p = f32[99999999999999999999] parameter(0)\n}\n"),
             "m.hlo:3:16: a dimension does not fit 64 bits");
   EXPECT_EQ(parse_error("HloModule m\nENTRY e {\n  ROOT p = f32[2] parameter(1)\n}\n"),

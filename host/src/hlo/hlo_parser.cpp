@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "tiled_size.h"
 #include "tpuemu/base/error.h"
 #include "tpuemu/base/input_file.h"
 
@@ -28,6 +29,8 @@ bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 bool is_name_char(char c) { return is_alpha(c) || is_digit(c) || c == '_' || c == '.' || c == '-'; }
+
+constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
 
 // Text is UTF-8 without control characters other than tab, newline and carriage return: anything
 // else is binary data handed in by mistake, refused at its byte before any parsing.
@@ -85,8 +88,14 @@ struct Cursor {
     fail(fmt::format("unexpected end of file: the module is truncated (expected {})", expected));
   }
 
-  // Whitespace, /* comments */ and // comments.
-  void skip_ws() {
+  // A UTF-8 byte order mark at the start of the text (editors on Windows write one): skipped, and
+  // columns count from the byte after it.
+  void skip_byte_order_mark() {
+    if (pos == 0 && text.starts_with(kByteOrderMark)) pos = line_start = kByteOrderMark.size();
+  }
+
+  // Whitespace, /* comments */ and // comments. Returns where an unterminated /* comment opened.
+  std::optional<SourcePos> skip_blank() {
     while (!at_end()) {
       const char c = peek();
       if (is_space(c)) {
@@ -96,15 +105,19 @@ struct Cursor {
         advance();
         advance();
         while (!at_end() && !(peek() == '*' && peek(1) == '/')) advance();
-        if (at_end()) fail(start, "unterminated /* comment: the module is truncated");
+        if (at_end()) return start;
         advance();
         advance();
       } else if (c == '/' && peek(1) == '/') {
         while (!at_end() && peek() != '\n') advance();
       } else {
-        return;
+        break;
       }
     }
+    return std::nullopt;
+  }
+  void skip_ws() {
+    if (const auto open = skip_blank()) fail(*open, "unterminated /* comment: the module is truncated");
   }
 
   bool eat(char c) {
@@ -227,6 +240,16 @@ std::uint64_t checked_bytes(const Shape& shape, const Cursor& at, SourcePos pos)
 // stack on a file of '((((...'.
 constexpr int kMaxTupleDepth = 64;
 
+// The ranges of layout items (docs/hlo.md, "What is read"). A memory space names one of a device's
+// few memories (XLA: 0 the default, 1 the alternate - a TPU's VMEM -, 5 the host's); 255 leaves
+// room for any backend's numbering and refuses a mistyped number. E(n) is a width in bits, at
+// most the widest element type's (c128). TPU layouts have up to three tiles of up to two
+// dimensions; the bounds keep a hostile layout's size algebra small.
+constexpr std::int64_t kMaxMemorySpace = 255;
+constexpr std::int64_t kMaxElementBits = 128;
+constexpr std::size_t kMaxTiles = 16;
+constexpr std::size_t kMaxTileRank = 16;
+
 struct ShapeReader {
   Cursor& c;
   int depth = 0;
@@ -299,73 +322,146 @@ struct ShapeReader {
     }
     if (s.type == PrimitiveType::Token && !s.dims.empty()) c.fail(at, "malformed shape: token has no dimensions");
     // A layout follows the ']' directly: "f32[8] {" is a shape before a computation's body.
-    if (c.peek() == '{' && !c.at_end()) s.layout = layout(s);
+    std::optional<SourcePos> tiles_at;
+    if (c.peek() == '{' && !c.at_end()) s.layout = layout(s, tiles_at);
     checked_bytes(s, c, at);
+    // The module's own tiles are what the analysis counts: their padding must fit 64 bits too.
+    if (tiles_at && !detail::own_tiled_bytes(s))
+      c.fail(*tiles_at, fmt::format("malformed layout: shape {}: its tiled size overflows 64 bits", s.to_string()));
     return s;
   }
 
-  Layout layout(const Shape& s) {
-    const SourcePos at = c.here();
+  // {minor_to_major} or {minor_to_major:items}; tiles_at: where T stood, if it did.
+  Layout layout(const Shape& s, std::optional<SourcePos>& tiles_at) {
     c.advance();  // '{'
     const std::size_t start = c.pos;
     Layout l;
+    minor_to_major(l, s);
     c.skip_ws();
-    while (is_digit(c.peek())) {
-      l.minor_to_major.push_back(c.integer("a layout dimension"));
-      if (!c.eat(',')) break;
-      c.skip_ws();
-    }
-    c.skip_ws();
-    if (c.peek() == ':') {
+    if (c.peek() == ':' && !c.at_end()) {
       c.advance();
-      while (true) {
-        c.skip_ws();
-        if (c.at_end()) c.truncated("'}' closing the layout");
-        if (c.peek() == '}') break;
-        if (c.peek() == 'T' && c.peek(1) == '(') {
-          c.advance();
-          while (c.peek() == '(') {
-            c.advance();
-            std::vector<std::int64_t> tile;
-            do {
-              c.skip_ws();
-              if (c.peek() == '*') {
-                c.advance();
-                tile.push_back(-1);
-              } else {
-                tile.push_back(c.integer("a tile dimension"));
-              }
-            } while (c.eat(','));
-            c.expect(')', "closing the tile");
-            l.tiles.push_back(std::move(tile));
-          }
-        } else if (c.peek() == 'S' && c.peek(1) == '(') {
-          c.advance();
-          c.advance();
-          l.memory_space = c.integer("a memory space");
-          c.expect(')', "closing the memory space");
-        } else if (is_alpha(c.peek()) || c.peek() == '#') {
-          // Element size E(n), dim level types D(...), pointer types, ...: kept in the text.
-          c.advance();
-          while (is_alpha(c.peek())) c.advance();
-          while (c.peek() == '(') c.skip_group();
-        } else {
-          c.fail(fmt::format("malformed shape: unexpected '{}' in the layout", c.peek()));
-        }
-      }
+      items(l, tiles_at);
     }
     c.skip_ws();
     if (c.at_end()) c.truncated("'}' closing the layout");
-    if (c.peek() != '}') c.fail(fmt::format("malformed shape: expected '}}' closing the layout, found '{}'", c.peek()));
+    if (c.peek() != '}')
+      c.fail(fmt::format("malformed layout: expected '}}' closing the layout, found '{}'", c.peek()));
     l.text = std::string(c.text.substr(start, c.pos - start));
     c.advance();
-    if (!l.minor_to_major.empty() && l.minor_to_major.size() != s.dims.size())
-      c.fail(at, fmt::format("malformed shape: the layout orders {} dimensions, the shape has {}",
-                             l.minor_to_major.size(), s.dims.size()));
-    for (const std::int64_t d : l.minor_to_major)
-      if (d < 0 || static_cast<std::size_t>(d) >= s.dims.size())
-        c.fail(at, fmt::format("malformed shape: layout dimension {} is not a dimension of the shape", d));
     return l;
+  }
+
+  // Every dimension of the shape once, minor first; none: the default order. A dimension twice
+  // would lay one out twice and another not at all.
+  void minor_to_major(Layout& l, const Shape& s) {
+    const std::size_t rank = s.dims.size();
+    std::vector<bool> seen(rank, false);
+    c.skip_ws();
+    if (c.at_end() || !is_digit(c.peek())) return;
+    while (true) {
+      const SourcePos at = c.here();
+      const std::int64_t d = c.integer("a layout dimension");
+      const auto dim = static_cast<std::uint64_t>(d);  // digits only: never negative
+      if (dim >= rank)
+        c.fail(at, fmt::format("malformed layout: dimension {} is not a dimension of a rank-{} shape", d, rank));
+      if (seen[dim])
+        c.fail(at, fmt::format("malformed layout: dimension {} appears twice in minor_to_major (each of the "
+                               "shape's {} dimensions once)",
+                               d, rank));
+      seen[dim] = true;
+      l.minor_to_major.push_back(d);
+      if (!c.eat(',')) break;
+      c.skip_ws();
+      if (c.at_end() || !is_digit(c.peek())) c.fail("malformed layout: expected a dimension after ','");
+    }
+    if (l.minor_to_major.size() != rank) {
+      c.skip_ws();
+      c.fail(fmt::format("malformed layout: minor_to_major orders {} of the shape's {} dimensions",
+                         l.minor_to_major.size(), rank));
+    }
+  }
+
+  // The items after ':'. T, L, E and S are read and checked, each at most once; the others XLA
+  // prints (D(...), #(...), SC(...), P(...), M(...)) and any a newer XLA adds stay in the text.
+  void items(Layout& l, std::optional<SourcePos>& tiles_at) {
+    std::vector<std::string_view> seen;
+    while (true) {
+      c.skip_ws();
+      if (c.at_end()) c.truncated("'}' closing the layout");
+      if (c.peek() == '}') return;
+      const SourcePos at = c.here();
+      if (!is_alpha(c.peek()) && c.peek() != '#')
+        c.fail(fmt::format("malformed layout: unexpected '{}' in the layout", c.peek()));
+      const std::size_t start = c.pos;
+      c.advance();
+      while (c.text[start] != '#' && !c.at_end() && is_alpha(c.peek())) c.advance();
+      const std::string_view item = c.text.substr(start, c.pos - start);
+      if (item == "T" || item == "L" || item == "E" || item == "S") {
+        if (std::find(seen.begin(), seen.end(), item) != seen.end())
+          c.fail(at, fmt::format("malformed layout: a second {}(...) item", item));
+        seen.push_back(item);
+      }
+      if (item == "T") {
+        tiles_at = at;
+        tiles(l);
+      } else if (item == "L") {
+        (void)item_value(item, "a tail padding alignment", "tail padding alignment", 1, INT64_MAX, "is not positive");
+      } else if (item == "E") {
+        (void)item_value(item, "an element size", "element size", 0, kMaxElementBits,
+                         fmt::format("is not in 0..{} bits", kMaxElementBits));
+      } else if (item == "S") {
+        l.memory_space = item_value(item, "a memory space", "memory space", 0, kMaxMemorySpace,
+                                    fmt::format("is not in 0..{}", kMaxMemorySpace));
+      } else {
+        while (!c.at_end() && c.peek() == '(') c.skip_group();
+      }
+    }
+  }
+
+  // T(8,128)(2,1): tiles of positive dimensions or '*' (-1: the dimension whole).
+  void tiles(Layout& l) {
+    c.skip_ws();
+    if (c.at_end() || c.peek() != '(') c.fail("malformed layout: expected '(' after T");
+    while (!c.at_end() && c.peek() == '(') {
+      if (l.tiles.size() == kMaxTiles) c.fail(fmt::format("malformed layout: more than {} tiles", kMaxTiles));
+      c.advance();
+      std::vector<std::int64_t> tile;
+      do {
+        c.skip_ws();
+        const SourcePos at = c.here();
+        if (tile.size() == kMaxTileRank)
+          c.fail(at, fmt::format("malformed layout: a tile of more than {} dimensions", kMaxTileRank));
+        if (!c.at_end() && c.peek() == '*') {
+          c.advance();
+          tile.push_back(-1);
+          continue;
+        }
+        const std::int64_t d = c.integer("a tile dimension");
+        if (d < 1)
+          c.fail(at, fmt::format("malformed layout: tile dimension {} is not positive (a tile dimension is 1 or "
+                                 "more, or '*')",
+                                 d));
+        tile.push_back(d);
+      } while (c.eat(','));
+      c.expect(')', "closing the tile");
+      l.tiles.push_back(std::move(tile));
+      c.skip_ws();
+    }
+  }
+
+  // The value of ITEM(value), in lo..hi.
+  std::int64_t item_value(std::string_view item, std::string_view expected, std::string_view noun, std::int64_t lo,
+                          std::int64_t hi, std::string_view out_of_range) {
+    c.skip_ws();
+    if (c.at_end() || c.peek() != '(') c.fail(fmt::format("malformed layout: expected '(' after {}", item));
+    c.advance();
+    c.skip_ws();
+    const SourcePos at = c.here();
+    const std::int64_t value = c.integer(expected);
+    if (value < lo || value > hi)
+      c.fail(at, fmt::format("malformed layout: {} {}({}) {}", noun, item, value, out_of_range));
+    c.expect(')', fmt::format("closing {}(", item));
+    return value;
   }
 };
 
@@ -474,6 +570,7 @@ class Parser {
     c_.text = text;
     c_.source = &source_;
     c_.end = text.size();
+    c_.skip_byte_order_mark();
   }
 
   Module module() {
@@ -824,6 +921,26 @@ Module parse_hlo(std::string_view text, std::string source) {
   check_text(text, source);
   Parser parser(text, std::move(source));
   return parser.module();
+}
+
+Shape parse_shape(std::string_view text, const std::string& source) {
+  check_text(text, source);
+  Cursor c;
+  c.text = text;
+  c.source = &source;
+  c.end = text.size();
+  Shape shape = ShapeReader{c}.shape();
+  c.skip_ws();
+  if (!c.at_end()) c.fail(fmt::format("unexpected '{}' after the shape", c.peek()));
+  return shape;
+}
+
+bool looks_like_hlo_text(std::string_view text) {
+  Cursor c;
+  c.text = text;
+  c.end = text.size();
+  c.skip_byte_order_mark();
+  return !c.skip_blank() && c.word() == "HloModule";
 }
 
 Module read_hlo_file(const std::filesystem::path& path) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "liveness_detail.h"
+#include "tiled_size.h"
 #include "tpuemu/base/error.h"
 #include "tpuemu/hlo/liveness.h"
 
@@ -148,14 +149,16 @@ class Flattener {
     if (ins.shape.is_tuple()) v.table = define_table(comp, ins, pos, kind);
     return v;
   }
+  // The index tables of every tuple in the shape; `nested` false: the outermost one's only (a
+  // tuple instruction's nested tables are its operands').
   std::optional<std::size_t> define_table(const Computation& comp, const Instruction& ins,
-                                          std::int64_t pos, BufferKind kind) {
-    const ShapeBytes sb = shape_bytes(ins.shape, sizes_);
-    if (sb.padded == 0) return std::nullopt;
+                                          std::int64_t pos, BufferKind kind, bool nested = true) {
+    const std::uint64_t bytes = detail::index_table_bytes(ins.shape, nested);
+    if (bytes == 0) return std::nullopt;
     LiveBuffer b;
     b.name = ins.name + " (index table)";
-    b.bytes = sb.padded;
-    b.unpadded = sb.unpadded;
+    b.bytes = bytes;
+    b.unpadded = 0;  // storage, not program data
     b.start = b.end = pos;
     b.kind = kind;
     b.whole_program = kind == BufferKind::Parameter;
@@ -223,7 +226,7 @@ class Flattener {
         case Opcode::Tuple:
           for (std::size_t n = 0; n < ins.operands.size(); ++n)
             for (const auto& leaf : operand(n).leaves) v.leaves.push_back(leaf);
-          v.table = define_table(comp, ins, step(), BufferKind::Temp);
+          v.table = define_table(comp, ins, step(), BufferKind::Temp, false);
           break;
         case Opcode::GetTupleElement:
           v = element(comp, ins, vals);

@@ -3,10 +3,12 @@
 // schedules and sizes"). One algebra serves the module's own T(...) tiles and tpuemu's default
 // TPU tiles, so a printed layout always reproduces the bytes counted for it.
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "liveness_detail.h"
+#include "tiled_size.h"
 #include "tpuemu/base/error.h"
 #include "tpuemu/hlo/liveness.h"
 
@@ -44,8 +46,9 @@ std::string tiles_text(const std::vector<Tile>& tiles) {
 
 // Elements after tiling, XLA's tiled-layout algebra: each tile applies to the minor-most dims of
 // the (already tiled) shape, rounding each up to the tile and splitting it into (count, tile);
-// a tile with more dims than the shape sees leading 1s; '*' (-1) leaves a dim whole.
-std::uint64_t tiled_elements(std::vector<std::uint64_t> dims, const std::vector<Tile>& tiles) {
+// a tile with more dims than the shape sees leading 1s; '*' (-1) leaves a dim whole. nullopt when
+// the count does not fit 64 bits.
+std::optional<std::uint64_t> tiled_elements(std::vector<std::uint64_t> dims, const std::vector<Tile>& tiles) {
   for (const Tile& tile : tiles) {
     if (tile.empty()) continue;
     while (dims.size() < tile.size()) dims.insert(dims.begin(), 1);
@@ -58,6 +61,7 @@ std::uint64_t tiled_elements(std::vector<std::uint64_t> dims, const std::vector<
         sizes.push_back(d);
         continue;
       }
+      // The reader refuses other tile dimensions; a Shape built by hand may still hold one.
       if (tile[j] == 0) throw Error("tiled layout: a tile dimension of 0");
       const auto t = static_cast<std::uint64_t>(tile[j]);
       counts.push_back(d / t + (d % t != 0 ? 1 : 0));
@@ -67,39 +71,87 @@ std::uint64_t tiled_elements(std::vector<std::uint64_t> dims, const std::vector<
     dims.insert(dims.end(), counts.begin(), counts.end());
     dims.insert(dims.end(), sizes.begin(), sizes.end());
   }
+  if (std::find(dims.begin(), dims.end(), 0) != dims.end()) return 0;  // whatever the other dims
   std::uint64_t n = 1;
-  for (const std::uint64_t d : dims) n = sat_mul(n, d);
+  for (const std::uint64_t d : dims)
+    if (__builtin_mul_overflow(n, d, &n)) return std::nullopt;
   return n;
 }
+
+// ceil(elements * bits / 8); nullopt when it does not fit 64 bits.
+std::optional<std::uint64_t> exact_bytes(std::optional<std::uint64_t> elements, unsigned bits) {
+  if (!elements) return std::nullopt;
+  std::uint64_t whole = 0;
+  if (__builtin_mul_overflow(*elements / 8, std::uint64_t{bits}, &whole)) return std::nullopt;
+  std::uint64_t bytes = 0;
+  if (__builtin_add_overflow(whole, ((*elements % 8) * bits + 7) / 8, &bytes)) return std::nullopt;
+  return bytes;
+}
+
+// The minor_to_major order to use: the layout's, or the default {rank-1, ..., 0}.
+std::vector<std::int64_t> minor_to_major(const Shape& shape) {
+  const std::size_t rank = shape.dims.size();
+  if (shape.layout && shape.layout->minor_to_major.size() == rank) return shape.layout->minor_to_major;
+  std::vector<std::int64_t> m2m;
+  for (std::size_t i = 0; i < rank; ++i) m2m.push_back(static_cast<std::int64_t>(rank - 1 - i));
+  return m2m;
+}
+
+// Logical dims in the layout's major-to-minor order (minor_to_major read backwards); an unbounded
+// dynamic dimension counts 0.
+std::vector<std::uint64_t> physical_dims(const Shape& shape, const std::vector<std::int64_t>& m2m) {
+  const std::size_t rank = shape.dims.size();
+  std::vector<std::uint64_t> physical;
+  for (std::size_t i = rank; i-- > 0;) {
+    const std::int64_t dim = m2m[i];
+    const std::int64_t d = dim >= 0 && static_cast<std::size_t>(dim) < rank ? shape.dims[dim] : 0;
+    physical.push_back(d < 0 ? 0 : static_cast<std::uint64_t>(d));
+  }
+  return physical;
+}
+
+}  // namespace
+
+namespace detail {
+
+std::optional<std::uint64_t> own_tiled_bytes(const Shape& shape) {
+  const std::vector<Tile> none;
+  const std::vector<Tile>& tiles = shape.layout ? shape.layout->tiles : none;
+  return exact_bytes(tiled_elements(physical_dims(shape, minor_to_major(shape)), tiles), bit_width(shape.type));
+}
+
+std::uint64_t index_table_bytes(const Shape& shape, bool nested) {
+  if (!shape.is_tuple()) return 0;
+  std::uint64_t bytes = sat_mul(8, shape.elements.size());
+  if (nested)
+    for (const Shape& e : shape.elements) bytes = detail::sat_add(bytes, index_table_bytes(e, true));
+  return bytes;
+}
+
+}  // namespace detail
+
+namespace {
+
+std::uint64_t saturated(std::optional<std::uint64_t> bytes) { return bytes.value_or(detail::kSaturated); }
 
 }  // namespace
 
 ShapeBytes shape_bytes(const Shape& shape, const SizeOptions& options) {
   ShapeBytes out;
   if (shape.is_tuple()) {
-    // The index table: one 8-byte pointer per element. It is storage, not program data, so it
-    // counts in the padded (stored) bytes only; unpadded sizes are the arrays' own.
-    out.padded = sat_mul(8, shape.elements.size());
+    // The index tables: storage, not program data, so they count in the padded (stored) bytes
+    // only; unpadded sizes are the arrays' own.
+    out.padded = detail::index_table_bytes(shape);
     return out;
   }
   const unsigned bits = bit_width(shape.type);
   if (!shape.is_array() || bits == 0) return out;  // token: no storage
   if (options.lanes == 0) throw Error("tiled layout: a lane count of 0");
 
-  // Logical dims in the layout's major-to-minor order (minor_to_major read backwards).
-  const std::size_t rank = shape.dims.size();
-  std::vector<std::int64_t> m2m;
-  if (shape.layout && shape.layout->minor_to_major.size() == rank) m2m = shape.layout->minor_to_major;
-  else
-    for (std::size_t i = 0; i < rank; ++i) m2m.push_back(static_cast<std::int64_t>(rank - 1 - i));
-  std::vector<std::uint64_t> physical;
+  const std::vector<std::int64_t> m2m = minor_to_major(shape);
+  const std::vector<std::uint64_t> physical = physical_dims(shape, m2m);
   std::uint64_t elements = 1;
-  for (std::size_t i = rank; i-- > 0;) {
-    const std::int64_t dim = m2m[i];
-    const std::int64_t d = dim >= 0 && static_cast<std::size_t>(dim) < rank ? shape.dims[dim] : 0;
-    physical.push_back(d < 0 ? 0 : static_cast<std::uint64_t>(d));
-    elements = sat_mul(elements, physical.back());
-  }
+  for (const std::uint64_t d : physical) elements = sat_mul(elements, d);
   out.unpadded = detail::bits_to_bytes(elements, bits);
 
   std::string m2m_text;
@@ -116,12 +168,12 @@ ShapeBytes shape_bytes(const Shape& shape, const SizeOptions& options) {
     return out;
   }
   if (shape.layout && !shape.layout->tiles.empty()) {
-    out.padded = detail::bits_to_bytes(tiled_elements(physical, shape.layout->tiles), bits);
+    out.padded = saturated(detail::own_tiled_bytes(shape));
     out.layout = "{" + shape.layout->text + "}";
     return out;
   }
-  const std::vector<Tile> tiles = default_tiles(bits, rank, options.lanes);
-  out.padded = detail::bits_to_bytes(tiled_elements(physical, tiles), bits);
+  const std::vector<Tile> tiles = default_tiles(bits, m2m.size(), options.lanes);
+  out.padded = saturated(exact_bytes(tiled_elements(physical, tiles), bits));
   out.layout = "{" + m2m_text + ":" + tiles_text(tiles) + space + "}";
   return out;
 }
