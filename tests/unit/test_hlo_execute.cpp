@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 #include "tpuemu/base/error.h"
 #include "tpuemu/hlo/hlo_parser.h"
@@ -160,6 +161,29 @@ TEST(HloExecute, SupportedOpcodesInFormsWithoutALayerAreRefused) {
                             "  ROOT a = f32[2,4] add(x, x)\n}\n"), "t.hlo:5:3: the value of 'd' is not used by the result");
   // nothing runs
   expect_has(error_of(head + "  ROOT t = (f32[2,4]) tuple(x)\n}\n"), "t.hlo:5:8: the result is not written by a dense");
+}
+
+// A tensor of the device holds 1..kMaxDimension values along each dimension: an empty or a
+// dynamic one is refused at the instruction that brings it in, never later as a --batch nobody
+// gave.
+TEST(HloExecute, EmptyAndDynamicDimensionsRefusedAtTheirInstruction) {
+  const auto dense = [](std::string_view input, std::string_view weights) {
+    return "HloModule m\nENTRY e {\n  x = " + std::string(input) + " parameter(0)\n  w = " + std::string(weights) +
+           " parameter(1)\n  ROOT d = f32[2,4] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n";
+  };
+  EXPECT_EQ(error_of(dense("f32[0,32]", "f32[32,4]")),
+            "t.hlo:3:3: 'x' of shape [0,32]: dimension 0 is 0; a tensor on the device holds 1..1048576 "
+            "values along each dimension");
+  EXPECT_EQ(error_of(dense("f32[2,32]", "f32[32,0]")),
+            "t.hlo:4:3: 'w' of shape [32,0]: dimension 1 is 0; a tensor on the device holds 1..1048576 "
+            "values along each dimension");
+  EXPECT_EQ(error_of(dense("f32[2,2097152]", "f32[2097152,4]")),
+            "t.hlo:3:3: 'x' of shape [2,2097152]: dimension 1 is 2097152; a tensor on the device holds "
+            "1..1048576 values along each dimension");
+  EXPECT_EQ(error_of(dense("f32[<=2,32]", "f32[32,4]")),
+            "t.hlo:3:3: 'x' of shape [<=2,32]: dimension 0 is dynamic; the device runs static shapes");
+  EXPECT_EQ(error_of(dense("f32[?,32]", "f32[32,4]")),
+            "t.hlo:3:3: 'x' of shape [?,32]: dimension 0 is dynamic; the device runs static shapes");
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include "tpuemu/base/error.h"
+#include "tpuemu/compile/workload.h"
 
 namespace tpuemu::hlo_exec {
 
@@ -70,8 +71,14 @@ bool literal_is_zero(std::string_view literal) {
   }
 }
 
+// "[8,32]", "[<=8,?]": the dims as the module writes them.
 std::string dims_text(const hlo::Shape& s) {
-  return fmt::format("[{}]", fmt::join(s.dims, ","));
+  std::vector<std::string> dims;
+  for (std::size_t k = 0; k < s.dims.size(); ++k) {
+    const bool dynamic = k < s.dynamic.size() && s.dynamic[k];
+    dims.push_back(dynamic && s.dims[k] < 0 ? "?" : (dynamic ? "<=" : "") + std::to_string(s.dims[k]));
+  }
+  return fmt::format("[{}]", fmt::join(dims, ","));
 }
 
 class Translator {
@@ -143,7 +150,23 @@ class Translator {
                                        "input is its own tensor",
                                        ins(source).name, kRole[static_cast<int>(roles_[source])]));
     }
+    check_dims(source);
     roles_[source] = role;
+  }
+
+  // A tensor on the device has a static size of 1..kMaxDimension along each dimension (what a
+  // model file's shapes and --batch accept); the program's tensors come in as parameters and
+  // constants, so each is checked where it is written.
+  void check_dims(std::size_t source) const {
+    const hlo::Shape& s = ins(source).shape;
+    for (std::size_t k = 0; k < s.dims.size(); ++k) {
+      const std::string where = fmt::format("'{}' of shape {}: dimension {}", ins(source).name, dims_text(s), k);
+      if (k < s.dynamic.size() && s.dynamic[k])
+        throw error(ins(source), where + " is dynamic; the device runs static shapes");
+      if (s.dims[k] < 1 || static_cast<std::uint64_t>(s.dims[k]) > kMaxDimension)
+        throw error(ins(source), fmt::format("{} is {}; a tensor on the device holds 1..{} values along each dimension",
+                                             where, s.dims[k], kMaxDimension));
+    }
   }
 
   // The view `dims` of tensor t: [batch, ..., channels] (flat: false) or [batch, features] of a
