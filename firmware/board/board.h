@@ -20,6 +20,8 @@ void board_csr_write(uint32_t addr, uint32_t value);
 
 /* Device memory (HBM) seen through the board's window: FW_ST_OK or FW_ST_OUT_OF_RANGE. */
 uint64_t board_mem_capacity(void);
+/* 32-bit words of the core's SMEM (its SmemWords parameter, which no CSR reports). */
+uint32_t board_smem_words(void);
 int board_mem_write(uint64_t addr, const uint8_t* data, size_t len);
 int board_mem_read(uint64_t addr, uint8_t* data, size_t len);
 

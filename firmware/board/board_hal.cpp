@@ -13,11 +13,13 @@ int mem_write(void*, uint64_t addr, const uint8_t* data, size_t len) { return bo
 int mem_read(void*, uint64_t addr, uint8_t* data, size_t len) { return board_mem_read(addr, data, len); }
 uint64_t wait_cycles(void*, uint64_t n) { return board_wait_cycles(n); }
 uint64_t mem_capacity(void*) { return board_mem_capacity(); }
+uint32_t smem_words(void*) { return board_smem_words(); }
 
 }  // namespace
 
 const fw_hal* board_hal() {
   // A board's HAL cannot fail in the simulator's sense (no exception to carry): no `failed`.
-  static const fw_hal hal{nullptr, csr_read, csr_write, mem_write, mem_read, wait_cycles, mem_capacity, nullptr};
+  static const fw_hal hal{nullptr, csr_read, csr_write, mem_write, mem_read, wait_cycles, mem_capacity, nullptr,
+                              smem_words};
   return &hal;
 }

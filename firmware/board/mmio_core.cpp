@@ -9,6 +9,9 @@
 #if !defined(BOARD_CSR_BASE) || !defined(BOARD_HBM_BASE) || !defined(BOARD_HBM_BYTES)
 #error "BOARD_CSR_BASE, BOARD_HBM_BASE and BOARD_HBM_BYTES: the board's windows"
 #endif
+#if !defined(BOARD_SMEM_WORDS)
+#error "BOARD_SMEM_WORDS: the SmemWords of the bitstream's tpu_top"
+#endif
 
 namespace {
 
@@ -27,6 +30,7 @@ bool in_window(uint64_t addr, size_t len) {
 extern "C" uint32_t board_csr_read(uint32_t addr) { return *csr(addr); }
 extern "C" void board_csr_write(uint32_t addr, uint32_t value) { *csr(addr) = value; }
 extern "C" uint64_t board_mem_capacity(void) { return BOARD_HBM_BYTES; }
+extern "C" uint32_t board_smem_words(void) { return BOARD_SMEM_WORDS; }
 
 extern "C" int board_mem_write(uint64_t addr, const uint8_t* data, size_t len) {
   if (!in_window(addr, len)) return static_cast<int>(FW_ST_OUT_OF_RANGE);

@@ -46,13 +46,14 @@ int mw(void*, uint64_t, const uint8_t*, size_t) { return 0; }
 int mr(void*, uint64_t, uint8_t*, size_t) { return 0; }
 uint64_t wait(void*, uint64_t n) { return n; }
 uint64_t cap(void*) { return 0; }
+uint32_t smem(void*) { return 0; }
 
 uint8_t in_buf[64];
 uint8_t out_buf[FW_HEADER_SIZE + 256];
 }  // namespace
 
 extern "C" void fw_check_entry() {
-  fw_hal hal{nullptr, rd, wr, mw, mr, wait, cap, nullptr};
+  fw_hal hal{nullptr, rd, wr, mw, mr, wait, cap, nullptr, smem};
   size_t n = 0;
   fw_handle_frame(&hal, in_buf, sizeof in_buf, out_buf, sizeof out_buf, &n);
   for (;;) {

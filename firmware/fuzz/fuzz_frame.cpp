@@ -61,11 +61,12 @@ uint64_t wait(void* c, uint64_t n) {
   return k;
 }
 uint64_t cap(void*) { return sizeof g_fake.mem; }
+uint32_t smem_words(void*) { return 256; }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const fw_hal hal = {&g_fake, rd, wr, mw, mr, wait, cap, nullptr};
+  static const fw_hal hal = {&g_fake, rd, wr, mw, mr, wait, cap, nullptr, smem_words};
   static uint8_t out[FW_MAX_FRAME];
   // Exact-size copy so reads past the end of the input are caught.
   uint8_t* in = static_cast<uint8_t*>(malloc(size ? size : 1));

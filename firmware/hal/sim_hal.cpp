@@ -13,7 +13,7 @@ namespace {
 SimHal& self(void* ctx) { return *static_cast<SimHal*>(ctx); }
 }  // namespace
 
-SimHal::SimHal(tpuemu::sim::CoreSim& core) : core_(core) {
+SimHal::SimHal(tpuemu::sim::CoreSim& core, std::uint32_t smem_words) : core_(core), smem_words_(smem_words) {
   hal_.ctx = this;
   hal_.csr_read = &SimHal::csr_read;
   hal_.csr_write = &SimHal::csr_write;
@@ -22,6 +22,7 @@ SimHal::SimHal(tpuemu::sim::CoreSim& core) : core_(core) {
   hal_.wait_cycles = &SimHal::wait_cycles;
   hal_.mem_capacity = &SimHal::mem_capacity;
   hal_.failed = &SimHal::has_failed;
+  hal_.smem_words = &SimHal::smem_words;
 }
 
 void SimHal::rethrow_if_failed() {
@@ -101,6 +102,8 @@ std::uint64_t SimHal::mem_capacity(void* ctx) {
     return 0;
   }
 }
+
+std::uint32_t SimHal::smem_words(void* ctx) { return self(ctx).smem_words_; }
 
 int SimHal::has_failed(void* ctx) {
   SimHal& s = self(ctx);

@@ -49,6 +49,14 @@ int check_range(Cmd* c, uint64_t addr, uint64_t len) {
   return static_cast<int>(FW_ST_OK);
 }
 
+// SMEM words [word, word+count) must exist: the core wraps SMEM_ADDR around at its size, so a
+// transfer past the end would silently reach the first words.
+int check_smem_range(Cmd* c, uint32_t word, uint32_t count) {
+  const uint64_t words = c->hal->smem_words(c->hal->ctx);
+  if (word > words || count > words - word) return fail(c, FW_ST_OUT_OF_RANGE, word, count);
+  return static_cast<int>(FW_ST_OK);
+}
+
 int hal_status(Cmd* c, int st, uint64_t addr, uint64_t len) {
   if (st == static_cast<int>(FW_ST_OK)) return st;
   if (st != static_cast<int>(FW_ST_OUT_OF_RANGE)) st = static_cast<int>(FW_ST_HAL_ERROR);
@@ -100,6 +108,7 @@ int cmd_info(Cmd* c) {
   fw_wr_u64(&c->wr, c->hal->mem_capacity(c->hal->ctx));
   fw_wr_u32(&c->wr, csr_rd(c, FW_CSR_STATUS));
   fw_wr_u32(&c->wr, FW_RUN_POLL_SLICE);
+  fw_wr_u32(&c->wr, c->hal->smem_words(c->hal->ctx));
   return static_cast<int>(FW_ST_OK);
 }
 
@@ -160,6 +169,8 @@ int cmd_write_smem(Cmd* c) {
     return fail(c, FW_ST_BAD_PAYLOAD, c->rd.len, 8u + 4u * static_cast<uint64_t>(count));
   if (static_cast<uint64_t>(word) + count > 0x100000000ull)
     return fail(c, FW_ST_BAD_ARGUMENT, word, count);
+  const int st = check_smem_range(c, word, count);
+  if (st != static_cast<int>(FW_ST_OK)) return st;
   csr_wr(c, FW_CSR_SMEM_ADDR, word);  // every SMEM_DATA write advances SMEM_ADDR by one
   for (uint32_t i = 0; i < count; ++i) csr_wr(c, FW_CSR_SMEM_DATA, fw_rd_u32(&c->rd));
   fw_wr_u32(&c->wr, word);
@@ -177,6 +188,8 @@ int cmd_read_smem(Cmd* c) {
     return fail(c, FW_ST_TOO_LARGE, 8u + 4u * static_cast<uint64_t>(count), c->wr.cap);
   if (static_cast<uint64_t>(word) + count > 0x100000000ull)
     return fail(c, FW_ST_BAD_ARGUMENT, word, count);
+  st = check_smem_range(c, word, count);
+  if (st != static_cast<int>(FW_ST_OK)) return st;
   fw_wr_u32(&c->wr, word);
   fw_wr_u32(&c->wr, count);
   for (uint32_t i = 0; i < count; ++i) {
@@ -335,7 +348,7 @@ extern "C" int fw_handle_frame(const struct fw_hal* hal, const uint8_t* in, size
   if (st == static_cast<int>(FW_ST_OK) &&
       (hal == nullptr || hal->csr_read == nullptr || hal->csr_write == nullptr ||
        hal->mem_read == nullptr || hal->mem_write == nullptr || hal->wait_cycles == nullptr ||
-       hal->mem_capacity == nullptr))
+       hal->mem_capacity == nullptr || hal->smem_words == nullptr))
     st = fail(&c, FW_ST_HAL_ERROR, 0, 0);
   if (st == static_cast<int>(FW_ST_OK)) {
     fw_reader_init(&c.rd, payload, h.payload_len);

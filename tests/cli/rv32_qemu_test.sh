@@ -51,7 +51,7 @@ PY
 [[ "$ready" == yes ]] || { echo "FAIL the firmware in QEMU did not answer a PING within 90 s: $(cat "$tmp/qemu.log")"; exit 1; }
 export TPUEMU_BOARD=127.0.0.1:$port TPUEMU_BOARD_PRESET=small
 echo "rv32: $(basename "$elf") in QEMU, UART on $TPUEMU_BOARD"
-subset='InfoMatchesThePreset:PingEchoesThePayload:SmemRoundTrips:OutOfRangeAccessIsAnError'
+subset='InfoMatchesThePreset:PingEchoesThePayload:SmemRoundTrips:OutOfRangeAccessIsAnError:SmemPastTheEndIsRefusedBeforeAnythingIsWritten:FirmwareRefusesSmemPastTheEndFromAnyClient'
 filter=$(sed -E 's#([A-Za-z]+)#Backends/Conformance.\1/board#g' <<<"$subset")
 "$conformance" --gtest_filter="$filter" || { echo "FAIL the conformance subset on the rv32 firmware"; exit 1; }
 "$board_link" || { echo "FAIL the link tests on the rv32 firmware"; exit 1; }

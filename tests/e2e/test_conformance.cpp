@@ -13,12 +13,15 @@
 #include <random>
 
 #include "loopback_server.h"
+#include "raw_client.h"
 #include "tpuemu/compile/model.h"
 #include "tpuemu/compile/reference.h"
 #include "tpuemu/compile/workload.h"
 #include "tpuemu/config/config.h"
 #include "tpuemu/device/backend_registry.h"
 #include "tpuemu/device/device.h"
+#include "tpuemu/device/protocol.h"
+#include "tpuemu/device/session.h"
 #include "tpuemu/program/program.h"
 #include "tpuemu/run/runner.h"
 #include "tpuemu/spec/contract.h"
@@ -57,6 +60,60 @@ std::string resolve(const std::string& param) {
   return param;
 }
 
+// Requests straight to the firmware, past the host's own checks, as a client of its own sends
+// them: in process through the backend's transport, remote over a raw connection (after the
+// session's HELLO when a server answers it; a bare firmware answers UNKNOWN_COMMAND).
+class RawFirmware {
+ public:
+  RawFirmware(const std::string& backend, const Preset& preset) {
+    if (!backend.starts_with("remote://")) {
+      transport_ = built_in_device_backends().open_transport(backend, preset, {});
+      return;
+    }
+    const std::string where = backend.substr(9, backend.find('?') - 9);
+    const std::size_t colon = where.rfind(':');
+    client_ = std::make_unique<testing_support::RawClient>(static_cast<std::uint16_t>(std::stoi(where.substr(colon + 1))),
+                                                          where.substr(0, colon));
+    session::Hello hello;
+    hello.client = "conformance raw client";
+    hello.preset_digest = session::preset_digest(preset);
+    const auto answer = client_->call(FW_CMD_HELLO, 1, session::encode(hello));
+    if (!answer || (answer->status != FW_ST_OK && answer->status != FW_ST_UNKNOWN_COMMAND))
+      throw Error("raw client", "HELLO was not answered");
+  }
+  protocol::Frame call(std::uint8_t command, std::span<const std::uint8_t> payload) {
+    const std::uint32_t seq = ++seq_;
+    if (transport_) {
+      transport_->send(protocol::encode_request(command, seq, payload));
+      return protocol::decode_frame(transport_->receive());
+    }
+    auto answer = client_->call(command, seq, payload);
+    if (!answer) throw Error("raw client", fmt::format("no answer to {}", protocol::command_name(command)));
+    return *answer;
+  }
+
+ private:
+  std::unique_ptr<Transport> transport_;
+  std::unique_ptr<testing_support::RawClient> client_;
+  std::uint32_t seq_ = 1;
+};
+
+std::vector<std::uint8_t> words_payload(std::initializer_list<std::uint32_t> words) {
+  protocol::PayloadWriter w;
+  for (const std::uint32_t v : words) w.u32(v);
+  return w.take();
+}
+
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
 class Conformance : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
@@ -83,6 +140,7 @@ TEST_P(Conformance, InfoMatchesThePreset) {
   EXPECT_EQ(info.vmem_rows, preset_.vmem_rows);
   EXPECT_EQ(info.acc_rows, preset_.acc_rows);
   EXPECT_EQ(info.hbm_capacity, preset_.hbm.capacity_bytes);
+  EXPECT_EQ(info.smem_words, preset_.smem_words);
   EXPECT_EQ(info.num_semaphores, spec::kNumSems);
   EXPECT_EQ(info.num_counters, spec::kNumCounters);
   EXPECT_EQ(info.backend, backend_);
@@ -224,6 +282,59 @@ TEST_P(Conformance, OutOfRangeAccessIsAnError) {
   std::vector<std::uint8_t> data(16);
   EXPECT_THROW(device_->write_hbm(preset_.hbm.capacity_bytes - 8, data), Error);
   EXPECT_THROW(device_->read_hbm(preset_.hbm.capacity_bytes, data), Error);
+}
+
+// The core wraps SMEM_ADDR around at its size: a transfer past the end would overwrite word 0. The
+// host refuses it whole, naming the range and the size, and nothing is written.
+TEST_P(Conformance, SmemPastTheEndIsRefusedBeforeAnythingIsWritten) {
+  const std::uint32_t words = preset_.smem_words;
+  device_->write_smem(0, std::vector<std::uint32_t>{0xA0, 0xA1});
+  device_->write_smem(words - 1, std::vector<std::uint32_t>{0xAF});
+  EXPECT_EQ(error_of([&] { device_->write_smem(words - 1, std::vector<std::uint32_t>{7, 8, 9}); }),
+            fmt::format("device: write_smem: words [{}, {}) are outside SMEM ({} words)", words - 1, words + 2, words));
+  std::vector<std::uint32_t> many(4096), ten(10), first(2), last(1);
+  EXPECT_EQ(error_of([&] { device_->read_smem(0, many); }),
+            fmt::format("device: read_smem: words [0, 4096) are outside SMEM ({} words)", words));
+  EXPECT_THROW(device_->read_smem(words - 6, ten), Error);
+  device_->read_smem(0, first);
+  device_->read_smem(words - 1, last);
+  EXPECT_EQ(first, (std::vector<std::uint32_t>{0xA0, 0xA1}));
+  EXPECT_EQ(last, std::vector<std::uint32_t>{0xAF});
+}
+
+// The firmware refuses the same ranges itself, OUT_OF_RANGE with the word and the count, for a
+// client that does not check (a raw connection, another host's runtime); INFO reports the size.
+TEST_P(Conformance, FirmwareRefusesSmemPastTheEndFromAnyClient) {
+  device_.reset();  // a board takes one connection at a time
+  RawFirmware fw(backend_, preset_);
+  const std::uint32_t words = preset_.smem_words;
+  ASSERT_EQ(fw.call(FW_CMD_WRITE_SMEM, words_payload({0, 2, 0xB0, 0xB1})).status, FW_ST_OK);
+  const protocol::Frame refused = fw.call(FW_CMD_WRITE_SMEM, words_payload({words - 1, 3, 7, 8, 9}));
+  EXPECT_EQ(refused.status, FW_ST_OUT_OF_RANGE);
+  const protocol::ErrorDetail detail = protocol::decode_error_detail(refused.payload);
+  EXPECT_EQ(detail.detail0, words - 1);
+  EXPECT_EQ(detail.detail1, 3u);
+  EXPECT_EQ(fw.call(FW_CMD_READ_SMEM, words_payload({words - 6, 10})).status, FW_ST_OUT_OF_RANGE);
+  EXPECT_EQ(fw.call(FW_CMD_READ_SMEM, words_payload({0, 4096})).status, FW_ST_OUT_OF_RANGE);
+  const protocol::Frame back = fw.call(FW_CMD_READ_SMEM, words_payload({0, 2}));
+  ASSERT_EQ(back.status, FW_ST_OK);
+  EXPECT_EQ(back.payload, words_payload({0, 2, 0xB0, 0xB1}));
+  const protocol::Frame info = fw.call(FW_CMD_INFO, {});
+  ASSERT_EQ(info.payload.size(), FW_INFO_SIZE);
+  EXPECT_EQ(fw_get_u32(info.payload.data() + 48), words);
+}
+
+// A transfer of several chunks whose last bytes lie past the end is refused whole: its first
+// chunks, inside HBM, are not written either.
+TEST_P(Conformance, HbmPastTheEndIsRefusedWhole) {
+  const std::uint64_t capacity = preset_.hbm.capacity_bytes;
+  const std::size_t size = (2u << 20) + 16;
+  const std::uint64_t addr = capacity - size + 8;
+  const std::vector<std::uint8_t> before = device_->read_hbm(addr, size - 8);
+  EXPECT_EQ(error_of([&] { device_->write_hbm(addr, std::vector<std::uint8_t>(size, 0x5A)); }),
+            fmt::format("device: write_hbm: bytes [0x{:x}, 0x{:x}) are outside HBM ({} bytes)", addr, addr + size,
+                        capacity));
+  EXPECT_EQ(device_->read_hbm(addr, size - 8), before);
 }
 
 TEST_P(Conformance, SemaphoresAreSetReadAndWaitedOn) {

@@ -97,13 +97,67 @@ def test_bad_arrays_are_refused_and_nothing_is_written(device):
     for bad in (np.zeros(64, np.float32), np.zeros(64, np.int64), np.zeros(64, np.int16), np.int8(5)):
         with pytest.raises(tpuemu.Error):
             device.write_hbm(0, bad)
-    with pytest.raises(tpuemu.Error, match="outside its"):
+    with pytest.raises(tpuemu.Error, match="outside HBM"):
         device.write_hbm(device.hbm_capacity - 8, np.zeros(64, np.uint8))
-    with pytest.raises(tpuemu.Error, match="outside its"):
+    with pytest.raises(tpuemu.Error, match="outside HBM"):
         device.read_hbm(device.hbm_capacity - 8, 64)
     with pytest.raises(tpuemu.Error, match="int8, uint8 and int32"):
         device.read_hbm(0, 4, dtype=np.float64)
     assert np.array_equal(device.read_hbm(0, 64), before)
+
+
+def test_smem_past_the_end_is_refused_and_nothing_is_written(device):
+    words = device.smem_words
+    device.write_smem(0, np.array([0xA0, 0xA1], np.uint32))
+    device.write_smem(words - 1, np.array([0xAF], np.uint32))
+    with pytest.raises(tpuemu.Error) as e:
+        device.write_smem(words - 1, np.array([7, 8, 9], np.uint32))
+    assert str(e.value) == f"device: write_smem: words [{words - 1}, {words + 2}) are outside SMEM ({words} words)"
+    for word, count in ((0, 4096), (words - 6, 10), (words, 1)):
+        with pytest.raises(tpuemu.Error, match="outside SMEM"):
+            device.read_smem(word, count)
+    assert device.read_smem(0, 2).tolist() == [0xA0, 0xA1]
+    assert device.read_smem(words - 1, 1).tolist() == [0xAF]
+
+
+def test_read_into_an_out_of_another_dtype_is_refused(device):
+    device.write_hbm(0, np.arange(16, dtype=np.int8))
+    out = np.zeros(4, np.int32)
+    with pytest.raises(tpuemu.Error) as e:
+        device.read_hbm(0, 16, dtype=np.int8, out=out)
+    assert str(e.value) == "read_hbm: dtype int8 differs from out's int32"
+    assert (out == 0).all()
+    assert device.read_hbm(0, out=out) is out  # out's own dtype when none is given
+    assert device.read_hbm(0, 4, dtype=np.int32, out=out) is out
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda d: d.write_hbm(-1, np.zeros(4, np.uint8)), "addr=-1: must be in 0..18446744073709551615"),
+    (lambda d: d.read_hbm(-8, 4), "addr=-8: must be in 0..18446744073709551615"),
+    (lambda d: d.read_hbm(0, -4), "count=-4: must be in 0..18446744073709551615"),
+    (lambda d: d.read_hbm(0.5, 4), "addr=0.5: not an integer"),
+    (lambda d: d.load_program(bytes(32), addr=-32), "addr=-32: must be in 0..18446744073709551615"),
+    (lambda d: d.run(max_cycles=-1), "max_cycles=-1: must be in 0..18446744073709551615"),
+    (lambda d: d.run(check_every=-5), "check_every=-5: must be in 0..18446744073709551615"),
+    (lambda d: d.set_semaphore(-1, 0), "index=-1: must be in 0..4294967295"),
+    (lambda d: d.set_semaphore(0, -1), "value=-1: must be in 0..4294967295"),
+    (lambda d: d.write_smem(-1, np.zeros(1, np.uint32)), "word=-1: must be in 0..4294967295"),
+    (lambda d: d.read_smem(2 ** 32, 1), "word=4294967296: must be in 0..4294967295"),
+    (lambda d: d.load_program("abc"), "load_program: a str; give bytes or a numpy array"),
+    (lambda d: d.load_program(np.zeros(32, np.float32)),
+     "load_program: a float32 array of shape (32,); give bytes or a 1-d uint8 array (tpuemu.assemble makes one)"),
+    (lambda d: d.write_hbm(0, np.int8(5)), "write_hbm: a single int8 value; give an array of values or bytes"),
+])
+def test_bad_arguments_name_themselves(device, call, message):
+    with pytest.raises(tpuemu.Error) as e:
+        call(device)
+    assert str(e.value) == message
+
+
+def test_bytes_are_written_as_bytes(device):
+    device.write_hbm(64, b"abcd")
+    device.write_hbm(68, bytearray(b"ef"))
+    assert device.read_hbm(64, 6).tobytes() == b"abcdef"
 
 
 def test_a_program_runs_and_reports(device):

@@ -104,10 +104,30 @@ TEST(Device, InfoFieldsOfTheFirmwareAreDecoded) {
   Rig rig;
   const auto& info = rig.dev->info();
   EXPECT_EQ(info.backend, "fake");
-  EXPECT_EQ(info.firmware_version_string(), "1.0.0");
+  EXPECT_EQ(info.firmware_version_string(), "1.1.0");
   EXPECT_EQ(info.protocol_version, 1u);
   EXPECT_EQ(info.max_chunk, 1u << 20);
   EXPECT_EQ(info.hbm_capacity, 8u << 20);
+  EXPECT_EQ(info.smem_words, rig.core.smem.size());
+}
+
+// A firmware before 1.1 answers INFO without the SMEM size: the device takes the preset's.
+TEST(Device, SmemSizeOfAnOlderFirmwareIsThePresets) {
+  FakeCore core;
+  WireLog log;
+  log.mutate_response = [](std::vector<std::uint8_t>& r) {
+    auto f = tpuemu::protocol::decode_frame(r);
+    f.payload.resize(48);
+    r = tpuemu::protocol::encode_frame(FW_TYPE_RESPONSE, f.command, 0, f.seq, f.payload);
+  };
+  tpuemu::FirmwareDeviceOptions o;
+  o.smem_words = 64;
+  auto dev = tpuemu::make_firmware_device(
+      std::make_unique<RecordingTransport>(std::make_unique<tpuemu::InProcessTransport>(core.hal()), &log), o);
+  EXPECT_EQ(dev->info().smem_words, 64u);
+  std::vector<std::uint32_t> words(8);
+  EXPECT_EQ(error_of([&] { dev->read_smem(60, words); }),
+            "device: read_smem: words [60, 68) are outside SMEM (64 words)");
 }
 
 TEST(Device, OneTransferIsOneFrameAndAnEmptyOneNone) {
@@ -272,7 +292,7 @@ TEST(Device, StateAndReset) {
   EXPECT_EQ(rig.core.soft_resets, 1);
   EXPECT_EQ(rig.dev->state().status, RunStatus::Idle);
   EXPECT_EQ(rig.dev->state().semaphores[2], 0u);
-  EXPECT_NE(error_of([&] { rig.dev->set_semaphore(32, 0); }).find("SET_SEM failed: bad argument"),
+  EXPECT_NE(error_of([&] { rig.dev->set_semaphore(32, 0); }).find("outside SEM (32 semaphores)"),
             std::string::npos);
 }
 
@@ -293,13 +313,39 @@ TEST(Device, CountersHaveNamedFields) {
   EXPECT_THROW(tpuemu::Counters::name(tpuemu::Counters::kCount), std::out_of_range);
 }
 
-TEST(Device, FirmwareErrorsBecomeErrors) {
+// Every range is checked once, on the host, before a frame is sent: nothing is written in part.
+TEST(Device, RangesOutsideTheDeviceAreRefusedBeforeAnyFrame) {
   Rig rig(4096);
   EXPECT_EQ(error_of([&] { rig.dev->write_hbm(4000, pattern(100)); }),
-            "device: WRITE_MEM failed: address range [0xfa0, 0x1004) is outside device memory");
+            "device: write_hbm: bytes [0xfa0, 0x1004) are outside HBM (4096 bytes)");
   std::vector<std::uint8_t> buf(8);
   EXPECT_EQ(error_of([&] { rig.dev->read_hbm(4096, buf); }),
-            "device: READ_MEM failed: address range [0x1000, 0x1008) is outside device memory");
+            "device: read_hbm: bytes [0x1000, 0x1008) are outside HBM (4096 bytes)");
+  EXPECT_EQ(error_of([&] { rig.dev->read_hbm(~std::uint64_t{0}, buf); }),
+            "device: read_hbm: bytes [0xffffffffffffffff, 0xffffffffffffffff+0x8) are outside HBM (4096 bytes)");
+  EXPECT_EQ(error_of([&] { rig.dev->load_program(4064, std::vector<std::uint8_t>(64)); }),
+            "device: load_program: bytes [0xfe0, 0x1020) are outside HBM (4096 bytes)");
+  EXPECT_EQ(error_of([&] { rig.dev->write_smem(255, std::vector<std::uint32_t>{7, 8, 9}); }),
+            "device: write_smem: words [255, 258) are outside SMEM (256 words)");
+  std::vector<std::uint32_t> words(4096);
+  EXPECT_EQ(error_of([&] { rig.dev->read_smem(0, words); }),
+            "device: read_smem: words [0, 4096) are outside SMEM (256 words)");
+  EXPECT_EQ(error_of([&] { rig.dev->set_semaphore(32, 1); }),
+            "device: set_semaphore: semaphores [32, 33) are outside SEM (32 semaphores)");
+  EXPECT_TRUE(rig.log.commands.empty());
+  // At the end, nothing is in range.
+  rig.dev->write_hbm(4096, {});
+  rig.dev->write_smem(256, {});
+}
+
+TEST(Device, FirmwareErrorsBecomeErrors) {
+  Rig rig;
+  EXPECT_EQ(error_of([&] { rig.dev->set_semaphore(3, 0x10000); }),
+            "device: SET_SEM failed: bad argument 0x10000 (limit or unit 0xffff)");
+  EXPECT_EQ(tpuemu::protocol::describe_status(FW_ST_OUT_OF_RANGE, {250, 10}, FW_CMD_READ_SMEM),
+            "SMEM words [250, 260) are outside the device's SMEM");
+  EXPECT_EQ(tpuemu::protocol::describe_status(FW_ST_OUT_OF_RANGE, {0xfa0, 100}, FW_CMD_WRITE_MEM),
+            "address range [0xfa0, 0x1004) is outside device memory");
 }
 
 TEST(Device, BrokenResponsesAreDetected) {
@@ -410,23 +456,25 @@ class SimTransport : public tpuemu::InProcessTransport {
 TEST(SimHal, DeviceThroughTheSimulatorBinding) {
   FakeCore core(1 << 16);
   FakeCoreSim sim(core);
-  tpuemu::fw::SimHal hal(sim);
+  tpuemu::fw::SimHal hal(sim, 256);
   auto dev = tpuemu::make_firmware_device(std::make_unique<SimTransport>(hal));
   EXPECT_EQ(dev->info().hbm_capacity, 1u << 16);
   const auto data = pattern(777);
   dev->write_hbm(32, data);
   EXPECT_EQ(dev->read_hbm(32, data.size()), data);
   EXPECT_EQ(dev->run().cycles, 5000u);
-  // std::out_of_range from the memory model is an ordinary protocol error, not a HAL failure.
-  EXPECT_NE(error_of([&] { dev->write_hbm(1 << 16, pattern(1)); }).find("outside device memory"),
-            std::string::npos);
+  // std::out_of_range from the memory model is an ordinary protocol error, not a HAL failure (the
+  // frame goes past the host's own range check, as another client's would).
+  tpuemu::InProcessTransport plain(hal.hal());
+  plain.send(tpuemu::protocol::encode_request(FW_CMD_READ_MEM, 9, std::vector<std::uint8_t>{0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0}));
+  EXPECT_EQ(tpuemu::protocol::decode_frame(plain.receive()).status, FW_ST_OUT_OF_RANGE);
   EXPECT_FALSE(hal.failed());
 }
 
 TEST(SimHal, SimulatorExceptionsNeverCrossTheFirmware) {
   FakeCore core(1 << 16);
   FakeCoreSim sim(core);
-  tpuemu::fw::SimHal hal(sim);
+  tpuemu::fw::SimHal hal(sim, 256);
   auto dev = tpuemu::make_firmware_device(std::make_unique<SimTransport>(hal));
   sim.throw_on_step = true;
   try {
@@ -456,7 +504,7 @@ TEST(SimHal, CoreMemoryFaultEndsTheRun) {
   FakeCore core(1 << 16);
   core.outcome = FakeCore::Outcome::Hang;
   FakeCoreSim sim(core);
-  tpuemu::fw::SimHal hal(sim);
+  tpuemu::fw::SimHal hal(sim, 256);
   auto dev = tpuemu::make_firmware_device(std::make_unique<SimTransport>(hal));
   sim.fault_ = "DMA read at 0x10000000 beyond capacity 0x10000";
   try {

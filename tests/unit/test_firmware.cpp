@@ -115,6 +115,7 @@ TEST(Firmware, InfoReportsIdConfigVersionsAndLimits) {
   EXPECT_EQ(r.u64(32), core.mem.size());
   EXPECT_EQ(r.u32(40), 0u);
   EXPECT_EQ(r.u32(44), FW_RUN_POLL_SLICE);
+  EXPECT_EQ(r.u32(48), core.smem.size());
   EXPECT_EQ(core.bad_csr_accesses, 0);
 }
 
@@ -255,6 +256,33 @@ TEST(Firmware, SmemErrors) {
             FW_ST_BAD_ARGUMENT);
   EXPECT_EQ(call(core, FW_CMD_READ_SMEM, Bytes().u32(0).u32(FW_MAX_CHUNK / 4 + 1).b).h.status,
             FW_ST_TOO_LARGE);
+}
+
+// The core wraps SMEM_ADDR around at its size: a transfer past the end would reach word 0. The
+// firmware refuses it whole, OUT_OF_RANGE with the word and count, before any CSR access.
+TEST(Firmware, SmemPastTheEndIsRefusedBeforeAnythingIsWritten) {
+  FakeCore core;
+  const std::uint32_t words = static_cast<std::uint32_t>(core.smem.size());
+  core.smem[0] = 0xA0;
+  core.smem[1] = 0xA1;
+  core.smem[words - 1] = 0xAF;
+  Response w = call(core, FW_CMD_WRITE_SMEM, Bytes().u32(words - 1).u32(3).u32(7).u32(8).u32(9).b);
+  EXPECT_EQ(w.h.status, FW_ST_OUT_OF_RANGE);
+  EXPECT_EQ(w.u64(0), words - 1);
+  EXPECT_EQ(w.u64(8), 3u);
+  EXPECT_EQ(core.smem[0], 0xA0u);
+  EXPECT_EQ(core.smem[1], 0xA1u);
+  EXPECT_EQ(core.smem[words - 1], 0xAFu);
+  Response r = call(core, FW_CMD_READ_SMEM, Bytes().u32(words - 6).u32(10).b);
+  EXPECT_EQ(r.h.status, FW_ST_OUT_OF_RANGE);
+  EXPECT_EQ(r.u64(0), words - 6);
+  EXPECT_EQ(r.u64(8), 10u);
+  EXPECT_EQ(call(core, FW_CMD_READ_SMEM, Bytes().u32(0).u32(words + 1).b).h.status, FW_ST_OUT_OF_RANGE);
+  EXPECT_EQ(call(core, FW_CMD_WRITE_SMEM, Bytes().u32(words).u32(1).u32(5).b).h.status, FW_ST_OUT_OF_RANGE);
+  // The whole SMEM, and nothing at its end, are in range.
+  EXPECT_EQ(call(core, FW_CMD_READ_SMEM, Bytes().u32(0).u32(words).b).h.status, FW_ST_OK);
+  EXPECT_EQ(call(core, FW_CMD_READ_SMEM, Bytes().u32(words).u32(0).b).h.status, FW_ST_OK);
+  EXPECT_EQ(core.bad_csr_accesses, 0);
 }
 
 TEST(Firmware, LoadProgramWritesMemoryAndSetsProgBase) {
@@ -482,6 +510,10 @@ TEST(Firmware, IncompleteHalIsAnError) {
   ASSERT_EQ(fw_handle_frame(&broken, f.data(), f.size(), out.data(), out.size(), &n), 0);
   EXPECT_EQ(out[FW_OFF_STATUS], FW_ST_HAL_ERROR);
   ASSERT_EQ(fw_handle_frame(nullptr, f.data(), f.size(), out.data(), out.size(), &n), 0);
+  EXPECT_EQ(out[FW_OFF_STATUS], FW_ST_HAL_ERROR);
+  fw_hal no_smem_size = *core.hal();
+  no_smem_size.smem_words = nullptr;
+  ASSERT_EQ(fw_handle_frame(&no_smem_size, f.data(), f.size(), out.data(), out.size(), &n), 0);
   EXPECT_EQ(out[FW_OFF_STATUS], FW_ST_HAL_ERROR);
 }
 

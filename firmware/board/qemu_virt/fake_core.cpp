@@ -80,6 +80,7 @@ extern "C" void board_csr_write(uint32_t addr, uint32_t value) {
 }
 
 extern "C" uint64_t board_mem_capacity(void) { return FAKE_HBM_BYTES; }
+extern "C" uint32_t board_smem_words(void) { return FAKE_SMEM_WORDS; }
 
 extern "C" int board_mem_write(uint64_t addr, const uint8_t* data, size_t len) {
   if (!in_memory(addr, len)) return static_cast<int>(FW_ST_OUT_OF_RANGE);

@@ -14,6 +14,7 @@ void DeviceBackendRegistry::add(DeviceBackend backend) {
                                                       const DeviceOptions& options) {
       FirmwareDeviceOptions fo;
       fo.max_chunk = options.max_chunk;
+      fo.smem_words = preset.smem_words;
       return make_firmware_device(factory(preset, options), fo);
     };
   }

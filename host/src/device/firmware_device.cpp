@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The Device that speaks the wire protocol (docs/protocol.md) over any Transport.
 #include <algorithm>
+#include <chrono>
+#include <cstdint>
 
 #include <fmt/format.h>
 
@@ -25,6 +27,28 @@ RunStatus run_status_from_wire(std::uint32_t v) {
     case FW_RUN_BUSY: return RunStatus::Busy;
     default: throw Error("device", fmt::format("protocol: unknown run status {}", v));
   }
+}
+
+// One memory of the device as the protocol reaches it: its name, the unit of its addresses, its
+// size in them, and how an address is written (hex for bytes).
+struct Extent {
+  const char* name;
+  const char* unit;
+  std::uint64_t size;
+  bool hex;
+};
+
+// The one check of every range a command names, before a frame is sent: [first, first + count)
+// must lie inside the memory (count 0 at its end included). The firmware checks again for clients
+// that are not this host.
+void check_range(std::string_view operation, const Extent& memory, std::uint64_t first,
+                 std::uint64_t count) {
+  if (first <= memory.size && count <= memory.size - first) return;
+  const auto at = [&](std::uint64_t v) { return memory.hex ? fmt::format("0x{:x}", v) : fmt::format("{}", v); };
+  // An end past 2^64 is written as a sum.
+  const std::string end = count > UINT64_MAX - first ? fmt::format("{}+{}", at(first), at(count)) : at(first + count);
+  throw Error("device", fmt::format("{}: {} [{}, {}) are outside {} ({} {})", operation, memory.unit,
+                                    at(first), end, memory.name, memory.size, memory.unit));
 }
 
 RunResult decode_run_record(std::span<const std::uint8_t> payload, const char* what) {
@@ -55,6 +79,7 @@ class FirmwareDevice final : public Device {
       : transport_(std::move(transport)) {
     if (!transport_) throw Error("device", "no transport");
     fetch_info();
+    if (info_.smem_words == 0) info_.smem_words = options.smem_words;
     chunk_ = info_.max_chunk;
     if (options.max_chunk != 0) chunk_ = std::min<std::size_t>(chunk_, options.max_chunk);
     if (chunk_ == 0) throw Error("device", "firmware reports a transfer limit of 0 bytes");
@@ -71,6 +96,7 @@ class FirmwareDevice final : public Device {
   // Memory transfers are pipelined: up to transport_->max_in_flight() chunk requests are sent
   // before the first answer is read, so a remote transfer costs one round trip, not one per chunk.
   void write_hbm(std::uint64_t addr, std::span<const std::uint8_t> data) override {
+    check_range("write_hbm", hbm(), addr, data.size());
     pipelined(data.size(), [&](std::size_t off, std::size_t n) {
       PayloadWriter& req = scratch_;
       req.clear();
@@ -82,6 +108,7 @@ class FirmwareDevice final : public Device {
   }
 
   void read_hbm(std::uint64_t addr, std::span<std::uint8_t> data) override {
+    check_range("read_hbm", hbm(), addr, data.size());
     pipelined(data.size(), [&](std::size_t off, std::size_t n) {
       PayloadWriter req;
       req.u64(addr + off).u32(static_cast<std::uint32_t>(n));
@@ -101,6 +128,7 @@ class FirmwareDevice final : public Device {
   }
 
   void write_smem(std::uint32_t word, std::span<const std::uint32_t> words) override {
+    check_range("write_smem", smem(), word, words.size());
     const std::size_t max_words = chunk_ / 4;
     for (std::size_t off = 0; off < words.size(); off += max_words) {
       const std::size_t n = std::min(max_words, words.size() - off);
@@ -112,6 +140,7 @@ class FirmwareDevice final : public Device {
   }
 
   void read_smem(std::uint32_t word, std::span<std::uint32_t> words) override {
+    check_range("read_smem", smem(), word, words.size());
     const std::size_t max_words = chunk_ / 4;
     for (std::size_t off = 0; off < words.size(); off += max_words) {
       const std::size_t n = std::min(max_words, words.size() - off);
@@ -137,6 +166,7 @@ class FirmwareDevice final : public Device {
       throw Error("device",
                   fmt::format("load_program: {} bytes is not a whole number of 32-byte "
                               "instructions", program.size()));
+    check_range("load_program", hbm(), addr, program.size());
     if (program.size() <= chunk_) {
       write_chunk(FW_CMD_LOAD_PROGRAM, addr, program);
     } else {
@@ -146,6 +176,7 @@ class FirmwareDevice final : public Device {
   }
 
   void set_semaphore(std::uint32_t index, std::uint32_t value) override {
+    check_range("set_semaphore", {"SEM", "semaphores", info_.num_semaphores, false}, index, 1);
     PayloadWriter req;
     req.u32(index).u32(value);
     call(FW_CMD_SET_SEM, req.data());
@@ -153,14 +184,12 @@ class FirmwareDevice final : public Device {
 
   RunResult run(const RunOptions& options) override {
     if (options.max_cycles == 0) throw Error("device", "run: max_cycles must be > 0");
-    PayloadWriter req;
-    req.u32(options.resume ? FW_RUN_RESUME : 0u).u64(options.max_cycles);
     if (options.record_timeline && !transport_->begin_timeline()) {
       throw Error("device", fmt::format("{}: this backend cannot record a timeline", transport_->name()));
     }
     RunResult r;
     try {
-      r = decode_run_record(call(FW_CMD_RUN, req.data()), "RUN response");
+      r = run_in_slices(options);
     } catch (...) {
       if (options.record_timeline) {
         try {
@@ -175,6 +204,39 @@ class FirmwareDevice final : public Device {
     if (options.record_timeline) transport_->end_timeline(r);
     if (options.throw_on_failure && !r.ok()) throw RunError(std::move(r));
     return r;
+  }
+
+  // One RUN of options.max_cycles, or with a stop token RUN ... RESUME slices whose length adapts
+  // to about kSliceSeconds of wall time each, the cycles of all of them summed.
+  RunResult run_in_slices(const RunOptions& options) {
+    const auto run_once = [&](bool resume, std::uint64_t cycles) {
+      PayloadWriter req;
+      req.u32(resume ? FW_RUN_RESUME : 0u).u64(cycles);
+      return decode_run_record(call(FW_CMD_RUN, req.data()), "RUN response");
+    };
+    if (!options.stop.requested() && !options.stop) return run_once(options.resume, options.max_cycles);
+    constexpr double kSliceSeconds = 0.1;
+    std::uint64_t slice = std::uint64_t{1} << 14;  // grows to the backend's speed within a few slices
+    std::uint64_t cycles = 0, waited = 0;
+    bool resume = options.resume;
+    for (std::uint64_t budget = options.max_cycles;;) {
+      options.stop.throw_if_requested("a run on the device");
+      const std::uint64_t now = std::min(slice, budget);
+      const auto began = std::chrono::steady_clock::now();
+      RunResult r = run_once(resume, now);
+      const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+      resume = true;
+      budget -= now;
+      cycles += r.cycles;
+      waited += r.waited_cycles;
+      if (r.status != RunStatus::Timeout || budget == 0) {
+        r.cycles = cycles;
+        r.waited_cycles = waited;
+        return r;
+      }
+      if (took < kSliceSeconds / 2 && slice < (std::uint64_t{1} << 40)) slice *= 2;
+      if (took > kSliceSeconds * 2 && slice > 1024) slice /= 2;
+    }
   }
 
   RunResult state() override {
@@ -214,6 +276,7 @@ class FirmwareDevice final : public Device {
     info_.hbm_capacity = rd.u64();
     info_.status = rd.u32();
     info_.poll_slice = rd.u32();
+    if (rd.remaining() != 0) info_.smem_words = rd.u32();  // firmware 1.1 on
     rd.finish();
     namespace config = spec::csr::config;
     info_.dim = config::dim.get(info_.config);
@@ -228,6 +291,9 @@ class FirmwareDevice final : public Device {
     info_.max_chunk = static_cast<std::uint32_t>(
         std::min<std::size_t>(info_.max_chunk, protocol::kMaxChunk));
   }
+
+  Extent hbm() const { return {"HBM", "bytes", info_.hbm_capacity, true}; }
+  Extent smem() const { return {"SMEM", "words", info_.smem_words, false}; }
 
   void write_chunk(std::uint8_t command, std::uint64_t addr, std::span<const std::uint8_t> data) {
     PayloadWriter& req = scratch_;
@@ -322,7 +388,8 @@ class FirmwareDevice final : public Device {
       throw Error("device", fmt::format("{} failed: {}", cmd(),
                                         protocol::describe_status(
                                             resp.status,
-                                            protocol::decode_error_detail(resp.payload))));
+                                            protocol::decode_error_detail(resp.payload),
+                                            command)));
     return resp.payload;
   }
 

@@ -77,7 +77,7 @@ std::string command_name(std::uint8_t command) {
   return n;
 }
 
-std::string describe_status(std::uint8_t status, const ErrorDetail& d) {
+std::string describe_status(std::uint8_t status, const ErrorDetail& d, std::uint8_t command) {
   const auto d0 = d.detail0;
   const auto d1 = d.detail1;
   switch (status) {
@@ -98,6 +98,8 @@ std::string describe_status(std::uint8_t status, const ErrorDetail& d) {
       return fmt::format("malformed payload ({} bytes, expected {})", d0, d1);
     case FW_ST_BAD_ARGUMENT: return fmt::format("bad argument {:#x} (limit or unit {:#x})", d0, d1);
     case FW_ST_OUT_OF_RANGE:
+      if (command == FW_CMD_WRITE_SMEM || command == FW_CMD_READ_SMEM)
+        return fmt::format("SMEM words [{}, {}) are outside the device's SMEM", d0, d0 + d1);
       return fmt::format("address range [0x{:x}, 0x{:x}) is outside device memory", d0, d0 + d1);
     case FW_ST_TOO_LARGE: return fmt::format("too large: {} (limit {})", d0, d1);
     case FW_ST_BUSY: return fmt::format("device busy (STATUS 0x{:08x})", d0);

@@ -277,20 +277,12 @@ class PyDevice {
   std::uint64_t hbm_capacity() { return device().info().hbm_capacity; }
   std::string backend() { return device().info().backend; }
   std::uint32_t dim() { return device().info().dim; }
-
-  // Refuses a range outside HBM before anything is written.
-  void check_range(std::uint64_t addr, std::uint64_t size) {
-    const std::uint64_t capacity = hbm_capacity();
-    if (addr > capacity || size > capacity - addr) {
-      throw Error(fmt::format("device: HBM range 0x{:x}+{} bytes is outside its {} bytes", addr, size, capacity));
-    }
-  }
+  std::uint32_t smem_words() { return device().info().smem_words; }
 
   void write_hbm(std::uint64_t addr, const py::buffer& data) {
     const py::buffer_info b = data.request();
     if (!is_contiguous(b)) throw Error("device: write_hbm needs a C-contiguous array");
     const auto size = static_cast<std::uint64_t>(b.size * b.itemsize);
-    check_range(addr, size);
     const std::span<const std::uint8_t> bytes(static_cast<const std::uint8_t*>(b.ptr), size);
     py::gil_scoped_release unlocked;
     device().write_hbm(addr, bytes);
@@ -301,7 +293,6 @@ class PyDevice {
     const py::buffer_info b = out.request(/*writable=*/true);
     if (!is_contiguous(b)) throw Error("device: read_hbm needs a C-contiguous array");
     const auto size = static_cast<std::uint64_t>(b.size * b.itemsize);
-    check_range(addr, size);
     const std::span<std::uint8_t> bytes(static_cast<std::uint8_t*>(b.ptr), size);
     py::gil_scoped_release unlocked;
     device().read_hbm(addr, bytes);
@@ -309,7 +300,6 @@ class PyDevice {
 
   void load_program(std::uint64_t addr, const py::bytes& program) {
     const std::string p = program;
-    check_range(addr, p.size());
     py::gil_scoped_release unlocked;
     device().load_program(addr, std::span(reinterpret_cast<const std::uint8_t*>(p.data()), p.size()));
   }
@@ -476,6 +466,7 @@ PYBIND11_MODULE(_tpuemu, m) {
       .def_property_readonly("hbm_capacity", &PyDevice::hbm_capacity)
       .def_property_readonly("backend", &PyDevice::backend)
       .def_property_readonly("dim", &PyDevice::dim)
+      .def_property_readonly("smem_words", &PyDevice::smem_words)
       .def("write_hbm", &PyDevice::write_hbm)
       .def("read_hbm_into", &PyDevice::read_hbm_into)
       .def("load_program", &PyDevice::load_program)

@@ -32,6 +32,10 @@ struct fw_hal {
   /* Optional (may be NULL): nonzero once the HAL has failed (e.g. the simulator threw); the
    * command in progress is then answered with FW_ST_HAL_ERROR. */
   int (*failed)(void* ctx);
+  /* 32-bit words of SMEM behind the SMEM_ADDR/SMEM_DATA CSRs: the core's SmemWords, which its
+   * CSRs do not report (the simulator: the preset's; a board: its build's). SMEM commands beyond
+   * it are refused with FW_ST_OUT_OF_RANGE, since the core would wrap SMEM_ADDR around. */
+  uint32_t (*smem_words)(void* ctx);
 };
 
 /* Cycles the RUN command waits between two STATUS polls. */

@@ -80,7 +80,7 @@ extern "C" {
 #define FW_ST_UNKNOWN_COMMAND 0x07u
 #define FW_ST_BAD_PAYLOAD 0x08u     /* payload too short / too long / inconsistent for the command */
 #define FW_ST_BAD_ARGUMENT 0x09u    /* a field value is not allowed (alignment, index, zero) */
-#define FW_ST_OUT_OF_RANGE 0x0Au    /* memory address range outside the device memory */
+#define FW_ST_OUT_OF_RANGE 0x0Au    /* address range outside the memory (HBM bytes, SMEM words) */
 #define FW_ST_TOO_LARGE 0x0Bu       /* payload_len > FW_MAX_PAYLOAD, transfer > FW_MAX_CHUNK,
                                        or the response does not fit */
 #define FW_ST_BUSY 0x0Cu            /* the core is running (RUN without RESUME) */
@@ -104,12 +104,12 @@ extern "C" {
 #define FW_TIMELINE_HBM_SIZE 24u   /* u32 channel, u32 kind, u64 begin, u64 end */
 
 #define FW_RUN_RECORD_SIZE 176u
-#define FW_INFO_SIZE 48u
+#define FW_INFO_SIZE 52u
 #define FW_ERROR_PAYLOAD_SIZE 16u
 
 /* ---- firmware version ---------------------------------------------------------------------- */
 #define FW_VERSION_MAJOR 1u
-#define FW_VERSION_MINOR 0u
+#define FW_VERSION_MINOR 1u
 #define FW_VERSION_PATCH 0u
 #define FW_VERSION ((FW_VERSION_MAJOR << 16) | (FW_VERSION_MINOR << 8) | FW_VERSION_PATCH)
 

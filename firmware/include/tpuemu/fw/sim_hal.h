@@ -17,7 +17,8 @@ namespace tpuemu::fw {
 
 class SimHal {
  public:
-  explicit SimHal(tpuemu::sim::CoreSim& core);
+  // smem_words: the core's SMEM size (the preset's smem_words), which its CSRs do not report.
+  SimHal(tpuemu::sim::CoreSim& core, std::uint32_t smem_words);
   SimHal(const SimHal&) = delete;
   SimHal& operator=(const SimHal&) = delete;
 
@@ -42,8 +43,10 @@ class SimHal {
   static std::uint64_t wait_cycles(void* ctx, std::uint64_t n);
   static std::uint64_t mem_capacity(void* ctx);
   static int has_failed(void* ctx);
+  static std::uint32_t smem_words(void* ctx);
 
   tpuemu::sim::CoreSim& core_;
+  std::uint32_t smem_words_;
   fw_hal hal_{};
   std::exception_ptr error_;
 };

@@ -48,6 +48,7 @@ struct DeviceInfo {
   std::uint32_t num_semaphores = 0;
   std::uint32_t num_counters = 0;
   std::uint64_t hbm_capacity = 0;     // bytes
+  std::uint32_t smem_words = 0;       // 32-bit words of SMEM
   std::uint32_t status = 0;           // STATUS CSR when INFO was answered
   std::uint32_t poll_slice = 0;       // cycles between two STATUS polls of RUN
   // Why this device's cycle counts are approximate (Transport::cycles_approximate); empty when
@@ -244,6 +245,9 @@ class Device {
   virtual const DeviceInfo& info() const = 0;
   // Round trip of an arbitrary payload (PING); returns what came back.
   virtual std::vector<std::uint8_t> ping(std::span<const std::uint8_t> payload = {}) = 0;
+  // Every range a call names (HBM bytes, SMEM words, a semaphore) must lie inside the device's
+  // memory as info() reports it, else the call throws Error naming the range and the size before
+  // anything is sent: a transfer is refused whole, never written in part.
   // HBM byte access; transfers larger than info().max_chunk are split.
   virtual void write_hbm(std::uint64_t addr, std::span<const std::uint8_t> data) = 0;
   virtual void read_hbm(std::uint64_t addr, std::span<std::uint8_t> data) = 0;
@@ -268,6 +272,8 @@ class Device {
 struct FirmwareDeviceOptions {
   // Split memory transfers into pieces of at most this many bytes (0: what the firmware reports).
   std::size_t max_chunk = 0;
+  // SMEM words for a firmware whose INFO does not report them (before firmware 1.1): the preset's.
+  std::uint32_t smem_words = 0;
 };
 
 // A Device that speaks the wire protocol over transport. Sends INFO at once (throws if the

@@ -60,6 +60,7 @@ FunctionalCore::FunctionalCore(const DeviceShape& shape)
   hal_.wait_cycles = [](void* c, std::uint64_t n) { return static_cast<FunctionalCore*>(c)->wait(n); };
   hal_.mem_capacity = [](void* c) { return static_cast<FunctionalCore*>(c)->shape_.hbm_bytes; };
   hal_.failed = nullptr;
+  hal_.smem_words = [](void* c) { return static_cast<FunctionalCore*>(c)->shape_.smem_words; };
 }
 
 // ---------------------------------------------------------------------------------------------

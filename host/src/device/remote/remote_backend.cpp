@@ -313,6 +313,7 @@ std::unique_ptr<Device> open_remote(std::string_view backend, const Preset& pres
     throw Error("device", fmt::format("{}: the board shim is chosen on the server (tpuemu serve), not by a client", backend));
   FirmwareDeviceOptions fo;
   fo.max_chunk = options.max_chunk;
+  fo.smem_words = preset.smem_words;
   return make_firmware_device(std::make_unique<RemoteTransport>(std::move(address), preset), fo);
 }
 

@@ -60,7 +60,7 @@ std::unique_ptr<Transport> open_rtl_transport(const Preset& preset, const Device
     throw Error("device", fmt::format("backend rtl: cannot start the core for preset '{}': {}",
                                       preset.name, e.what()));
   }
-  parts.hal = std::make_unique<fw::SimHal>(*parts.core);
+  parts.hal = std::make_unique<fw::SimHal>(*parts.core, preset.smem_words);
   const std::string source =
       options.board_shim_max_latency
           ? fmt::format("{}: board top's memory system (RTL beat bridge, HBM controller, DRAM shim; backing store "

@@ -50,7 +50,7 @@ std::unique_ptr<Transport> open_tlm_transport(const Preset& preset, const Device
   } catch (const std::exception& e) {
     throw Error("device", fmt::format("backend {}: cannot start the model for preset '{}': {}", name, preset.name, e.what()));
   }
-  parts.hal = std::make_unique<fw::SimHal>(*parts.core);
+  parts.hal = std::make_unique<fw::SimHal>(*parts.core, preset.smem_words);
   return std::make_unique<SimCoreTransport>(std::move(parts), name, memory_source_of(preset, "TLM HBM timing model"));
 }
 

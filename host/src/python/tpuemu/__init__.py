@@ -16,6 +16,7 @@ a workload that does not fit in HBM raises tpuemu.OutOfMemory.
 """
 
 import json
+import operator
 import os
 
 import numpy as np
@@ -134,6 +135,31 @@ def replay(trace, capacities, *, allocator="bfc", granularity=256):
     return _raise_if_out_of_memory(*_tpuemu.replay_json(os.fspath(trace), given, policies, int(granularity)))
 
 
+def _integer(name, value, limit=(1 << 64) - 1):
+    """value as a Python int in 0..limit, else Error naming it as name=value (the C++ layer takes
+    unsigned integers, whose conversion errors would name neither)."""
+    try:
+        v = operator.index(value)
+    except TypeError:
+        raise Error(f"{name}={value!r}: not an integer") from None
+    if not 0 <= v <= limit:
+        raise Error(f"{name}={v}: must be in 0..{limit}")
+    return v
+
+
+_U32 = (1 << 32) - 1
+
+
+def _bytes_or_array(name, data):
+    """bytes, bytearray and memoryview as the uint8 array of their bytes; anything else as an
+    array of its own values."""
+    if isinstance(data, str):
+        raise Error(f"{name}: a str; give bytes or a numpy array")
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return np.frombuffer(data, dtype=np.uint8)
+    return np.asarray(data)
+
+
 def _dtype(dtype):
     try:
         d = np.dtype(dtype)
@@ -162,45 +188,57 @@ class Device:
     def hbm_capacity(self):
         return self._dev.hbm_capacity
 
-    def write_hbm(self, addr, array):
-        """Writes a numpy array of int8, uint8 or int32 (little-endian, as the device stores it) at
-        byte address addr. Another dtype, or a range outside HBM, raises Error and writes nothing."""
-        a = np.asarray(array)
-        if a.ndim == 0:
-            raise Error("write_hbm: a 0-d array; give a 1-d or n-d array of values")
-        d = _dtype(a.dtype)
-        self._dev.write_hbm(addr, np.ascontiguousarray(a, dtype=d))
+    @property
+    def smem_words(self):
+        return self._dev.smem_words
 
-    def read_hbm(self, addr, count=None, dtype=np.uint8, out=None):
-        """Reads count values of dtype (int8, uint8, int32) from byte address addr into a new
-        array; or, given out (a C-contiguous, writable array of one of those dtypes), fills out
-        and returns it, which spares a large read the new array's first-touch page faults."""
+    def write_hbm(self, addr, array):
+        """Writes a numpy array of int8, uint8 or int32 (little-endian, as the device stores it), or
+        the bytes of a bytes-like object, at byte address addr. Another dtype, or a range outside
+        HBM, raises Error and writes nothing."""
+        a = _bytes_or_array("write_hbm", array)
+        if a.ndim == 0:
+            raise Error(f"write_hbm: a single {a.dtype} value; give an array of values or bytes")
+        d = _dtype(a.dtype)
+        self._dev.write_hbm(_integer("addr", addr), np.ascontiguousarray(a, dtype=d))
+
+    def read_hbm(self, addr, count=None, dtype=None, out=None):
+        """Reads count values of dtype (int8, uint8, int32; default uint8) from byte address addr
+        into a new array; or, given out (a C-contiguous, writable array of one of those dtypes, and
+        of dtype when both are given), fills out and returns it, which spares a large read the new
+        array's first-touch page faults."""
+        addr = _integer("addr", addr)
         if out is None:
             if count is None:
                 raise Error("read_hbm: give count (and dtype) or out")
-            out = np.empty(int(count), dtype=_dtype(dtype))
+            out = np.empty(_integer("count", count), dtype=_dtype(np.uint8 if dtype is None else dtype))
         else:
             if not isinstance(out, np.ndarray):
                 raise Error(f"read_hbm: out is a {type(out).__name__}, not a numpy array")
             if _dtype(out.dtype) != out.dtype:
                 raise Error(f"read_hbm: out is {out.dtype}; the device stores little-endian values")
+            if dtype is not None and _dtype(dtype) != out.dtype:
+                raise Error(f"read_hbm: dtype {_dtype(dtype)} differs from out's {out.dtype}")
             if not out.flags.writeable:
                 raise Error("read_hbm: out is read-only")
-            if count is not None and int(count) != out.size:
+            if count is not None and _integer("count", count) != out.size:
                 raise Error(f"read_hbm: count {count} differs from out's {out.size} values")
         self._dev.read_hbm_into(addr, out)
         return out
 
     def load_program(self, program, addr=0):
         """Writes a program (32 bytes per instruction: bytes or a uint8 array) at addr."""
-        self._dev.load_program(addr, bytes(np.asarray(program, dtype=np.uint8).tobytes()
-                                           if not isinstance(program, (bytes, bytearray)) else program))
+        p = _bytes_or_array("load_program", program)
+        if p.dtype != np.uint8 or p.ndim != 1:
+            raise Error(f"load_program: a {p.dtype} array of shape {p.shape}; give bytes or a 1-d uint8 array "
+                        "(tpuemu.assemble makes one)")
+        self._dev.load_program(_integer("addr", addr), p.tobytes())
 
     def run(self, max_cycles=100_000_000, check_every=1 << 20):
         """Runs the loaded program; returns its status ("done", ...), cycles and counters. Every
         check_every cycles the run looks for Ctrl-C: then the device is reset and
         KeyboardInterrupt raised."""
-        return json.loads(self._dev.run(int(max_cycles), int(check_every)))
+        return json.loads(self._dev.run(_integer("max_cycles", max_cycles), _integer("check_every", check_every)))
 
     def state(self):
         """The core's state now: status ("idle", "busy", "done", ...), pc, queues, semaphores."""
@@ -208,22 +246,26 @@ class Device:
 
     def ping(self, payload=b""):
         """Echoes payload (bytes) through the firmware: the link works."""
+        if isinstance(payload, str):
+            raise Error("ping: payload is a str; give bytes")
         return self._dev.ping(bytes(payload))
 
     def write_smem(self, word, values):
-        """Writes 32-bit words (uint32 or int32 values) into SMEM from word index word."""
+        """Writes 32-bit words (uint32 or int32 values) into SMEM from word index word. A range
+        past SMEM's end (smem_words) raises Error and writes nothing."""
         a = np.asarray(values)
         if a.dtype.kind not in "iu" or a.dtype.itemsize != 4 or a.ndim != 1:
             raise Error(f"write_smem: a 1-d array of uint32 or int32, not {a.dtype} of shape {a.shape}")
-        self._dev.write_smem(word, np.ascontiguousarray(a.astype("<i4", copy=False).view("<u4")))
+        self._dev.write_smem(_integer("word", word, _U32),
+                             np.ascontiguousarray(a.astype("<i4", copy=False).view("<u4")))
 
     def read_smem(self, word, count):
         """count SMEM words from word index word, as uint32."""
-        return self._dev.read_smem(word, int(count))
+        return self._dev.read_smem(_integer("word", word, _U32), _integer("count", count, _U32))
 
     def set_semaphore(self, index, value):
         """Sets semaphore index (0-31) to value (0-65535) before a run."""
-        self._dev.set_semaphore(index, value)
+        self._dev.set_semaphore(_integer("index", index, _U32), _integer("value", value, _U32))
 
     def reset(self):
         """Soft reset: queues, semaphores, status and counters cleared, work in flight dropped,
