@@ -51,14 +51,14 @@ check bad_module_nothing_written 1 "bad.hlo:[0-9]+:[0-9]+: " -- trace "$tmp/bad.
 # first-fit never fails, here or over 10^5 steps.
 small="$data/steps_train_small.hlo --also $data/steps_eval_small.hlo"
 check long_trace 0 "" -- trace $small --steps 1500 -o "$tmp/long.csv"
-check long_first_fit 0 "" -- replay "$tmp/long.csv" --capacity 3678232 --allocator first-fit
+check long_first_fit 0 "" -- replay "$tmp/long.csv" --capacity 3680288 --allocator first-fit
 check long_best_fit 1 "'step 1026 temporaries of train_step' .* would fit without fragmentation" -- \
-  replay "$tmp/long.csv" --capacity 3678232 --allocator best-fit
+  replay "$tmp/long.csv" --capacity 3680288 --allocator best-fit
 # Not an early failure: the first 1026 steps fit under best-fit at that capacity.
 check long_best_fit_early 0 "" -- trace $small --steps 1026 -o "$tmp/early.csv"
-check best_fit_holds_1026_steps 0 "" -- replay "$tmp/early.csv" --capacity 3678232 --allocator best-fit
+check best_fit_holds_1026_steps 0 "" -- replay "$tmp/early.csv" --capacity 3680288 --allocator best-fit
 # And first-fit holds 10^5 steps at that capacity (the claim of docs/hlo.md at this scale).
 check long_trace_100k 0 "" -- trace $small --steps 100000 -o "$tmp/100k.csv"
-check first_fit_holds_100k 0 "" -- replay "$tmp/100k.csv" --capacity 3678232 --allocator first-fit
+check first_fit_holds_100k 0 "" -- replay "$tmp/100k.csv" --capacity 3680288 --allocator first-fit
 
 finish

@@ -45,14 +45,16 @@ const LiveBuffer* find_buffer(const BufferSet& set, const std::string& name) {
 // The hand rule, implemented apart: buffers defined by every instruction except parameter, tuple,
 // get-tuple-element and bitcast; live from the instruction through its last use in textual order
 // (a use through a tuple or a bitcast is a use of the buffers it holds; get-tuple-element uses
-// only its element); the ROOT's buffers to the end; ENTRY parameters for the whole program;
-// unpadded sizes.
+// only its element); the ROOT's buffers to the end, and a result that is an ENTRY parameter, a
+// constant or a buffer an earlier result holds is one more buffer, its copy, at the last position;
+// ENTRY parameters for the whole program; unpadded sizes.
 // ---------------------------------------------------------------------------------------------
 struct HandLeaf {
   std::uint64_t bytes = 0;
   std::size_t def = 0;  // textual index
   std::size_t last = 0;
   bool whole = false;
+  bool constant = false;
 };
 
 void flat_arrays(const Shape& s, std::vector<const Shape*>& out) {
@@ -97,7 +99,7 @@ std::uint64_t hand_rule_peak(const Module& m) {
       default:
         for (const Shape* a : arrays) {
           holds[i].push_back(leaves.size());
-          leaves.push_back({hand_bytes(*a), i, i, ins.opcode == Opcode::Parameter});
+          leaves.push_back({hand_bytes(*a), i, i, ins.opcode == Opcode::Parameter, ins.opcode == Opcode::Constant});
         }
     }
     if (ins.opcode != Opcode::GetTupleElement)
@@ -105,7 +107,13 @@ std::uint64_t hand_rule_peak(const Module& m) {
         for (const std::size_t l : holds[o]) leaves[l].last = std::max(leaves[l].last, i);
     for (const std::size_t l : holds[i]) leaves[l].last = std::max(leaves[l].last, i);
   }
-  for (const std::size_t l : holds[c.root]) leaves[l].last = n - 1;
+  std::vector<std::size_t> results;
+  for (const std::size_t l : holds[c.root]) {
+    leaves[l].last = n - 1;
+    const bool repeated = std::find(results.begin(), results.end(), l) != results.end();
+    if (leaves[l].whole || leaves[l].constant || repeated) leaves.push_back({leaves[l].bytes, n - 1, n - 1});
+    results.push_back(l);
+  }
   std::uint64_t peak = 0;
   for (std::size_t t = 0; t < n; ++t) {
     std::uint64_t live = 0;

@@ -14,8 +14,12 @@ namespace {
 
 using alloc::format_bytes;
 
+// The split of the "xla" placement (assign_xla): the allocations of their own by kind, and the
+// temporaries' block with their peak, which it holds.
 HbmUsage usage_of(const BufferSet& set, const Placement& xla) {
   HbmUsage u;
+  BufferSet temporaries;
+  temporaries.positions = set.positions;
   for (const LiveBuffer& b : set.buffers) {
     // A donated argument's buffer is the output's too: an argument, and shared by the output.
     if (b.kind == BufferKind::Parameter || b.shares_argument) {
@@ -23,18 +27,16 @@ HbmUsage usage_of(const BufferSet& set, const Placement& xla) {
       if (b.shares_argument) u.outputs_shared += b.bytes;
     } else if (b.kind == BufferKind::Output) {
       u.outputs += b.bytes;
+    } else if (b.kind == BufferKind::Constant) {
+      u.constants += b.bytes;
+    } else {
+      temporaries.buffers.push_back(b);
     }
-  }
-  // The temporaries' unpadded need: their unpadded peak, alone (what the heap would hold untiled).
-  BufferSet temporaries;
-  temporaries.positions = set.positions;
-  for (const LiveBuffer& b : set.buffers) {
-    if (b.kind != BufferKind::Parameter && b.kind != BufferKind::Output && !b.shares_argument) temporaries.buffers.push_back(b);
   }
   u.temporaries_unpadded = peak_live_unpadded_bytes(temporaries);
   u.temporaries_padded = peak_live_bytes(temporaries);
-  u.total = std::max(xla.heap_bytes, u.arguments + u.outputs);
-  u.temporaries = u.total - u.arguments - u.outputs;
+  u.temporaries = xla.temporaries_block_bytes;
+  u.total = u.arguments + u.outputs + u.constants + u.temporaries;
   return u;
 }
 
@@ -106,9 +108,11 @@ std::string format_analysis(const Analysis& a) {
                      format_bytes(p.padding_bytes), note);
   }
   const HbmUsage& u = a.usage;
-  s += fmt::format("hbm: {} total = arguments {} + outputs {} ({} more shared with arguments) + program temporaries {}\n",
+  s += fmt::format("hbm: {} total = arguments {} + outputs {} ({} more shared with arguments) + constants {} + "
+                   "program temporaries {} (their peak {})\n",
                    format_bytes(u.total), format_bytes(u.arguments), format_bytes(u.outputs),
-                   format_bytes(u.outputs_shared), format_bytes(u.temporaries));
+                   format_bytes(u.outputs_shared), format_bytes(u.constants), format_bytes(u.temporaries),
+                   format_bytes(u.temporaries_padded));
   if (!a.vmem.buffers.empty()) {
     s += fmt::format("vmem (S(1)): {} buffers, peak live {}, heap {} (xla){}\n", a.vmem.buffers.size(),
                      format_bytes(peak_live_bytes(a.vmem)), format_bytes(a.vmem_xla.heap_bytes),
@@ -161,20 +165,27 @@ std::string out_of_memory_report(const Analysis& a, std::size_t largest) {
   const std::uint64_t capacity = *a.hbm_capacity;
   std::string s = fmt::format("Ran out of memory in memory space hbm. Used {} of {} hbm. Exceeded hbm capacity by {}.\n\n",
                               format_bytes(u.total), format_bytes(capacity), format_bytes(u.total - capacity));
+  // The lines sum to the total: the program (its constants and temporaries), the arguments and
+  // the outputs with allocations of their own; outputs in donated arguments' are the arguments'.
+  const std::uint64_t program = u.constants + u.temporaries;
   s += "Total hbm usage >= " + format_bytes(u.total) + ":\n";
-  s += fmt::format("    reserved        0 B\n    program         {}\n    arguments       {}\n", format_bytes(u.temporaries),
-                   format_bytes(u.arguments));
+  s += fmt::format("    reserved        0 B\n    program         {}\n    arguments       {}\n    outputs         {}\n",
+                   format_bytes(program), format_bytes(u.arguments), format_bytes(u.outputs));
   s += fmt::format("\nOutput size {}; shares {} with arguments.\n", format_bytes(u.outputs + u.outputs_shared),
                    format_bytes(u.outputs_shared));
-  // Utilization: the unpadded peak of the temporaries over what the heap gives them; the rest is
-  // padding to tiles and the heap's holes (fragmentation, XProf's definition, of the whole heap).
-  const std::uint64_t holes = a.xla.heap_bytes > a.xla.peak_live_bytes ? a.xla.heap_bytes - a.xla.peak_live_bytes : 0;
-  s += fmt::format("\nProgram hbm requirement {}:\n    HLO temp          {} ({:.1f}% utilization: Unpadded ({}) Padded ({}), "
-                   "{:.1f}% fragmentation ({}))\n",
-                   format_bytes(u.temporaries), format_bytes(u.temporaries),
-                   u.temporaries_padded == 0 ? 100.0 : 100.0 * static_cast<double>(u.temporaries_unpadded) / static_cast<double>(u.temporaries_padded),
-                   format_bytes(u.temporaries_unpadded), format_bytes(u.temporaries_padded), 100.0 * a.xla.fragmentation,
-                   format_bytes(holes));
+  // Utilization: the temporaries' unpadded peak over their padded peak (the rest is tile padding);
+  // fragmentation: the block's bytes no temporary holds at that peak, of the block.
+  const std::uint64_t holes = u.temporaries - std::min(u.temporaries, u.temporaries_padded);
+  const auto percent = [](std::uint64_t part, std::uint64_t whole) {
+    return whole == 0 ? 0.0 : 100.0 * static_cast<double>(part) / static_cast<double>(whole);
+  };
+  s += fmt::format("\nProgram hbm requirement {}:\n    constants         {}\n", format_bytes(program),
+                   format_bytes(u.constants));
+  s += fmt::format("    HLO temp          {} ({:.1f}% utilization: Unpadded ({}) Padded ({}), {:.1f}% fragmentation ({}))\n",
+                   format_bytes(u.temporaries),
+                   u.temporaries_padded == 0 ? 100.0 : percent(u.temporaries_unpadded, u.temporaries_padded),
+                   format_bytes(u.temporaries_unpadded), format_bytes(u.temporaries_padded),
+                   percent(holes, u.temporaries), format_bytes(holes));
   s += largest_allocations(a.schedule.buffers, "hbm", largest);
   if (a.vmem_out_of_memory()) s += "\n" + vmem_out_of_memory_report(a, largest);
   return s;
@@ -201,6 +212,7 @@ nlohmann::json analysis_to_json(const Analysis& a) {
                  {"parameters_bytes", u.arguments},
                  {"outputs_bytes", u.outputs},
                  {"outputs_shared_with_arguments_bytes", u.outputs_shared},
+                 {"constants_bytes", u.constants},
                  {"temporaries_bytes", u.temporaries},
                  {"temporaries_peak_bytes", u.temporaries_padded},
                  {"temporaries_peak_bytes_unpadded", u.temporaries_unpadded},

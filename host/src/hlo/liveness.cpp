@@ -36,6 +36,7 @@ struct Node {
   LiveBuffer buffer;
   std::size_t parent = 0;
   bool readonly = false;  // a non-donated ENTRY parameter or a constant: never written in place
+  bool entry_parameter = false;  // holds an ENTRY parameter: an argument allocation of its own
   bool root_output = false;
 };
 
@@ -72,10 +73,16 @@ class Flattener {
     const std::int64_t last = next_pos_ - 1;
     // ROOT's buffers live to the end of the program: they are its outputs.
     touch(root, last);
-    for (const auto& leaf : root.leaves)
+    const std::vector<std::optional<std::size_t>> donors = donated_parameters(root);
+    const Value outputs = distinct_outputs(root, donors, last);
+    for (const auto& leaf : outputs.leaves)
       for (const std::size_t id : leaf) nodes_[id].root_output = true;
-    if (root.table) nodes_[*root.table].root_output = true;
-    apply_input_output_alias(root);
+    if (outputs.table) nodes_[*outputs.table].root_output = true;
+    for (std::size_t j = 0; j < outputs.leaves.size(); ++j) {
+      if (!donors[j]) continue;
+      for (const std::size_t id : outputs.leaves[j]) join(*donors[j], id, last);
+      shares_.push_back(*donors[j]);
+    }
     return finish();
   }
 
@@ -94,8 +101,18 @@ class Flattener {
     if (b < a) std::swap(a, b);  // the first-defined node names the buffer
     nodes_[b].parent = a;
     nodes_[a].readonly = nodes_[a].readonly || nodes_[b].readonly;
+    nodes_[a].entry_parameter = nodes_[a].entry_parameter || nodes_[b].entry_parameter;
   }
   bool readonly(std::size_t id) { return nodes_[find(id)].readonly; }
+  bool holds_parameter(std::size_t id) { return nodes_[find(id)].entry_parameter; }
+
+  // Joins id's buffer to target's, as an alias (loop state, branch result, donation) asks. Each
+  // ENTRY parameter is an argument allocation of its own, so two of them never become one buffer:
+  // a copy of id made at `pos` joins instead, as XLA's copy insertion copies such a value.
+  void join(std::size_t target, std::size_t id, std::int64_t pos) {
+    if (find(target) != find(id) && holds_parameter(target) && holds_parameter(id)) id = copy_of(id, pos);
+    unite(target, id);
+  }
 
   std::size_t add_node(LiveBuffer buffer, bool readonly) {
     Node n;
@@ -284,10 +301,15 @@ class Flattener {
         donated = donated || (a.parameter_number == ins.parameter_number &&
                               path_has_prefix(leaf.path, a.parameter_index));
       v.leaves.emplace_back();
-      if (auto id = define_leaf(comp, ins, leaf, ins.shape.is_tuple(), pos, BufferKind::Parameter, !donated))
+      if (auto id = define_leaf(comp, ins, leaf, ins.shape.is_tuple(), pos, BufferKind::Parameter, !donated)) {
+        nodes_[*id].entry_parameter = true;
         v.leaves.back().push_back(*id);
+      }
     }
-    if (ins.shape.is_tuple()) v.table = define_table(comp, ins, pos, BufferKind::Parameter);
+    if (ins.shape.is_tuple()) {
+      v.table = define_table(comp, ins, pos, BufferKind::Parameter);
+      if (v.table) nodes_[*v.table].entry_parameter = true;
+    }
     if (ins.parameter_number >= 0) {
       const auto n = static_cast<std::size_t>(ins.parameter_number);
       if (entry_params_.size() <= n) entry_params_.resize(n + 1);
@@ -335,6 +357,7 @@ class Flattener {
     const std::vector<Value> args{init};
     instantiate(cond, &args);
     const Value next = instantiate(body, &args);
+    const std::int64_t body_end = next_pos_ - 1;
     // Each iteration's result becomes the next state: one buffer per leaf across the loop. A leaf
     // the body writes whose init is read-only (an argument, a constant) is first copied, as XLA's
     // copy insertion does; a leaf the body passes through unchanged needs no copy.
@@ -348,7 +371,7 @@ class Flattener {
       if (leaf.size() > 1 || readonly(target)) target = copy_of(target, window);
       leaf = {target};
       for (const std::size_t id : written)
-        if (!readonly(id)) unite(target, id);
+        if (!readonly(id)) join(target, id, body_end);
     }
     return out;
   }
@@ -395,7 +418,7 @@ class Flattener {
       }
       out.leaves.emplace_back();
       if (ids.empty()) continue;
-      for (const std::size_t id : ids) unite(ids.front(), id);
+      for (const std::size_t id : ids) join(ids.front(), id, p);
       out.leaves.back().push_back(ids.front());
     }
     return out;
@@ -444,8 +467,10 @@ class Flattener {
     }
   }
 
-  // input_output_alias: the output leaf is the donated argument's buffer.
-  void apply_input_output_alias(const Value& root) {
+  // input_output_alias: for each leaf of the ENTRY ROOT's shape, the ENTRY parameter node donated
+  // to it (its buffer becomes the output's), or nullopt.
+  std::vector<std::optional<std::size_t>> donated_parameters(const Value& root) {
+    std::vector<std::optional<std::size_t>> donors(root.leaves.size());
     const Computation& entry = module_.entry_computation();
     const Instruction& root_ins = entry.instructions.at(entry.root);
     const std::vector<ShapeLeaf> out_leaves = leaves_of(root_ins.shape);
@@ -466,13 +491,33 @@ class Flattener {
         throw Error(module_.source, "input_output_alias: output " + path_text(a.output_index) +
                                         " and parameter " + std::to_string(a.parameter_number) + " " +
                                         path_text(a.parameter_index) + " are not the same shape");
-      for (std::size_t j = 0; j < outs.size(); ++j) {
-        if (param.leaves[ins[j]].empty()) continue;
-        const std::size_t arg = param.leaves[ins[j]].front();
-        for (const std::size_t id : root.leaves[outs[j]]) unite(arg, id);
-        shares_.push_back(arg);
-      }
+      for (std::size_t j = 0; j < outs.size(); ++j)
+        if (!param.leaves[ins[j]].empty()) donors[outs[j]] = param.leaves[ins[j]].front();
     }
+    return donors;
+  }
+
+  // XLA's copy insertion makes the entry's results distinct buffers, none of them read-only: a
+  // result leaf that holds an ENTRY parameter other than the one donated to it, a constant, or a
+  // buffer an earlier result leaf holds is copied into a fresh buffer at the program's last
+  // position. So an output never takes an argument's or a constant's allocation.
+  Value distinct_outputs(const Value& root, const std::vector<std::optional<std::size_t>>& donors,
+                         std::int64_t last) {
+    Value out = root;
+    std::vector<std::size_t> held;  // the buffers (union roots) of the result leaves so far
+    for (std::size_t j = 0; j < out.leaves.size(); ++j) {
+      std::vector<std::size_t>& leaf = out.leaves[j];
+      if (leaf.empty()) continue;
+      const std::size_t r = find(leaf.front());
+      const bool ambiguous = leaf.size() > 1;
+      const bool held_before = std::find(held.begin(), held.end(), r) != held.end();
+      const bool own_donor = donors[j] && find(*donors[j]) == r;
+      const bool foreign = (holds_parameter(r) || readonly(r)) && !own_donor;
+      if (ambiguous || held_before || foreign) leaf = {copy_of(leaf.front(), last)};
+      held.push_back(find(leaf.front()));
+    }
+    if (out.table && nodes_[find(*out.table)].buffer.kind != BufferKind::Temp) out.table = copy_of(*out.table, last);
+    return out;
   }
 
   BufferSet finish() {

@@ -138,7 +138,7 @@ Placement place_planner(const BufferSet& set, const PlacementOptions& options) {
     // The smallest heap the planner reaches within its timeout: bisection between the peak live
     // bytes (no placement needs less) and XLA's heap (a placement that exists), each run given the
     // time left. A run that times out ends the search with the best placement found.
-    const Placement xla = place_xla(set, options);
+    const Placement xla = assign_xla(set, options);
     std::uint64_t lo = peak_live_bytes(set), hi = xla.heap_bytes;
     bool have = false;
     std::uint64_t target = lo;
@@ -250,7 +250,7 @@ std::vector<std::string> placement_policy_names() {
 }
 
 Placement place(std::string_view policy, const BufferSet& set, const PlacementOptions& options) {
-  if (policy == "xla") return place_xla(set, options);
+  if (policy == "xla") return assign_xla(set, options);
   if (policy == "planner") return place_planner(set, options);
   const auto& runtime = alloc::allocator_names();
   if (std::find(runtime.begin(), runtime.end(), policy) == runtime.end()) {

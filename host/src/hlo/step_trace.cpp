@@ -34,6 +34,12 @@ alloc::TraceEvent alloc_event(std::uint64_t time, std::string id, std::uint64_t 
   return e;
 }
 
+// What a resident buffer is, for its owner: an argument, a donated argument, or a constant.
+std::string_view resident_role(const LiveBuffer& b) {
+  if (b.kind == BufferKind::Constant) return "constant";
+  return b.shares_argument ? "donated" : "argument";
+}
+
 alloc::TraceEvent free_event(std::uint64_t time, const alloc::TraceEvent& allocated) {
   alloc::TraceEvent e = allocated;
   e.time = time;
@@ -52,7 +58,7 @@ StepProgram step_program(const Module& module, const SizeOptions& sizes, const s
   StepProgram p;
   p.name = module.name;
   for (const LiveBuffer& b : analysis.schedule.buffers.buffers) {
-    if (b.kind == BufferKind::Parameter || b.shares_argument) {
+    if (b.kind == BufferKind::Parameter || b.shares_argument || b.kind == BufferKind::Constant) {
       p.resident.push_back(b);
     } else if (b.kind == BufferKind::Output) {
       p.outputs.push_back(b);
@@ -83,7 +89,7 @@ alloc::AllocTrace step_trace(std::span<const StepProgram> programs, std::uint64_
       if (b.bytes == 0) continue;  // a token holds no memory; a trace has no empty allocations
       const std::string id = fmt::format("{}.{}", names[k], field(b.name));
       trace.events.push_back(alloc_event(0, id, b.bytes, b.bytes - std::min(b.bytes, b.unpadded),
-                                         fmt::format("{} {}", id, b.shares_argument ? "donated" : "argument")));
+                                         fmt::format("{} {}", id, resident_role(b))));
     }
   }
   std::vector<alloc::TraceEvent> previous;  // the outputs of the step before

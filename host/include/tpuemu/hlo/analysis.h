@@ -26,14 +26,15 @@ struct AnalysisOptions {
   double planner_timeout_seconds = 10;
 };
 
-// What the program needs in HBM, split as the TPU compiler splits it. The total is the heap the
-// "xla" policy needs for every buffer; temporaries are what that heap holds besides the
-// arguments and the outputs that are not donated arguments (fragmentation included).
+// What the program needs in HBM, split as XLA's buffer assignment splits it (the "xla" policy,
+// assign_xla): arguments, constants and outputs in allocations of their own, the temporaries in
+// one block. total = arguments + outputs + constants + temporaries, the "xla" heap.
 struct HbmUsage {
-  std::uint64_t arguments = 0;
-  std::uint64_t outputs = 0;         // outputs with their own buffers
-  std::uint64_t outputs_shared = 0;  // outputs that are donated arguments' buffers
-  std::uint64_t temporaries = 0;
+  std::uint64_t arguments = 0;       // every ENTRY parameter, donated ones included
+  std::uint64_t outputs = 0;         // outputs with allocations of their own
+  std::uint64_t outputs_shared = 0;  // outputs in donated arguments' allocations (within arguments)
+  std::uint64_t constants = 0;
+  std::uint64_t temporaries = 0;           // the temporaries' block: holds their peak and the holes
   std::uint64_t temporaries_padded = 0;    // the temporaries' own peak, tiled
   std::uint64_t temporaries_unpadded = 0;  // and unpadded
   std::uint64_t total = 0;

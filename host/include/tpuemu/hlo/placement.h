@@ -37,13 +37,20 @@ struct Placement {
   double fragmentation = 0;
   // Peak heap minus the heap the unpadded sizes need at the same peak: padding's share.
   std::uint64_t padding_bytes = 0;
+  // xla: the block of the temporaries above the allocations of their own (assign_xla); 0 for the
+  // other policies, which place every buffer in one heap.
+  std::uint64_t temporaries_block_bytes = 0;
   std::optional<std::string> failure;  // out of memory (runtime policies) or the planner's reason
   bool timed_out = false;              // planner: its timeout ran out (offsets: best found)
   std::string detail;                  // e.g. "xla: spatial order (temporal 1.2 MiB)"
 };
 
-// XLA's heap simulator (both orders, the smaller heap; ties as docs/hlo.md states).
+// XLA's heap simulator (both orders, the smaller heap; ties as docs/hlo.md states) on every buffer.
 Placement place_xla(const BufferSet& set, const PlacementOptions& options);
+// XLA's buffer assignment, the "xla" policy: every argument (ENTRY parameter, donated or not),
+// constant and output an allocation of its own, stacked from offset 0 in that order and in buffer
+// order; the temporaries in one block above them, placed by place_xla on the temporaries alone.
+Placement assign_xla(const BufferSet& set, const PlacementOptions& options);
 // tpuemu's offline planner (plan layer) with its timeout.
 Placement place_planner(const BufferSet& set, const PlacementOptions& options);
 // A runtime policy of the alloc layer, allocate/free in schedule order.

@@ -20,14 +20,15 @@ namespace tpuemu::hlo {
 // One program as the runtime sees it between steps.
 struct StepProgram {
   std::string name;  // ids and owners are prefixed with it
-  // Allocated once before the first step, never freed: the ENTRY parameters, and the donated
-  // arguments (input_output_alias) whose buffers every step's aliased output takes over.
+  // Allocated once before the first step, never freed: the ENTRY parameters, the donated
+  // arguments (input_output_alias) whose buffers every step's aliased output takes over, and the
+  // program's constants (allocations of their own, loaded with the program).
   std::vector<LiveBuffer> resident;
   // Each step's outputs with their own buffers (not donated arguments' buffers).
   std::vector<LiveBuffer> outputs;
-  // The program's temporary block, one allocation per step: the xla heap's temporaries
-  // (Analysis::usage.temporaries: the heap minus arguments and own outputs, so the heap
-  // simulator's fragmentation inside the block is included); 0: the program needs none.
+  // The program's temporary block, one allocation per step: XLA's block of the temporaries
+  // (Analysis::usage.temporaries: the heap simulator on the temporaries alone, so it holds their
+  // peak and the simulator's fragmentation inside it); 0: the program needs none.
   std::uint64_t temporaries = 0;
   std::uint64_t temporaries_padding = 0;  // tile padding inside it, at most `temporaries`
 };

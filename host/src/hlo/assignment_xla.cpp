@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+// The "xla" placement policy: XLA's buffer assignment around its heap simulator (docs/hlo.md,
+// "Buffer assignment"). As read in xla/service/buffer_assignment.cc (AssignSingleHloBuffer):
+// an ENTRY parameter's buffer, a constant's and a buffer that lives out of the program each get a
+// BufferAllocation of their own; only the remaining buffers, the temporaries, go through the heap
+// simulator, and CombineTempAllocations makes their heap one allocation. This file is an
+// independent implementation of that split.
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "placement_detail.h"
+#include "tpuemu/hlo/placement.h"
+
+namespace tpuemu::hlo {
+namespace {
+
+std::uint64_t align_up(std::uint64_t value, std::uint64_t alignment) {
+  const std::uint64_t rem = value % alignment;
+  return rem == 0 ? value : value + (alignment - rem);
+}
+
+// The allocations of their own, in the order they are stacked.
+enum class Own { Argument, Constant, Output, None };
+
+Own own_allocation(const LiveBuffer& b) {
+  // A donated argument's buffer is the aliased output's too: one allocation, the argument's.
+  if (b.kind == BufferKind::Parameter || b.shares_argument) return Own::Argument;
+  if (b.kind == BufferKind::Constant) return Own::Constant;
+  if (b.kind == BufferKind::Output) return Own::Output;
+  return Own::None;
+}
+
+}  // namespace
+
+Placement assign_xla(const BufferSet& set, const PlacementOptions& options) {
+  detail::check_buffers(set);
+  const std::uint64_t alignment = std::max<std::uint64_t>(options.alignment, 1);
+  Placement p;
+  p.policy = "xla";
+  p.offsets.assign(set.buffers.size(), 0);
+  std::uint64_t top = 0;
+  for (const Own group : {Own::Argument, Own::Constant, Own::Output}) {
+    for (std::size_t i = 0; i < set.buffers.size(); ++i) {
+      const LiveBuffer& b = set.buffers[i];
+      if (b.bytes == 0 || own_allocation(b) != group) continue;  // 0 bytes: at 0, no space
+      top = align_up(top, alignment);
+      p.offsets[i] = top;
+      top += b.bytes;
+    }
+  }
+  BufferSet temporaries;
+  temporaries.positions = set.positions;
+  std::vector<std::size_t> index;  // each temporary's index in `set`
+  for (std::size_t i = 0; i < set.buffers.size(); ++i) {
+    if (own_allocation(set.buffers[i]) != Own::None) continue;
+    temporaries.buffers.push_back(set.buffers[i]);
+    index.push_back(i);
+  }
+  const Placement block = place_xla(temporaries, options);
+  const std::uint64_t base = block.heap_bytes == 0 ? top : align_up(top, alignment);
+  for (std::size_t k = 0; k < index.size(); ++k) {
+    if (temporaries.buffers[k].bytes != 0) p.offsets[index[k]] = base + block.offsets[k];
+  }
+  p.temporaries_block_bytes = block.heap_bytes;
+  p.heap_bytes = base + block.heap_bytes;
+  p.detail = fmt::format("arguments, constants, outputs {} bytes + temporaries' block {} bytes ({})", top,
+                         block.heap_bytes, block.detail);
+  detail::fill_metrics(set, p);
+  return p;
+}
+
+}  // namespace tpuemu::hlo
