@@ -133,27 +133,28 @@ console_errors "$tmp/all.log" && fail "console errors with --allocator all" || p
 [[ $rc -eq 2 && $(grep -c . "$tmp/err") -eq 1 ]] && pass "--allocator all without -o: usage error" || fail "--allocator all without -o: exit $rc"
 
 # errors: one line naming the file, exit 1, no output file
-expect_error() {  # name, expected fragment, args...
-  local name=$1 fragment=$2
-  shift 2
+expect_error() {  # name, expected exit code, expected fragment, args...
+  local name=$1 code=$2 fragment=$3
+  shift 3
   rm -f "$tmp/out.html"
   "$tpuemu" report "$@" -o "$tmp/out.html" >"$tmp/stdout" 2>"$tmp/err"; local rc=$?
-  if [[ $rc -eq 1 && $(grep -c . "$tmp/err") -eq 1 && ! -s "$tmp/stdout" ]] && grep -qF -- "$fragment" "$tmp/err" &&
+  if [[ $rc -eq $code && $(grep -c . "$tmp/err") -eq 1 && ! -s "$tmp/stdout" ]] && grep -qF -- "$fragment" "$tmp/err" &&
     [[ ! -e "$tmp/out.html" ]]; then
     pass "$name: $(cat "$tmp/err")"
   else
     fail "$name: exit $rc, stderr '$(cat "$tmp/err")', output $(ls "$tmp/out.html" 2>/dev/null)"
   fi
 }
-expect_error "missing directory" "$tmp/nowhere: not a directory" "$tmp/nowhere"
+# A missing input is a usage error (exit 2) whatever its kind; a damaged one inside it is a data error (1).
+expect_error "missing directory" 2 "Directory does not exist: $tmp/nowhere" "$tmp/nowhere"
 mkdir "$tmp/bad"
 cp "$tmp/r/fragmentation.csv" "$tmp/r/trace.json" "$tmp/bad/"
 printf '{"workload": "w",\n "memory_map": {"spaces": [}\n' >"$tmp/bad/summary.json"
-expect_error "bad JSON" "$tmp/bad/summary.json:2:" "$tmp/bad"
+expect_error "bad JSON" 1 "$tmp/bad/summary.json:2:" "$tmp/bad"
 python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); del j["memory_map"]; print(json.dumps(j, indent=1))' \
   "$tmp/r/summary.json" >"$tmp/bad/summary.json"
-expect_error "summary without a memory map" "$tmp/bad/summary.json:1:1: /: missing the memory_map section" "$tmp/bad"
+expect_error "summary without a memory map" 1 "$tmp/bad/summary.json:1:1: /: missing the memory_map section" "$tmp/bad"
 cp "$tmp/r/summary.json" "$tmp/bad/summary.json"
 rm "$tmp/bad/fragmentation.csv"
-expect_error "missing file" "$tmp/bad/fragmentation.csv: cannot open" "$tmp/bad"
+expect_error "missing file" 1 "$tmp/bad/fragmentation.csv: cannot open" "$tmp/bad"
 finish

@@ -187,6 +187,30 @@ TEST_P(Timeline, NotRecordedUnlessAsked) {
   EXPECT_TRUE(r.program.empty());
 }
 
+// A stoppable run (RunSettings::interrupted set) is made of RUN ... RESUME slices; the core is not
+// clocked between two, so the cycles, the counters, the timeline and the HBM intervals are those
+// of one RUN. 256^3 on default is about 70 000 cycles: several slices of the first 16 384.
+TEST_P(Timeline, ARunInSlicesIsTheSameAsOneRun) {
+  const Preset preset = load_preset("default");
+  RunSettings whole;
+  whole.backend = GetParam();
+  whole.record_timeline = true;
+  RunSettings sliced = whole;
+  std::size_t asked = 0;
+  sliced.interrupted = [&asked] {
+    ++asked;
+    return false;
+  };
+  const WorkloadReport a = run_workload(preset, make_matmul_workload(256, 256, 256, true, 5), whole);
+  const WorkloadReport b = run_workload(preset, make_matmul_workload(256, 256, 256, true, 5), sliced);
+  ASSERT_TRUE(a.bit_exact && b.bit_exact);
+  EXPECT_GT(asked, 3u) << "the run was not sliced";
+  EXPECT_EQ(a.run.cycles, b.run.cycles);
+  EXPECT_EQ(a.counters, b.counters);
+  EXPECT_EQ(a.run.timeline, b.run.timeline);
+  EXPECT_EQ(a.run.hbm_timeline, b.run.hbm_timeline);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, Timeline, ::testing::Values("rtl", "fake"),
                          [](const auto& info) { return std::string(info.param); });
 

@@ -39,11 +39,13 @@ int run_exec(const ExecArgs& a) {
   DeviceOptions device_options;
   device_options.build_missing_core = !a.no_build;
   device_options.preset_argument = a.preset;
+  device_options.stop = out.stop_token();  // a core built on first use stops on Ctrl-C too
   auto device = open_device(a.backend, preset, device_options);
   constexpr std::uint64_t kProgramAddr = 0;
   device->load_program(kProgramAddr, program.to_bytes());
   RunOptions options;
   options.max_cycles = a.max_cycles;
+  options.stop = out.stop_token();
   const RunResult result = device->run(options);  // throws RunError on deadlock, error, timeout
   const Counters c = device->counters();
   const auto values = c.to_array();

@@ -48,7 +48,9 @@ int run_hbm(const HbmArgs& a) {
   }
   if (!a.common.json && !a.common.quiet && isatty(STDERR_FILENO))
     std::fprintf(stderr, "tpuemu: replaying through the HBM controller on %s...\n", a.hbm.config.c_str());
-  const HbmReplayReport r = run_hbm_command(a.hbm);
+  HbmCommandOptions options = a.hbm;
+  options.stop = out.stop_token();
+  const HbmReplayReport r = run_hbm_command(options);
   const nlohmann::json j = hbm_report_to_json(r);
   if (!a.common.out.empty()) out.file(a.common.out, json_text(j));
   out.print(a.common.json ? json_text(j) : format_hbm_report(r));

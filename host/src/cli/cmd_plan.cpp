@@ -55,6 +55,7 @@ int run_plan(const PlanArgs& a) {
   plan::PlanOptions options;
   options.capacity = capacity;
   options.timeout_seconds = a.timeout;
+  options.stop = out.stop_token();
   const plan::PlanResult r = plan::plan_buffers(buffers, options);
   const bool write = r.status != plan::PlanStatus::Infeasible;
   if (write) out.file(output, plan::plan_csv_text(buffers, r.offsets));

@@ -54,7 +54,8 @@ Subcommand add_report_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("report", "Render report.html again from the artefacts of tpuemu run -o DIR");
   cmd->add_option("dir", a->dir, "The directory tpuemu run -o wrote (summary.json, fragmentation.csv, trace.json)")
       ->required()
-      ->type_name("DIR");
+      ->type_name("DIR")
+      ->check(CLI::ExistingDirectory);  // a missing input is a usage error (exit 2), as for files
   add_common_options(cmd, a->common, "Print {\"report\": FILE, \"bytes\": N} when done",
                      "Write the page here (default DIR/report.html; - for stdout)");
   cmd->get_option("--out")->type_name("FILE");

@@ -15,6 +15,7 @@
 #include "cli_common.h"
 #include "progress.h"
 #include "tpuemu/base/output_transaction.h"
+#include "tpuemu/base/stop.h"
 
 namespace tpuemu::cli {
 
@@ -48,6 +49,10 @@ class CommandOutputs {
   void commit();
 
   bool interrupted() const { return guard_.interrupted(); }
+  // The stop request every long loop of the command's work polls (a lock-free load of the flag).
+  StopToken stop_token() const {
+    return StopToken([this] { return interrupted(); });
+  }
 
  private:
   const CommonOptions& common_;

@@ -14,10 +14,11 @@ namespace {
 
 // int32 accumulators of a dense or conv2d layer: rows = batch x out pixels, cols = out channels.
 std::vector<std::int32_t> accumulate(const ModelLayer& l, std::size_t batch, std::span<const std::int8_t> x,
-                                     const LayerParams& p) {
+                                     const LayerParams& p, const StopToken& stop) {
   const std::size_t cin = l.in.channels, cout = l.out.channels;
   std::vector<std::int32_t> acc(batch * l.out.pixels() * cout, 0);
   for (std::size_t n = 0; n < batch; ++n) {
+    stop.throw_if_requested("the C++ reference");
     for (std::size_t oy = 0; oy < l.out.height; ++oy) {
       for (std::size_t ox = 0; ox < l.out.width; ++ox) {
         std::int32_t* out = &acc[((n * l.out.height + oy) * l.out.width + ox) * cout];
@@ -52,7 +53,7 @@ std::vector<std::int32_t> accumulate(const ModelLayer& l, std::size_t batch, std
 }  // namespace
 
 std::vector<ReferenceTensor> model_reference(const Model& model, std::size_t batch, std::span<const std::int8_t> input,
-                                             std::span<const LayerParams> params) {
+                                             std::span<const LayerParams> params, const StopToken& stop) {
   if (params.size() != model.layers.size()) throw Error("model reference: one LayerParams per layer expected");
   if (input.size() != model.rows(0, batch) * model.input.channels) {
     throw Error(fmt::format("model reference: input has {} values, the model takes {}", input.size(),
@@ -72,7 +73,7 @@ std::vector<ReferenceTensor> model_reference(const Model& model, std::size_t bat
       out.int8 = add_saturate(a, b, l.relu);
       continue;
     }
-    std::vector<std::int32_t> acc = accumulate(l, batch, t[l.inputs[0]].int8, params[i]);
+    std::vector<std::int32_t> acc = accumulate(l, batch, t[l.inputs[0]].int8, params[i], stop);
     if (l.int32_output) {
       out.int32 = std::move(acc);
       continue;

@@ -214,7 +214,7 @@ class FirmwareDevice final : public Device {
       req.u32(resume ? FW_RUN_RESUME : 0u).u64(cycles);
       return decode_run_record(call(FW_CMD_RUN, req.data()), "RUN response");
     };
-    if (!options.stop.requested() && !options.stop) return run_once(options.resume, options.max_cycles);
+    if (!options.stop) return run_once(options.resume, options.max_cycles);
     constexpr double kSliceSeconds = 0.1;
     std::uint64_t slice = std::uint64_t{1} << 14;  // grows to the backend's speed within a few slices
     std::uint64_t cycles = 0, waited = 0;

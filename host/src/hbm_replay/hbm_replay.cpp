@@ -269,7 +269,8 @@ HbmReplayReport replay_hbm(const HbmTimingSet& set, HbmRequestSource& source,
   const auto wall0 = std::chrono::steady_clock::now();
   const double cpu0 = thread_cpu_seconds();
 
-  while (next || answered < entered) {
+  for (std::uint64_t loops = 0; next || answered < entered; ++loops) {
+    if (loops % 4096 == 0) options.stop.throw_if_requested("the HBM replay");
     if (options.fast_forward_idle && answered == entered && pending_on_lanes == 0 && next &&
         next->cycle > sys.cycle() + skipped) {
       const std::uint64_t now = sys.cycle() + skipped;
@@ -507,6 +508,7 @@ HbmReplayReport run_hbm_command(const HbmCommandOptions& o) {
   options.closed_page = o.page_policy == "closed";
   options.window = o.window;
   options.in_order = o.in_order;
+  options.stop = o.stop;
   std::unique_ptr<HbmRequestSource> source;
   if (!o.trace_file.empty()) {
     source = hbm_trace_source(load_hbm_trace(o.trace_file, set), o.trace_file);

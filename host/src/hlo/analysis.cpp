@@ -13,6 +13,7 @@ namespace tpuemu::hlo {
 namespace {
 
 using alloc::format_bytes;
+using alloc::format_bytes_apart;
 
 // The split of the "xla" placement (assign_xla): the allocations of their own by kind, and the
 // temporaries' block with their peak, which it holds.
@@ -66,10 +67,11 @@ Analysis analyze(const Module& module, const AnalysisOptions& options) {
   a.sizes = options.sizes;
   a.hbm_capacity = options.hbm_capacity;
   a.schedule_requested = !options.schedule.empty() ? options.schedule : module.is_scheduled ? "text" : "best";
-  a.schedule = choose_schedule(module, a.schedule_requested, options.sizes);
+  a.schedule = choose_schedule(module, a.schedule_requested, options.sizes, options.stop);
   PlacementOptions placement;
   placement.capacity = options.hbm_capacity;
   placement.planner_timeout_seconds = options.planner_timeout_seconds;
+  placement.stop = options.stop;
   const std::vector<std::string> policies = options.policies.empty() ? placement_policy_names() : options.policies;
   // The TPU compiler's heap is the reference of the usage split; it needs no capacity.
   PlacementOptions unbounded = placement;
@@ -151,8 +153,9 @@ std::string largest_allocations(const BufferSet& set, std::string_view space, st
 
 std::string vmem_out_of_memory_report(const Analysis& a, std::size_t largest) {
   const std::uint64_t used = a.vmem_xla.heap_bytes, capacity = *a.vmem_capacity;
+  const auto [used_text, of_text] = format_bytes_apart(used, capacity);
   return fmt::format("Ran out of memory in memory space vmem. Used {} of {} vmem. Exceeded vmem capacity by {}.\n",
-                     format_bytes(used), format_bytes(capacity), format_bytes(used - capacity)) +
+                     used_text, of_text, format_bytes(used - capacity)) +
          largest_allocations(a.vmem, "vmem", largest);
 }
 
@@ -163,8 +166,9 @@ std::string out_of_memory_report(const Analysis& a, std::size_t largest) {
   if (!a.hbm_out_of_memory()) return vmem_out_of_memory_report(a, largest);
   const HbmUsage& u = a.usage;
   const std::uint64_t capacity = *a.hbm_capacity;
+  const auto [used, of] = format_bytes_apart(u.total, capacity);
   std::string s = fmt::format("Ran out of memory in memory space hbm. Used {} of {} hbm. Exceeded hbm capacity by {}.\n\n",
-                              format_bytes(u.total), format_bytes(capacity), format_bytes(u.total - capacity));
+                              used, of, format_bytes(u.total - capacity));
   // The lines sum to the total: the program (its constants and temporaries), the arguments and
   // the outputs with allocations of their own; outputs in donated arguments' are the arguments'.
   const std::uint64_t program = u.constants + u.temporaries;

@@ -117,7 +117,8 @@ Placement place_planner(const BufferSet& set, const PlacementOptions& options) {
            std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   };
   const auto attempt = [&](std::uint64_t capacity) {
-    return plan::plan_buffers(plan, {.capacity = capacity, .timeout_seconds = std::max(remaining(), 0.0)});
+    return plan::plan_buffers(
+        plan, {.capacity = capacity, .timeout_seconds = std::max(remaining(), 0.0), .stop = options.stop});
   };
   const auto take = [&](const plan::PlanResult& r) {
     if (r.offsets.size() != plan.size()) return false;
@@ -219,6 +220,7 @@ Placement place_runtime(std::string_view policy, const BufferSet& set, const Pla
   p.offsets.assign(set.buffers.size(), 0);
   std::vector<alloc::BufferId> ids(set.buffers.size(), 0);
   for (std::size_t at = 0; at < starts.size() && !p.failure; ++at) {
+    if (at % 4096 == 0) options.stop.throw_if_requested(fmt::format("the {} placement", policy));
     if (at > 0) {
       for (const std::size_t i : ends[at - 1]) space.free(ids[i], at);
     }

@@ -93,12 +93,15 @@ struct HeapRun {
 
 // One GlobalDecreasingSizeBestFitHeap run: buffers in `order`, each at the best-fitting free chunk
 // among the chunks live at some time of its range (docs/hlo.md, "Buffer assignment").
-HeapRun run_heap(const BufferSet& set, const std::vector<std::size_t>& order, std::uint64_t alignment) {
+HeapRun run_heap(const BufferSet& set, const std::vector<std::size_t>& order, std::uint64_t alignment,
+                 const StopToken& stop) {
   HeapRun run;
   run.offsets.assign(set.buffers.size(), 0);
   PlacedByTime placed(set.positions);
   std::vector<Chunk> used;
+  std::size_t done = 0;
   for (const std::size_t i : order) {
+    if (++done % 1024 == 0) stop.throw_if_requested("the xla heap simulation");
     const LiveBuffer& b = set.buffers[i];
     if (b.bytes == 0) continue;  // XLA: a 0-byte buffer sits at offset 0 and takes no space
     used.clear();
@@ -160,8 +163,8 @@ Placement place_xla(const BufferSet& set, const PlacementOptions& options) {
     return x < y;
   });
   const std::uint64_t alignment = std::max<std::uint64_t>(options.alignment, 1);
-  HeapRun by_space = run_heap(set, spatial, alignment);
-  HeapRun by_time = run_heap(set, temporal, alignment);
+  HeapRun by_space = run_heap(set, spatial, alignment, options.stop);
+  HeapRun by_time = run_heap(set, temporal, alignment, options.stop);
 
   Placement p;
   p.policy = "xla";

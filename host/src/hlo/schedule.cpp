@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "liveness_detail.h"
 #include "tpuemu/base/error.h"
 #include "tpuemu/hlo/liveness.h"
@@ -195,10 +197,13 @@ std::vector<std::size_t> list_order(const Computation& comp, const SizeOptions& 
 }
 
 template <typename OrderFn>
-Schedule per_computation(const Module& module, std::string name, OrderFn fn) {
+Schedule per_computation(const Module& module, std::string name, OrderFn fn, const StopToken& stop = StopToken{}) {
   Schedule s;
   s.name = std::move(name);
-  for (const Computation& comp : module.computations) s.order.push_back(fn(comp));
+  for (const Computation& comp : module.computations) {
+    stop.throw_if_requested(fmt::format("the {} schedule", s.name));
+    s.order.push_back(fn(comp));
+  }
   return s;
 }
 
@@ -212,22 +217,24 @@ Schedule text_schedule(const Module& module) {
   });
 }
 
-Schedule dfs_schedule(const Module& module, const SizeOptions& sizes) {
-  return per_computation(module, "dfs", [&](const Computation& c) { return dfs_order(c, sizes); });
+Schedule dfs_schedule(const Module& module, const SizeOptions& sizes, const StopToken& stop) {
+  return per_computation(module, "dfs", [&](const Computation& c) { return dfs_order(c, sizes); }, stop);
 }
 
-Schedule list_schedule(const Module& module, const SizeOptions& sizes) {
-  return per_computation(module, "list", [&](const Computation& c) { return list_order(c, sizes); });
+Schedule list_schedule(const Module& module, const SizeOptions& sizes, const StopToken& stop) {
+  return per_computation(module, "list", [&](const Computation& c) { return list_order(c, sizes); }, stop);
 }
 
-ScheduleChoice choose_schedule(const Module& module, const std::string& name, const SizeOptions& sizes) {
+ScheduleChoice choose_schedule(const Module& module, const std::string& name, const SizeOptions& sizes,
+                               const StopToken& stop) {
   const std::string want = name.empty() ? (module.is_scheduled ? "text" : "best") : name;
   if (want != "text" && want != "dfs" && want != "list" && want != "best")
     throw Error("--schedule", "unknown schedule '" + want + "' (text, dfs, list, best)");
   ScheduleChoice choice;
   std::optional<std::size_t> chosen;
   std::vector<std::pair<Schedule, BufferSet>> runs;
-  for (Schedule s : {text_schedule(module), dfs_schedule(module, sizes), list_schedule(module, sizes)}) {
+  for (Schedule s : {text_schedule(module), dfs_schedule(module, sizes, stop), list_schedule(module, sizes, stop)}) {
+    stop.throw_if_requested(fmt::format("the liveness of the {} schedule", s.name));
     BufferSet set = live_buffers(module, s, sizes);
     choice.peaks.push_back({s.name, peak_live_bytes(set), peak_live_unpadded_bytes(set)});
     runs.emplace_back(std::move(s), std::move(set));

@@ -331,7 +331,8 @@ PlanResult plan_in_canonical_order(std::span<const PlanBuffer> buffers, const Pl
                                                                  {.supported_raise = options.supported_raise,
                                                                .dominance = options.dominance,
                                                                .staircase = options.staircase,
-                                                               .portfolio = options.portfolio});
+                                                               .portfolio = options.portfolio},
+                                                             options.stop);
     r.search_nodes += s.nodes;
     if (s.outcome == detail::SearchOutcome::Exhausted) {
       r.status = PlanStatus::Infeasible;

@@ -73,6 +73,7 @@ struct DeadTable {
   std::uint64_t node_limit = 0;  // of the current restart
   std::uint64_t restart = 0;     // picks the portfolio configuration (restart % 3)
   SearchRules rules;
+  const StopToken* stop = nullptr;  // asked at every node: a user's Ctrl-C ends the search at once
 };
 
 // The floors a sub-search starts from: the parent's sections and their floors.
@@ -145,6 +146,7 @@ class Search {
         pop_failed(why);
         continue;
       }
+      dead_.stop->throw_if_requested("the planner's search");
       if (++dead_.nodes >= dead_.node_limit) return SearchOutcome::Timeout;  // restart
       if ((dead_.nodes & 1023) == 0 && std::chrono::steady_clock::now() > deadline_) {
         return SearchOutcome::Timeout;
@@ -985,13 +987,15 @@ class Search {
 }  // namespace
 
 SearchResult search_placement(std::span<const SearchBuffer> buffers, std::uint64_t capacity,
-                              std::chrono::steady_clock::time_point deadline, SearchRules rules) {
+                              std::chrono::steady_clock::time_point deadline, SearchRules rules,
+                              const StopToken& stop) {
   // Restarts: heavy-tailed search times on feasible instances are cut short by restarting with
   // the other candidate order of the portfolio and a doubled node budget (the dead states stay
   // known, so little work is lost and a restart that exhausts without hitting its budget is
   // still a proof).
   DeadTable dead;
   dead.rules = rules;
+  dead.stop = &stop;
   SearchResult result;
   std::uint64_t budget = 2000;
   const std::vector<SearchBuffer> all(buffers.begin(), buffers.end());

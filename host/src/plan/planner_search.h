@@ -8,6 +8,8 @@
 #include <span>
 #include <vector>
 
+#include "tpuemu/base/stop.h"
+
 namespace tpuemu::plan::detail {
 
 struct SearchBuffer {
@@ -35,8 +37,10 @@ struct SearchRules {
   bool portfolio = true;        // PlanOptions::portfolio
 };
 
+// Throws Interrupted as soon as `stop` asks (checked at every node).
 SearchResult search_placement(std::span<const SearchBuffer> buffers, std::uint64_t capacity,
-                              std::chrono::steady_clock::time_point deadline, SearchRules rules = {});
+                              std::chrono::steady_clock::time_point deadline, SearchRules rules = {},
+                              const StopToken& stop = StopToken{});
 
 // Offsets, floors and tops are uint64 and a capacity may be as large as 2^64 - 1, so the sums
 // and roundings of the planner are taken in 128 bits and a result beyond 2^64 - 1 saturates to

@@ -21,6 +21,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings.h"
+#include "signal_stop.h"
 #include "tpuemu/alloc/alloc_trace.h"
 #include "tpuemu/alloc/allocator.h"
 #include "tpuemu/alloc/memory_space.h"
@@ -56,7 +57,7 @@ std::string run_json(const RunArgs& a) {
   Model model;
   Preset preset;
   RunSettings s;
-  bool interrupted_by_signal = false;
+  SignalStop signals;
   {
     py::gil_scoped_release unlocked;
     model = a.model_path.empty() ? model_from_workload(parse_matmul_shape(a.matmul, false, a.seed.value_or(1)))
@@ -77,22 +78,15 @@ std::string run_json(const RunArgs& a) {
     }
     s.batch = a.batch;
     s.requests = a.requests;
-    s.interrupted = [&interrupted_by_signal] {
-      py::gil_scoped_acquire locked;
-      if (PyErr_CheckSignals() != 0) {
-        PyErr_Clear();  // raised again below, once the run has unwound
-        interrupted_by_signal = true;
-      }
-      return interrupted_by_signal;
-    };
+    s.interrupted = [token = signals.token()] { return token.requested(); };
     try {
       return report_to_json(run_model(preset, model, s)).dump();
     } catch (const Interrupted&) {
-      if (!interrupted_by_signal) throw;
+      if (!signals.signalled()) throw;
     }
   }
-  PyErr_SetNone(PyExc_KeyboardInterrupt);
-  throw py::error_already_set();
+  signals.raise_if_signalled();
+  throw Error("run: interrupted");  // not reached: only a signal interrupts
 }
 
 // An analysis or a replay: its JSON report, and when something did not fit, the one line the CLI
@@ -110,8 +104,9 @@ struct HloArgs {
   bool tiled = true;
 };
 
-hlo::Analysis analyze_hlo_unlocked(const HloArgs& a) {
+hlo::Analysis analyze_hlo_unlocked(const HloArgs& a, const StopToken& stop) {
   hlo::AnalysisOptions options;
+  options.stop = stop;
   options.schedule = a.schedule;
   if (!a.allocator.empty() && a.allocator != "all") options.policies = {a.allocator};
   options.sizes.tiled = a.tiled;
@@ -166,14 +161,18 @@ std::tuple<std::string, std::optional<std::string>, py::object> analyze_hlo(cons
   std::optional<hlo::Analysis> analysis;
   std::string report;
   std::optional<std::string> failure;
-  {
+  SignalStop signals;
+  try {
     py::gil_scoped_release unlocked;
-    analysis = analyze_hlo_unlocked(a);
+    analysis = analyze_hlo_unlocked(a, signals.token());
     if (analysis->out_of_memory()) {
       const std::string oom = hlo::out_of_memory_report(*analysis);
       failure = fmt::format("{}: {}", analysis->source, oom.substr(0, oom.find('\n')));
     }
     report = hlo::analysis_to_json(*analysis).dump();
+  } catch (const Interrupted&) {
+    signals.raise_if_signalled();
+    throw;
   }
   return {report, failure, placements ? py::object(placements_dict(*analysis)) : py::object(py::none())};
 }
@@ -189,10 +188,15 @@ std::string plan_json(const std::vector<std::tuple<std::string, std::int64_t, st
   plan::PlanOptions options;
   options.capacity = capacity;
   options.timeout_seconds = timeout_seconds;
+  SignalStop signals;
+  options.stop = signals.token();
   plan::PlanResult r;
-  {
+  try {
     py::gil_scoped_release unlocked;
     r = plan::plan_buffers(buffers, options);
+  } catch (const Interrupted&) {
+    signals.raise_if_signalled();
+    throw;
   }
   if (r.status == plan::PlanStatus::Infeasible) throw Error("plan", fmt::format("infeasible: {}", r.reason));
   nlohmann::json j = plan::plan_result_to_json(r);
@@ -459,6 +463,8 @@ PYBIND11_MODULE(_tpuemu, m) {
                                                std::move(schedule), std::move(allocator), tiled},
                                placements);
   });
+  // The one sniffing of HLO text (the CLI's): analyze_hlo takes a str that passes it as text.
+  m.def("looks_like_hlo_text", [](const std::string& text) { return hlo::looks_like_hlo_text(text); });
   m.def("plan_json", &python::plan_json);
   m.def("replay_json", &python::replay);
   py::class_<PyDevice>(m, "Device")

@@ -180,7 +180,7 @@ struct ModelRun::State {
     for (std::size_t i = 0; i < model.layers.size(); ++i) params.push_back(random_layer_params(model.layers[i], model.seed, i));
     for (std::size_t q = 0; q < r.requests; ++q) {
       inputs.push_back(random_input(model.rows(0, r.batch) * model.input.channels, model.seed, q));
-      expected.push_back(model_reference(model, r.batch, inputs.back(), params));
+      expected.push_back(model_reference(model, r.batch, inputs.back(), params, StopToken(settings.interrupted)));
     }
   }
   not_before.assign(schedule.steps.size(), 0);
@@ -209,6 +209,8 @@ struct ModelRun::State {
   }
     options.max_cycles = settings.max_cycles;
     options.record_timeline = settings.record_timeline;
+    // A long launch stops within its slice, not at the next step (docs/cli.md, "Exit codes").
+    if (settings.interrupted) options.stop = StopToken(settings.interrupted);
   }
 
   void report_progress(std::size_t done) const {

@@ -7,6 +7,7 @@
 #include <span>
 #include <vector>
 
+#include "tpuemu/base/stop.h"
 #include "tpuemu/compile/model.h"
 
 namespace tpuemu {
@@ -26,8 +27,9 @@ struct ReferenceTensor {
 
 // Runs `input` (batch samples) through every layer. Returns every tensor of the model (index 0 the
 // input, i + 1 layer i's output) so that a mismatch can be traced to the first layer it appears in.
+// `stop` is asked before every sample (Interrupted): a large model's reference takes seconds.
 std::vector<ReferenceTensor> model_reference(const Model& model, std::size_t batch, std::span<const std::int8_t> input,
-                                             std::span<const LayerParams> params);
+                                             std::span<const LayerParams> params, const StopToken& stop = StopToken{});
 
 // Random parameters of a layer from a generator seeded by the model's seed (weights uniform int8,
 // bias uniform in +-2^(shift+2) so it moves outputs by a few units without saturating them).

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "tpuemu/base/error.h"
+#include "tpuemu/base/stop.h"
 #include "tpuemu/device/memory_statistics.h"
 #include "tpuemu/spec/contract.h"
 
@@ -124,6 +125,11 @@ struct RunOptions {
   // Record RunResult::timeline (and hbm_timeline). Off: nothing is sampled. A backend that
   // cannot record throws Error.
   bool record_timeline = false;
+  // Asked between slices of the run: with a stop token the run is made of RUN ... RESUME slices
+  // of about a tenth of a second each (the core is not clocked between two, so every figure is
+  // the same as one RUN's), and a stop ends it with Interrupted within a slice (the core is left
+  // as the last slice left it). Without one, one RUN waits for the whole run.
+  StopToken stop;
 };
 
 struct RunResult {
@@ -301,6 +307,8 @@ struct DeviceOptions {
   // How the user named the preset (a name or a file), for the `tpuemu core build` command a
   // refusal names; the preset's name when empty.
   std::string preset_argument;
+  // rtl backend: stops a core build on first use (the command's Ctrl-C); never by default.
+  StopToken stop;
 };
 
 // Opens a backend registered under this name (built_in_device_backends(): "rtl", "fake"; a

@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tpuemu/base/stop.h"
 #include "tpuemu/config/hbm_config.h"
 
 namespace tpuemu {
@@ -105,6 +106,7 @@ struct HbmReplayOptions {
   // A blocking requester instead of one FIFO per channel: requests are offered strictly in source
   // order, and one that its channel cannot take yet holds back every later one.
   bool in_order = false;
+  StopToken stop;  // asked every few thousand cycles: the replay ends with Interrupted
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -219,6 +221,7 @@ struct HbmCommandOptions {
   std::string address_map;           // any order of ro, ba, bg, ch, co; empty: the timing set's
   unsigned window = HbmReplayOptions{}.window;
   bool in_order = false;  // HbmReplayOptions::in_order
+  StopToken stop;         // HbmReplayOptions::stop
 };
 HbmReplayReport run_hbm_command(const HbmCommandOptions& options);
 // The command's timing set: options.config with options.address_map (if given) as its map.

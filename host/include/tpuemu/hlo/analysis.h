@@ -24,6 +24,7 @@ struct AnalysisOptions {
   std::optional<std::uint64_t> hbm_capacity;
   std::optional<std::uint64_t> vmem_capacity;  // buffers in S(1); the preset's VMEM
   double planner_timeout_seconds = 10;
+  StopToken stop;  // asked by every phase (Interrupted): a user's Ctrl-C
 };
 
 // What the program needs in HBM, split as XLA's buffer assignment splits it (the "xla" policy,

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "tpuemu/base/stop.h"
 #include "tpuemu/hlo/buffers.h"
 #include "tpuemu/hlo/hlo_module.h"
 
@@ -36,9 +37,11 @@ struct Schedule {
   std::vector<std::vector<std::size_t>> order;  // order[computation] = instruction indices
 };
 Schedule text_schedule(const Module& module);
-// The heuristics of dfs and list weigh each instruction's padded bytes under `sizes`.
-Schedule dfs_schedule(const Module& module, const SizeOptions& sizes = {});
-Schedule list_schedule(const Module& module, const SizeOptions& sizes = {});  // memory-minimizing
+// The heuristics of dfs and list weigh each instruction's padded bytes under `sizes`. `stop` is
+// asked before each computation (Interrupted).
+Schedule dfs_schedule(const Module& module, const SizeOptions& sizes = {}, const StopToken& stop = StopToken{});
+// memory-minimizing
+Schedule list_schedule(const Module& module, const SizeOptions& sizes = {}, const StopToken& stop = StopToken{});
 
 // The buffers of `module` on `schedule`, positions flattened over nested computations. Throws
 // Error for a schedule that is not a topological order of every computation, a computation that
@@ -59,6 +62,8 @@ struct ScheduleChoice {
   std::vector<Peak> peaks;  // text, dfs, list
 };
 // name: "text", "dfs", "list", "best"; empty: "text" when the module is_scheduled, else "best".
-ScheduleChoice choose_schedule(const Module& module, const std::string& name, const SizeOptions& sizes);
+// `stop` is asked between the phases (Interrupted).
+ScheduleChoice choose_schedule(const Module& module, const std::string& name, const SizeOptions& sizes,
+                               const StopToken& stop = StopToken{});
 
 }  // namespace tpuemu::hlo

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "tpuemu/base/stop.h"
 #include "tpuemu/hlo/buffers.h"
 
 namespace tpuemu::hlo {
@@ -23,6 +24,7 @@ struct PlacementOptions {
   std::uint64_t granularity = 256;   // runtime policies' smallest block
   std::uint64_t alignment = 1;       // every buffer's offset alignment; tile padding already makes sizes whole tiles
   double planner_timeout_seconds = 10;
+  StopToken stop;  // asked by the planner's search and between the runtime policies' steps
 };
 
 struct Placement {

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "tpuemu/base/stop.h"
+
 namespace tpuemu::plan {
 
 struct PlanBuffer {
@@ -39,6 +41,8 @@ struct PlanOptions {
   // Restarts cycle through three candidate orders (docs/allocation.md "A portfolio of preorders
   // across restarts"); off: every restart uses the first, for measurement.
   bool portfolio = true;
+  // Asked throughout the search: a stop ends plan_buffers with Interrupted (a user's Ctrl-C).
+  StopToken stop;
 };
 
 enum class PlanStatus {

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tpuemu/alloc/alloc_trace.h"
+#include "tpuemu/base/stop.h"
 #include "tpuemu/compile/compile.h"
 #include "tpuemu/compile/model.h"
 #include "tpuemu/compile/model_reference.h"
@@ -34,12 +35,6 @@ struct RunProgress {
   std::uint64_t cycles = 0;     // simulated so far
   double wall_seconds = 0;      // since the run started
   double fraction_done = 0;     // of the run's roofline-bound cycles: what the ETA extrapolates
-};
-
-// RunSettings::interrupted said stop: the run ended between two steps, nothing was written.
-class Interrupted : public Error {
- public:
-  using Error::Error;
 };
 
 struct RunSettings {
