@@ -53,6 +53,7 @@ stops "hbm, a long pattern, SIGINT" INT "$tmp/h.json" -- hbm --pattern random --
 stops "run on tlm, the C++ reference of a large matmul, SIGINT" INT "$tmp/r.json" -- run --matmul 4096x4096x2048 --preset default --backend tlm --report "$tmp/r.json"
 # The reference of this one takes a fraction of a second; its one launch on the Verilated core many.
 stops "run on rtl, one long launch, SIGTERM" TERM "$tmp/l.json" -- run --matmul 1024x1024x1024 --preset default --backend rtl --report "$tmp/l.json"
+stops "sweep, points running on two threads, SIGINT" INT "$tmp/sw" -- sweep "$root/examples/sweep/mlp.json" --jobs 2 -o "$tmp/sw"
 leftovers=$(find "$tmp" \( -name '*.tmp*' -o -name '.*staging*' \) -print | head -3)
 [[ -z "$leftovers" ]] && pass "no temporary file left" || fail "left $leftovers"
 finish

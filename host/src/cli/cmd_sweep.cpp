@@ -96,10 +96,11 @@ int run_sweep_command(const SweepArgs& a) {
   // Points in parallel share the cores: each point's devices then run one at a time.
   const unsigned device_jobs = a.jobs > 1 ? 1 : 0;
   options.progress = [&counter](std::size_t done, std::size_t total) { counter.update(done, total); };
-  // Ctrl-C is honoured between points: no new point starts, the running ones finish.
+  // Ctrl-C: no new point starts, and the running ones stop as `tpuemu run` does.
+  const StopToken stop = out.stop_token();
   const sweep::PointRunner runner = [&](const sweep::SweepPoint& point) {
-    if (out.interrupted()) throw Interrupted("interrupted");
-    return run_sweep_point(point, grid.model, device_jobs);
+    stop.throw_if_requested("the sweep");
+    return run_sweep_point(point, grid.model, device_jobs, stop);
   };
   sweep::SweepTable table;
   std::optional<std::string> failure;

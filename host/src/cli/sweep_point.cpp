@@ -24,7 +24,7 @@ std::string string_axis(const sweep::SweepPoint& point, std::string_view axis, s
 }  // namespace
 
 nlohmann::json run_sweep_point(const sweep::SweepPoint& point, const std::filesystem::path& model_path,
-                               unsigned device_jobs) {
+                               unsigned device_jobs, const StopToken& stop) {
   shard::ShardSettings ss;
   if (const nlohmann::json* devices = point.find("devices")) {
     if (devices->get<std::uint64_t>() > 64) throw Error(fmt::format("devices {}: at most 64", devices->dump()));
@@ -48,6 +48,7 @@ nlohmann::json run_sweep_point(const sweep::SweepPoint& point, const std::filesy
   const Preset preset = point.find("preset") != nullptr ? load_preset(string_axis(point, "preset", ""))
                                                         : load_model_preset(model);
   RunSettings settings;
+  settings.interrupted = [stop] { return stop.requested(); };
   settings.backend = string_axis(point, "backend", settings.backend);
   settings.allocator = string_axis(point, "allocator", settings.allocator);
   std::uint64_t buffers = model.buffers.value_or(2);

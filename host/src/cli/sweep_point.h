@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tpuemu/base/stop.h"
 #include "tpuemu/sweep/sweep.h"
 
 namespace tpuemu::cli {
@@ -19,7 +20,9 @@ namespace tpuemu::cli {
 // wall_seconds, dma_bytes (all devices), interconnect_bytes, analytic_min_bytes, load_balance,
 // memory_saved}. Throws Error for a point it cannot run as asked (devices > 1 without a shard
 // axis, overlap false outside fsdp: an axis is never silently ignored) and whatever the run throws
-// (an unknown preset, allocator or shard mode, a split that cannot be made, out of HBM, ...).
-nlohmann::json run_sweep_point(const sweep::SweepPoint& point, const std::filesystem::path& model, unsigned device_jobs);
+// (an unknown preset, allocator or shard mode, a split that cannot be made, out of HBM, ...), or
+// Interrupted when `stop` asks (the run polls it as `tpuemu run` does).
+nlohmann::json run_sweep_point(const sweep::SweepPoint& point, const std::filesystem::path& model, unsigned device_jobs,
+                               const StopToken& stop);
 
 }  // namespace tpuemu::cli
