@@ -3,8 +3,10 @@
 # `tpuemu serve --backend fake` as its own process on a loopback port (quick: no Verilated model
 # runs; docs/remote.md): a preset modified in one field is refused naming the field, a fake server
 # makes the client's report say its cycles are approximate, a connection that never speaks does
-# not keep the next client from its device, and a preset whose core this build lacks stops the
-# server at start. Every command has a deadline and every server is killed at the end.
+# not keep the next client from its device, a preset whose core this build lacks stops the server
+# at start, and a server at its open-files limit refuses new connections cleanly, logging the
+# episode once instead of spinning. Every command has a deadline and every server is killed at
+# the end.
 set -u
 tpuemu=$1
 root=$2
@@ -86,5 +88,54 @@ exec 3<&-
 
 kill -TERM "$server_pid"; wait "$server_pid"; rc=$?
 [[ $rc -eq 0 ]] && pass "SIGTERM: exit 0" || fail "SIGTERM: exit $rc"
+
+# ---- at the open-files limit (ulimit -n 40) with 80 idle connections: no accept loop spinning
+# the log full, a client answered within seconds (served, or refused in one line), and served once
+# the idle connections are gone.
+(ulimit -n 40 && exec "$tpuemu" serve --listen 127.0.0.1:0 --json --preset small --backend fake --devices 1 \
+  --hello-timeout 2) 2>"$tmp/fdlimit.log" &
+server_pid=$!
+pids+=("$server_pid")
+port=""
+for _ in $(seq 100); do
+  port=$(python3 -c 'import json,sys
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    if e.get("event") == "listening": print(e["port"])' "$tmp/fdlimit.log" 2>/dev/null)
+  [[ -n "$port" ]] && break
+  sleep 0.1
+done
+python3 - "$port" <<'PY' &
+import socket, sys, time
+held = [socket.create_connection(("127.0.0.1", int(sys.argv[1]))) for _ in range(80)]
+time.sleep(4)
+PY
+idle_pid=$!
+pids+=("$idle_pid")
+sleep 0.5
+start=$(date +%s%N)
+timeout 20 "$tpuemu" run "${small[@]}" --preset small --backend "remote://127.0.0.1:$port" 2>"$tmp/err" >/dev/null
+rc=$?
+ms=$((($(date +%s%N) - start) / 1000000))
+if [[ $rc -eq 0 && $ms -lt 10000 ]]; then
+  pass "at the open-files limit: a client is served ($ms ms)"
+elif [[ $rc -eq 1 && $(grep -c . "$tmp/err") -eq 1 && $ms -lt 10000 ]] && grep -q "out of file descriptors" "$tmp/err"; then
+  pass "at the open-files limit: a client is refused in one line ($ms ms)"
+else
+  fail "at the open-files limit: exit $rc after $ms ms"
+fi
+wait "$idle_pid"
+sleep 2.5  # the server closes what it accepted at the HELLO timeout
+timeout 20 "$tpuemu" run "${small[@]}" --preset small --backend "remote://127.0.0.1:$port" 2>"$tmp/err" >/dev/null
+rc=$?
+[[ $rc -eq 0 ]] && pass "after the idle connections: a client is served" || fail "after the idle connections: exit $rc"
+kill -TERM "$server_pid"; wait "$server_pid"
+lines=$(wc -l <"$tmp/fdlimit.log")
+episodes=$(grep -c '"error":"Too many open files"' "$tmp/fdlimit.log")
+[[ $lines -lt 400 && $episodes -ge 1 && $episodes -le 4 ]] &&
+  pass "the log stays small: $lines lines, $episodes episode(s) of accept failures" ||
+  fail "the log: $lines lines, $episodes accept failures logged"
+grep -q '"event":"accepting"' "$tmp/fdlimit.log" && pass "the log says when accepting works again" ||
+  fail "no accepting event in the log"
 
 finish

@@ -284,6 +284,59 @@ TEST(RemoteSession, BeforeHelloOnlyHelloAndPresetAreAnswered) {
   EXPECT_EQ(a->payload, std::vector<std::uint8_t>{9});
 }
 
+// A session request that decodes but names a value the command does not allow is BAD_ARGUMENT
+// with the value and the limit, as the firmware answers its own commands; a layout that does not
+// decode is BAD_PAYLOAD.
+TEST(RemoteSession, SessionArgumentsOutOfRangeAreBadArgument) {
+  LoopbackServer server("small", fake());
+  RawClient c(server.server().port());
+  auto a = c.call(FW_CMD_HELLO, 1, hello_payload(session::preset_digest(shipped("small"))));
+  ASSERT_TRUE(a.has_value());
+  ASSERT_EQ(a->status, FW_ST_OK);
+  a = c.call(FW_CMD_TIMELINE_READ, 2, session::encode(session::TimelineRead{7, 0, 10}));
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->status, FW_ST_BAD_ARGUMENT);
+  EXPECT_EQ(protocol::decode_error_detail(a->payload).detail0, 7u);
+  EXPECT_EQ(protocol::decode_error_detail(a->payload).detail1, FW_TIMELINE_HBM);
+  a = c.call(FW_CMD_TIMELINE_READ, 3, std::vector<std::uint8_t>(5));
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->status, FW_ST_BAD_PAYLOAD);
+}
+
+// The log counts the bytes that arrived, also of a frame cut short: by the client's half-close
+// (answered BAD_LENGTH) and by the request timeout.
+TEST(RemoteSession, TheLogCountsTheBytesOfAFrameCutShort) {
+  Log log;
+  LoopbackServer server("small", log.attach(fake({.devices = 2, .request_timeout = 300ms})));
+  const std::vector<std::uint8_t> hello = protocol::encode_request(
+      FW_CMD_HELLO, 1, hello_payload(session::preset_digest(shipped("small"))));
+  const std::vector<std::uint8_t> big = protocol::encode_request(FW_CMD_WRITE_MEM, 2, std::vector<std::uint8_t>(FW_MAX_CHUNK + 12));
+  const std::size_t sent = protocol::kHeaderSize + 500'000;
+  {
+    RawClient c(server.server().port());
+    c.write(hello);
+    ASSERT_TRUE(c.read().has_value());
+    c.write(std::span(big).first(sent));
+    c.shutdown_send();
+    const auto a = c.read();
+    ASSERT_TRUE(a.has_value());
+    EXPECT_EQ(a->status, FW_ST_BAD_LENGTH);
+    EXPECT_EQ(protocol::decode_error_detail(a->payload).detail1, sent - protocol::kHeaderSize);
+  }
+  {
+    RawClient c(server.server().port());
+    c.write(hello);
+    ASSERT_TRUE(c.read().has_value());
+    c.write(std::span(big).first(protocol::kHeaderSize + 1000));
+    EXPECT_TRUE(c.closed_within(5s));
+  }
+  const auto sessions = log.wait_for("session", 2);
+  ASSERT_EQ(sessions.size(), 2u);
+  EXPECT_EQ(sessions[0].value("bytes_in", 0u), hello.size() + sent) << sessions[0].dump();
+  EXPECT_EQ(sessions[1].value("bytes_in", 0u), hello.size() + protocol::kHeaderSize + 1000) << sessions[1].dump();
+  EXPECT_NE(sessions[1].value("end", "").find("not complete within 0.3 s"), std::string::npos) << sessions[1].dump();
+}
+
 // A connection that never speaks holds no device: with a pool of one, the next client is served
 // at once, and the silent one is closed at the HELLO timeout. "At once" is half the timeout: a
 // client served only after it would take all of it. The timeout is long so that a loaded machine
@@ -314,6 +367,33 @@ TEST(RemoteSession, AClientBeyondThePoolIsRefusedAllDevicesBusy) {
                         "timeout of 0.2 s)",
                         server.backend()));
   EXPECT_EQ(server.server().counters().refused, 1u);
+}
+
+// A server at its open-files limit answers HELLO BUSY with detail0 0 (no device: no descriptor)
+// and the connections it holds (tests/cli/server_test.sh drives a real one there); the client says
+// so rather than "all 0 devices busy".
+TEST(RemoteSession, AServerOutOfDescriptorsIsNamedByTheClient) {
+  namespace asio = boost::asio;
+  asio::io_context io;
+  asio::ip::tcp::acceptor acceptor(io, {asio::ip::make_address("127.0.0.1"), 0});
+  std::thread server([&] {
+    asio::ip::tcp::socket s(io);
+    acceptor.accept(s);
+    std::array<std::uint8_t, protocol::kHeaderSize> header{};
+    asio::read(s, asio::buffer(header));
+    std::vector<std::uint8_t> payload(protocol::payload_size_from_header(header));
+    asio::read(s, asio::buffer(payload));
+    protocol::PayloadWriter detail;
+    detail.u64(0).u64(36);
+    asio::write(s, asio::buffer(protocol::encode_frame(FW_TYPE_RESPONSE, header[FW_OFF_COMMAND], FW_ST_BUSY,
+                                                       fw_get_u32(header.data() + FW_OFF_SEQ), detail.data())));
+  });
+  const std::string backend = fmt::format("remote://127.0.0.1:{}", acceptor.local_endpoint().port());
+  EXPECT_EQ(error_of([&] { open_device(backend, shipped("small")); }),
+            fmt::format("device: {}: HELLO refused: the server is out of file descriptors (36 connections open); retry "
+                        "when a session has ended",
+                        backend));
+  server.join();
 }
 
 // A preset whose core this build has not compiled: the server does not start (rather than fail

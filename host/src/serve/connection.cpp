@@ -56,11 +56,17 @@ std::string Connection::hello_timeout_reason() const {
 void Connection::arm_timer(std::chrono::milliseconds timeout, std::string reason) {
   const std::uint64_t generation = ++timer_generation_;
   timeout_reason_ = std::move(reason);
+  timed_out_ = false;
   timer_.expires_after(timeout);
   timer_.async_wait([self = shared_from_this(), generation](const boost::system::error_code& ec) {
     if (ec || generation != self->timer_generation_ || self->state_ == State::Closed) return;
     if (self->state_ == State::Queued) {
       self->refuse(self->timeout_reason_);
+    } else if (self->state_ == State::Reading) {
+      // The read in progress ends first (aborted), so that the bytes of the frame cut short count.
+      self->timed_out_ = true;
+      boost::system::error_code ignored;
+      self->socket_.cancel(ignored);
     } else {
       self->close(self->timeout_reason_);
     }
@@ -139,7 +145,9 @@ void Connection::read_next() {
   } else {
     arm_timer(server_.options.idle_timeout, fmt::format("idle for {}", seconds(server_.options.idle_timeout)));
   }
-  asio::async_read(socket_, asio::buffer(header_.data(), 1), [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
+  // Bytes are counted as they arrive, so a frame cut short counts what came of it.
+  asio::async_read(socket_, asio::buffer(header_.data(), 1), [self = shared_from_this()](const boost::system::error_code& ec, std::size_t n) {
+    self->bytes_in_ += n;
     if (self->state_ == State::Closed) return;
     if (ec) return self->close(why_closed(ec));
     self->on_header(1);
@@ -156,7 +164,9 @@ void Connection::on_header(std::size_t first_bytes) {
   }
   asio::async_read(socket_, asio::buffer(header_.data() + first_bytes, header_.size() - first_bytes),
                    [self = shared_from_this(), first_bytes](const boost::system::error_code& ec, std::size_t n) {
+    self->bytes_in_ += n;
     if (self->state_ == State::Closed) return;
+    if (self->timed_out_) return self->close(self->timeout_reason_);
     if (ec == asio::error::eof) {  // the client half-closed: it may still read why its frame is refused
       return self->answer_and_close(FW_ST_TRUNCATED, first_bytes + n, protocol::kHeaderSize,
                                     "closed by the client in the middle of a frame header");
@@ -170,7 +180,6 @@ void Connection::on_header(std::size_t first_bytes) {
       self->answer_ = self->error_frame(static_cast<std::uint8_t>(st), d0, d1);
       self->close_after_answer_ = true;
       self->close_reason_ = fmt::format("unusable frame header ({})", fw_status_name(static_cast<std::uint8_t>(st)));
-      self->bytes_in_ += self->header_.size();
       return self->write_answer();
     }
     self->frame_.resize(protocol::kHeaderSize + h.payload_len);
@@ -178,7 +187,9 @@ void Connection::on_header(std::size_t first_bytes) {
     if (h.payload_len == 0) return self->on_frame();
     asio::async_read(self->socket_, asio::buffer(self->frame_.data() + protocol::kHeaderSize, h.payload_len),
                      [self, payload_len = h.payload_len](const boost::system::error_code& ec2, std::size_t n) {
+      self->bytes_in_ += n;
       if (self->state_ == State::Closed) return;
+      if (self->timed_out_) return self->close(self->timeout_reason_);
       if (ec2 == asio::error::eof) {
         return self->answer_and_close(FW_ST_BAD_LENGTH, payload_len, n, "closed by the client in the middle of a frame");
       }
@@ -199,7 +210,6 @@ void Connection::answer_and_close(std::uint8_t status, std::uint64_t d0, std::ui
 }
 
 void Connection::on_frame() {
-  bytes_in_ += frame_.size();
   if (slot_ == nullptr) return on_greeting_frame();
   state_ = State::Processing;
   ++timer_generation_;  // a RUN takes as long as the program: no deadline while the device works
@@ -221,6 +231,8 @@ void Connection::on_greeting_frame() {
       std::optional<std::vector<std::uint8_t>> refusal;
       try {
         refusal = check_hello(*request);
+      } catch (const session::BadArgument& e) {
+        refusal = error_frame(FW_ST_BAD_ARGUMENT, e.value(), e.limit());
       } catch (const Error&) {
         refusal = error_frame(FW_ST_BAD_PAYLOAD, request->payload.size(), 0);
       }
@@ -328,6 +340,8 @@ void Connection::process_on_device() {
   if (!request) return;
   try {
     answer_ = session_command(*request);
+  } catch (const session::BadArgument& e) {
+    answer_ = error_frame(FW_ST_BAD_ARGUMENT, e.value(), e.limit());
   } catch (const Error& e) {
     device_error(command, e.what());
     answer_ = error_frame(FW_ST_BAD_PAYLOAD, request->payload.size(), 0);

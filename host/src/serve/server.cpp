@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // `tpuemu serve`: the listening socket, the device pool and the graceful stop.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <csignal>
 
 #include <fmt/format.h>
@@ -101,24 +104,179 @@ void ServerState::forget(const Connection* conn) {
   });
 }
 
+namespace {
+
+// A descriptor held in reserve (/dev/null): at the open-files limit accept() fails and leaves the
+// connection queued, which the listening socket reports again at once; giving the reserve up lets
+// the server take that connection and refuse it instead.
+class ReserveDescriptor {
+ public:
+  ReserveDescriptor() { acquire(); }
+  ~ReserveDescriptor() { release(); }
+  ReserveDescriptor(const ReserveDescriptor&) = delete;
+  ReserveDescriptor& operator=(const ReserveDescriptor&) = delete;
+  bool held() const { return fd_ >= 0; }
+  void acquire() {
+    if (fd_ < 0) fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  }
+  void release() {
+    if (fd_ >= 0) ::close(std::exchange(fd_, -1));
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+// How long a refused connection may take to send its first frame, and to take the answer: a
+// client sends HELLO as soon as it has connected, so it arrives right behind the handshake (and
+// is usually there when the connection is taken from the queue). Short, because refusals take
+// turns with the one reserve descriptor: a queue of silent connections costs this much each.
+constexpr std::chrono::milliseconds kRefusalDeadline{50};
+// The largest first frame whose payload is read before the answer (a HELLO is about 60 bytes);
+// the answer then does not race unread bytes, whose arrival at a closed socket would reset the
+// connection before the client read it.
+constexpr std::uint32_t kRefusalMaxPayload = 4096;
+
+// A connection taken with the reserve descriptor: its first frame is read (briefly) and answered
+// BUSY with detail0 0 (no device: no descriptor), detail1 the connections open, echoing its
+// command and seq; then it is closed and `done` runs.
+class Refusal : public std::enable_shared_from_this<Refusal> {
+ public:
+  Refusal(asio::io_context& io, tcp::socket socket, std::uint64_t open_connections, std::function<void()> done)
+      : socket_(std::move(socket)), timer_(io), open_connections_(open_connections), done_(std::move(done)) {}
+  ~Refusal() {
+    boost::system::error_code ignored;
+    socket_.close(ignored);
+    done_();
+  }
+
+  void start() {
+    timer_.expires_after(kRefusalDeadline);
+    timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+      if (!ec) self->socket_.cancel();
+    });
+    asio::async_read(socket_, asio::buffer(header_), [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
+      if (ec) {  // nothing came in time: closed without an answer
+        self->timer_.cancel();
+        return;
+      }
+      const std::uint32_t payload = fw_get_u32(self->header_.data() + FW_OFF_LENGTH);
+      if (payload > kRefusalMaxPayload) return self->answer();
+      self->payload_.resize(payload);
+      asio::async_read(self->socket_, asio::buffer(self->payload_), [self](const boost::system::error_code& ec2, std::size_t) {
+        if (ec2) {
+          self->timer_.cancel();
+          return;
+        }
+        self->answer();
+      });
+    });
+  }
+
+ private:
+  void answer() {
+    protocol::PayloadWriter w;
+    w.u64(0).u64(open_connections_);
+    answer_ = protocol::encode_frame(FW_TYPE_RESPONSE, header_[FW_OFF_COMMAND], FW_ST_BUSY,
+                                     fw_get_u32(header_.data() + FW_OFF_SEQ), w.data());
+    asio::async_write(socket_, asio::buffer(answer_), [self = shared_from_this()](const boost::system::error_code&, std::size_t) {
+      boost::system::error_code ignored;
+      self->socket_.shutdown(tcp::socket::shutdown_send, ignored);
+      self->timer_.cancel();
+    });
+  }
+
+  tcp::socket socket_;
+  asio::steady_timer timer_;
+  std::uint64_t open_connections_;
+  std::function<void()> done_;
+  std::array<std::uint8_t, protocol::kHeaderSize> header_{};
+  std::vector<std::uint8_t> payload_, answer_;
+};
+
+bool out_of_descriptors(const boost::system::error_code& ec) {
+  return ec == asio::error::no_descriptors || ec == boost::system::errc::too_many_files_open_in_system;
+}
+
+// After an accept error that no refusal cleared: the time before the next attempt, so that a
+// listening socket that reports the same queued connection again does not spin the I/O thread.
+constexpr std::chrono::milliseconds kAcceptBackoff{100};
+
+}  // namespace
+
 }  // namespace serve
 
 struct Server::Impl {
-  Impl(Preset preset, ServerOptions options) : state(std::move(preset), std::move(options)) {}
+  Impl(Preset preset, ServerOptions options) : state(std::move(preset), std::move(options)), backoff(state.io) {}
+  // A refusal still pending when the I/O context goes finds the server gone.
+  ~Impl() { alive.reset(); }
 
+  // Accepting: a connection is served; at the open-files limit it is refused with the reserve
+  // descriptor (or, while the reserve is in use, left queued until the back-off ends). An episode
+  // of failures is logged once when it begins and once when accepting works again.
   void accept() {
     state.acceptor.async_accept([this](const boost::system::error_code& ec, serve::tcp::socket socket) {
-      if (ec) {
-        if (!state.stopping)
-          state.log(fmt::format("serve: accept failed: {}", ec.message()), {{"event", "error"}, {"error", ec.message()}});
-        if (ec == serve::asio::error::operation_aborted || state.stopping) return;
-      } else {
+      if (state.stopping || ec == serve::asio::error::operation_aborted) return;
+      if (!ec) {
+        end_accept_failures();
         auto conn = std::make_shared<serve::Connection>(state, std::move(socket), state.next_session++);
         state.connections.push_back(conn);
         conn->start();
+        return accept();
       }
-      if (!state.stopping) accept();
+      begin_accept_failures(ec);
+      if (serve::out_of_descriptors(ec) && refuse_with_reserve()) return accept();
+      backoff.expires_after(serve::kAcceptBackoff);
+      backoff.async_wait([this](const boost::system::error_code&) {
+        if (!state.stopping) accept();
+      });
     });
+  }
+
+  // Takes the queued connection with the reserve descriptor and refuses it; false when the reserve
+  // is in use (another refusal) or nothing was queued.
+  bool refuse_with_reserve() {
+    if (!reserve.held()) return false;
+    reserve.release();
+    boost::system::error_code ec;
+    serve::tcp::socket socket(state.io);
+    state.acceptor.non_blocking(true, ec);
+    if (!ec) state.acceptor.accept(socket, ec);
+    boost::system::error_code ignored;
+    state.acceptor.non_blocking(false, ignored);
+    if (ec) {
+      reserve.acquire();
+      return false;
+    }
+    state.refused++;
+    refused_in_episode++;
+    std::make_shared<serve::Refusal>(state.io, std::move(socket), state.connections.size(),
+                                     [this, server = std::weak_ptr<bool>(alive)] {
+                                       if (server.expired()) return;
+                                       reserve.acquire();
+                                       backoff.cancel();  // accept again now, not at the back-off's end
+                                     })->start();
+    return true;
+  }
+
+  void begin_accept_failures(const boost::system::error_code& ec) {
+    if (failing_since) return;
+    failing_since = std::chrono::steady_clock::now();
+    refused_in_episode = 0;
+    const bool descriptors = serve::out_of_descriptors(ec);
+    state.log(fmt::format("serve: accept failed: {} ({} connections open): {}", ec.message(), state.connections.size(),
+                          descriptors ? "new connections are answered BUSY and closed until one ends"
+                                      : "accepting again every 0.1 s"),
+              {{"event", "error"}, {"error", ec.message()}, {"connections", state.connections.size()}});
+  }
+
+  void end_accept_failures() {
+    if (!failing_since) return;
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - *failing_since).count();
+    failing_since.reset();
+    state.log(fmt::format("serve: accepting again after {:.1f} s ({} connections refused meanwhile)", seconds,
+                          refused_in_episode),
+              {{"event", "accepting"}, {"seconds", seconds}, {"refused", refused_in_episode}});
   }
 
   void begin_stop(const std::string& why) {
@@ -127,6 +285,7 @@ struct Server::Impl {
     state.log(fmt::format("serve: stopping ({}): answering the requests in flight", why), {{"event", "stopping"}, {"why", why}});
     boost::system::error_code ignored;
     state.acceptor.close(ignored);
+    backoff.cancel();
     state.signals.cancel(ignored);
     const auto connections = state.connections;  // shutdown() may remove entries
     for (const auto& w : connections) {
@@ -135,6 +294,11 @@ struct Server::Impl {
   }
 
   serve::ServerState state;
+  serve::asio::steady_timer backoff;
+  serve::ReserveDescriptor reserve;
+  std::optional<std::chrono::steady_clock::time_point> failing_since;  // set while accepting fails
+  std::uint64_t refused_in_episode = 0;
+  std::shared_ptr<bool> alive = std::make_shared<bool>(true);
 };
 
 Server::Server(Preset preset, ServerOptions options) : impl_(std::make_unique<Impl>(std::move(preset), std::move(options))) {}

@@ -142,6 +142,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string close_reason_;
   std::uint64_t timer_generation_ = 0;
   std::string timeout_reason_;
+  bool timed_out_ = false;  // the deadline passed while a frame was being read
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::uint64_t frames_ = 0, bytes_in_ = 0, bytes_out_ = 0;
 };

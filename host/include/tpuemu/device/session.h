@@ -6,7 +6,8 @@
 // device), TIMELINE_START/STOP/READ (a run's instruction and HBM timeline). Encoded and decoded
 // here once, for the server and the remote backend, and so is the preset's digest: both sides
 // compute it with preset_digest().
-// Decoding errors throw Error "protocol: <command>: <cause>".
+// Decoding errors throw Error "protocol: <command>: <cause>": a layout that does not decode (the
+// server answers BAD_PAYLOAD), or BadArgument for a field whose value is not allowed (BAD_ARGUMENT).
 #pragma once
 
 #include <cstdint>
@@ -23,6 +24,19 @@
 #include "tpuemu/fw/protocol.h"
 
 namespace tpuemu::session {
+
+// A request that decodes but whose field has a value the command does not allow: answered
+// BAD_ARGUMENT with the value (detail0) and the limit it broke (detail1), docs/protocol.md 2.
+class BadArgument : public Error {
+ public:
+  BadArgument(const std::string& message, std::uint64_t value, std::uint64_t limit)
+      : Error("protocol", message), value_(value), limit_(limit) {}
+  std::uint64_t value() const noexcept { return value_; }
+  std::uint64_t limit() const noexcept { return limit_; }
+
+ private:
+  std::uint64_t value_, limit_;
+};
 
 // The session protocol versions this build speaks: the layout of HELLO and of the other session
 // commands (docs/protocol.md 6). The frame's own version byte (FW_PROTOCOL_VERSION) is separate.
@@ -110,6 +124,7 @@ std::vector<std::uint8_t> encode(const TimelineSize& size);
 TimelineSize decode_timeline_size(std::span<const std::uint8_t> payload);
 
 // TIMELINE_READ: which (FW_TIMELINE_EVENTS / FW_TIMELINE_HBM), first record, at most max records.
+// Decoding throws BadArgument for another `which` (detail1 FW_TIMELINE_HBM, the largest kind).
 struct TimelineRead {
   std::uint32_t which = FW_TIMELINE_EVENTS;
   std::uint32_t first = 0;
