@@ -217,6 +217,25 @@ def test_analyze_hlo_is_the_clis(cli):
     assert from_text == py
 
 
+def test_analyze_hlo_text_as_bytes_or_str_sniffed_like_the_cli(cli):
+    text = open(HLO).read()
+    ref = tpuemu.analyze_hlo(HLO)
+    ref["program"].pop("source")
+    # Bytes are module text, never a path; a str is text when it starts as the reader reads a
+    # module (a byte order mark, // and /* */ comments before HloModule), else a path.
+    for given in (text.encode(), bytearray(text.encode()), memoryview(text.encode()),
+                  b"\xef\xbb\xbf" + text.encode(), "\ufeff" + text, "// an XLA dump\n/* c */ " + text):
+        got = tpuemu.analyze_hlo(given)
+        assert got["program"].pop("source") == "<text>", type(given)
+        assert got == ref, type(given)
+    with pytest.raises(tpuemu.Error) as e:
+        tpuemu.analyze_hlo(HLO.encode())  # the bytes of a path are text, not the path
+    assert str(e.value) == "<text>:1:1: expected 'HloModule' at the start of an HLO module"
+    with pytest.raises(tpuemu.Error) as e:
+        tpuemu.analyze_hlo(b"HloModule m\nENTRY e {\n  ROOT p = f32[4,4]{0,0} parameter(0)\n}\n")
+    assert str(e.value).startswith("<text>:3:23: malformed layout: dimension 0 appears twice")
+
+
 def test_analyze_hlo_placements_are_each_policys_heap(cli):
     report = tpuemu.analyze_hlo(HLO, placements=True)
     where = report.pop("placements")

@@ -50,7 +50,26 @@ int open_input(const std::filesystem::path& path, const std::string& name) {
   return fd;
 }
 
+Error size_error(const std::string& name, const InputLimits& limits) {
+  return Error(name, fmt::format("larger than the {} limit of a {}", limit_text(limits.max_bytes), limits.what));
+}
+Error line_error(const std::string& name, std::size_t line, const InputLimits& limits) {
+  return Error::at(name, line,
+                   fmt::format("line longer than the {} limit of a {}", limit_text(limits.max_line_bytes), limits.what));
+}
+
 }  // namespace
+
+void check_input_limits(std::string_view text, const std::string& name, const InputLimits& limits) {
+  if (text.size() > limits.max_bytes) throw size_error(name, limits);
+  std::size_t line = 1, line_start = 0;
+  for (std::size_t i = 0; i <= text.size(); ++i) {
+    if (i < text.size() && text[i] != '\n') continue;
+    if (i - line_start > limits.max_line_bytes) throw line_error(name, line, limits);
+    ++line;
+    line_start = i + 1;
+  }
+}
 
 std::string read_input_file(const std::filesystem::path& path, const InputLimits& limits) {
   const bool standard_input = path == "-";
@@ -88,10 +107,8 @@ std::string read_input_file(const std::filesystem::path& path, const InputLimits
   }
   if (!standard_input) ::close(fd);
   if (read_error != 0) throw Error(name, fmt::format("read error: {}", std::strerror(read_error)));
-  if (too_large)
-    throw Error(name, fmt::format("larger than the {} limit of a {}", limit_text(limits.max_bytes), limits.what));
-  if (too_long)
-    throw Error::at(name, line, fmt::format("line longer than the {} limit of a {}", limit_text(limits.max_line_bytes), limits.what));
+  if (too_large) throw size_error(name, limits);
+  if (too_long) throw line_error(name, line, limits);
   return text;
 }
 

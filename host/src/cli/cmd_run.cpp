@@ -24,7 +24,6 @@
 #include "tpuemu/compile/model.h"
 #include "tpuemu/compile/workload.h"
 #include "tpuemu/config/config.h"
-#include "tpuemu/hlo/hlo_parser.h"
 #include "tpuemu/hlo_exec/hlo_model.h"
 #include "tpuemu/profile/chrome_trace.h"
 #include "tpuemu/profile/memory_map.h"
@@ -251,7 +250,7 @@ void check_option_combinations(const RunArgs& a) {
 
 // A JAX/XLA program (HLO text) without --execute is analysed, not run: the options the analysis
 // reads, and no other.
-int run_hlo_workload(const RunArgs& a) {
+int run_hlo_workload(const RunArgs& a, const WorkloadInput& input) {
   refuse_options_except(*a.command, {"--preset", "--schedule", "--allocator", "--hbm-capacity", "--untiled", "--report",
                                      "--json", "--quiet", "--out"},
                         "applies to workloads the core runs, not to an HLO program's memory analysis (--execute runs a "
@@ -259,6 +258,7 @@ int run_hlo_workload(const RunArgs& a) {
   HloRunArgs h;
   h.common = &a.common;
   h.file = a.workload_file;
+  h.input = &input;
   h.preset = a.preset;
   h.schedule = a.schedule;
   h.allocator = a.command->get_option("--allocator")->count() > 0 ? a.allocator : "all";
@@ -270,8 +270,8 @@ int run_hlo_workload(const RunArgs& a) {
 
 // `run PROGRAM.hlo --execute`: the program's layers as a model (docs/hlo.md, "Executing on the
 // device"). A program the device cannot run is refused at its first instruction that cannot.
-hlo_exec::HloModel hlo_model_to_execute(const std::string& file) {
-  const hlo::Module module = hlo::read_hlo_file(file);
+hlo_exec::HloModel hlo_model_to_execute(const WorkloadInput& input) {
+  const hlo::Module module = input.hlo_module();
   try {
     return hlo_exec::model_from_hlo(module);
   } catch (const Error& e) {
@@ -280,8 +280,11 @@ hlo_exec::HloModel hlo_model_to_execute(const std::string& file) {
 }
 
 int run_run(const RunArgs& a) {
-  const bool hlo = !a.workload_file.empty() && is_hlo_program(a.workload_file);
-  if (hlo && !a.execute) return run_hlo_workload(a);
+  // Read once (standard input and FIFOs cannot be read twice) and known by its content.
+  const std::optional<WorkloadInput> input =
+      a.workload_file.empty() ? std::nullopt : std::optional(read_workload_input(a.workload_file));
+  const bool hlo = input && input->hlo;
+  if (hlo && !a.execute) return run_hlo_workload(a, *input);
   if (a.execute && !hlo) throw UsageError("--execute", "runs a JAX/XLA program (HLO text) on the device; a workload file or --matmul always runs");
   const std::string workload_order = hlo ? "with --execute the layers run in the program's order (--schedule is for the memory analysis)"
                                          : "a workload's order is its compiler's";
@@ -312,12 +315,12 @@ int run_run(const RunArgs& a) {
   Model w;
   std::optional<hlo_exec::HloModel> program;  // --execute
   if (hlo) {
-    program = hlo_model_to_execute(a.workload_file);
+    program = hlo_model_to_execute(*input);
     w = program->model;
   } else if (a.workload_file.empty()) {
     w = model_from_workload(parse_matmul_shape(a.matmul, a.requantize, a.seed.value_or(1)));  // checked when parsed
   } else {
-    w = load_model(a.workload_file);
+    w = load_model(input->json(), a.workload_file);
   }
   if (a.seed) w.seed = *a.seed;
   const profile::ProfileMoment moment = profile::ProfileMoment::parse(a.profile_at);  // checked when parsed

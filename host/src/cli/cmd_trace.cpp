@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,7 +20,6 @@
 #include "tpuemu/base/text.h"
 #include "tpuemu/compile/workload.h"
 #include "tpuemu/config/config.h"
-#include "tpuemu/hlo/hlo_parser.h"
 #include "tpuemu/hlo/step_trace.h"
 #include "tpuemu/run/serving_trace.h"
 
@@ -60,14 +60,21 @@ void write_trace(const TraceArgs& a, CommandOutputs& out, const alloc::AllocTrac
 }
 
 // A JAX loop calling one program (or two, alternating) --steps times.
-int run_hlo_trace(const TraceArgs& a) {
+int run_hlo_trace(const TraceArgs& a, const WorkloadInput& program) {
   for (const char* option : {"--batches", "--requests", "--in-flight"}) {
     if (given(a, option))
       throw UsageError(option, "applies to a workload served in requests, not to an HLO program (give --steps N)");
   }
   if (!given(a, "--steps")) throw UsageError("--steps", "an HLO program's trace needs the number of steps: --steps N");
-  if (!a.also.empty() && !is_hlo_program(a.also))
-    throw UsageError("--also", fmt::format("'{}' is not HLO text (a *.hlo file, or a file starting with HloModule)", printable(a.also)));
+  if (a.also == "-" && a.workload_file == "-")
+    throw UsageError("--also -", "standard input is the program already; give the second program's file");
+  std::optional<WorkloadInput> also;
+  if (!a.also.empty()) {
+    also = read_workload_input(a.also);
+    if (!also->hlo)
+      throw UsageError("--also", fmt::format("'{}' is not HLO text (a *.hlo file, or text starting with HloModule)",
+                                             printable(a.also)));
+  }
   CommandOutputs out(a.common);
   out.input(a.workload_file, "the HLO program");
   if (!a.also.empty()) out.input(a.also, "the --also program");
@@ -76,8 +83,8 @@ int run_hlo_trace(const TraceArgs& a) {
   if (a.common.out != "-") out.check(a.common.out, "-o");
   hlo::SizeOptions sizes;
   sizes.lanes = load_preset(preset_given ? a.preset : "tpu-v4-like").dim;  // as tpuemu run PROGRAM.hlo
-  std::vector<hlo::StepProgram> programs{hlo::step_program(hlo::read_hlo_file(a.workload_file), sizes)};
-  if (!a.also.empty()) programs.push_back(hlo::step_program(hlo::read_hlo_file(a.also), sizes));
+  std::vector<hlo::StepProgram> programs{hlo::step_program(program.hlo_module(), sizes)};
+  if (also) programs.push_back(hlo::step_program(also->hlo_module(), sizes));
   nlohmann::json summary = {{"program", a.workload_file}, {"steps", a.steps}};
   if (!a.also.empty()) summary["also"] = a.also;
   nlohmann::json list = nlohmann::json::array();
@@ -91,7 +98,10 @@ int run_hlo_trace(const TraceArgs& a) {
 }
 
 int run_trace(const TraceArgs& a) {
-  if (is_hlo_program(a.workload_file)) return run_hlo_trace(a);
+  // Read once (standard input or a pipe works) and known by its content, then handed to the
+  // reader of its kind.
+  const WorkloadInput input = read_workload_input(a.workload_file);
+  if (input.hlo) return run_hlo_trace(a, input);
   for (const char* option : {"--steps", "--also"}) {
     if (given(a, option))
       throw UsageError(option, "applies to an HLO program's steps, not to a workload served in requests (docs/hlo.md)");
@@ -106,8 +116,7 @@ int run_trace(const TraceArgs& a) {
   for (const std::string& batch : split_list(a.batches)) options.batches.push_back(std::stoull(batch));
   options.requests = a.requests;
   options.in_flight = a.in_flight;
-  // Read once (standard input or a pipe works), then handed to the reader of its kind.
-  const JsonDocument doc = JsonDocument::load(a.workload_file);
+  const JsonDocument doc = input.json();
   const std::string kind = JsonObjectReader(doc, "").get_string("kind");
   const auto& workloads = workload_kinds();
   if (kind != "cnn" && std::find(workloads.begin(), workloads.end(), kind) == workloads.end()) {

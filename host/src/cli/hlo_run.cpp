@@ -2,7 +2,6 @@
 #include "hlo_run.h"
 
 #include <cstdio>
-#include <fstream>
 
 #include <fmt/format.h>
 
@@ -15,24 +14,6 @@
 #include "tpuemu/hlo/hlo_parser.h"
 
 namespace tpuemu::cli {
-
-bool is_hlo_program(const std::string& path) {
-  if (path.size() > 4 && path.ends_with(".hlo")) return true;
-  std::error_code ec;
-  if (path == "-" || !std::filesystem::is_regular_file(path, ec)) return false;
-  std::ifstream in(path, std::ios::binary);
-  std::string head(4096, '\0');
-  in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  head.resize(static_cast<std::size_t>(in.gcount()));
-  // The first word, after white space and /* comments */ (a hand-written module may open with one).
-  std::size_t at = 0;
-  while ((at = head.find_first_not_of(" \t\r\n", at)) != std::string::npos && head.compare(at, 2, "/*") == 0) {
-    at = head.find("*/", at + 2);
-    if (at == std::string::npos) return false;
-    at += 2;
-  }
-  return at != std::string::npos && head.compare(at, 9, "HloModule") == 0;
-}
 
 void refuse_options_except(const CLI::App& command, const std::vector<std::string>& allowed, const std::string& why) {
   for (const CLI::Option* option : command.get_options()) {
@@ -58,7 +39,7 @@ int run_hlo(const HloRunArgs& a) {
   options.sizes.lanes = preset.dim;
   options.vmem_capacity = preset.vmem_bytes();  // buffers the program places in S(1)
   if (!a.hbm_capacity.empty()) options.hbm_capacity = alloc::parse_bytes(a.hbm_capacity);
-  const hlo::Module module = hlo::read_hlo_file(a.file);
+  const hlo::Module module = a.input->hlo_module();
   const hlo::Analysis analysis = hlo::analyze(module, options);
   const nlohmann::json j = hlo::analysis_to_json(analysis);
   if (!a.report_file.empty()) out.file(a.report_file, json_text(j));

@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli_common.h"
+#include "workload_input.h"
 
 namespace tpuemu::cli {
 
@@ -19,6 +20,7 @@ inline const std::vector<std::string> kHloOnlyPolicies = {"xla", "planner"};
 struct HloRunArgs {
   const CommonOptions* common = nullptr;
   std::string file;
+  const WorkloadInput* input = nullptr;  // the program, read once
   std::string preset;        // its lane count sizes the tiles; empty: tpu-v4-like
   std::string schedule;      // empty: text when the module is scheduled, else best
   std::string allocator;     // a policy, or all (the default)
@@ -26,10 +28,6 @@ struct HloRunArgs {
   bool untiled = false;
   std::string report_file;
 };
-
-// True for a file that is HLO text: named *.hlo, or a regular file whose text starts with
-// "HloModule" (XLA's dumps are *.txt).
-bool is_hlo_program(const std::string& path);
 
 // Refuses (exit 2) every option of `command` given on the command line that is not in `allowed`.
 void refuse_options_except(const CLI::App& command, const std::vector<std::string>& allowed, const std::string& why);

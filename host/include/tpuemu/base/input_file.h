@@ -39,6 +39,11 @@ inline constexpr std::chrono::seconds kFifoWriterWait{5};
 // file" or "<path>:<line>: line longer than the 64 KiB limit of a program".
 std::string read_input_file(const std::filesystem::path& path, const InputLimits& limits);
 
+// Throws the error read_input_file would for `text` over `limits`: for text read once under wider
+// limits (standard input holding a workload of a kind known only once read) then held to its
+// kind's.
+void check_input_limits(std::string_view text, const std::string& name, const InputLimits& limits);
+
 // "16 MiB", "64 KiB", "1 GiB", "100 B".
 std::string limit_text(std::size_t bytes);
 

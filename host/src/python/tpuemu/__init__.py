@@ -63,27 +63,30 @@ def _raise_if_out_of_memory(report, failure):
     return report
 
 
-def _is_hlo_text(text_or_path):
-    if not isinstance(text_or_path, str):
-        return False
-    head = text_or_path.lstrip()
-    while head.startswith("/*") and "*/" in head:
-        head = head[head.index("*/") + 2:].lstrip()
-    return head.startswith("HloModule")
+def _hlo_text_and_path(text_or_path):
+    """(text, path) for the extension: bytes-like objects are module text, never a path; a str is
+    text when it starts as the reader reads a module (the CLI's one sniffing: a byte order mark,
+    whitespace, // and /* */ comments, then HloModule), otherwise a path, like an os.PathLike."""
+    if isinstance(text_or_path, (bytes, bytearray, memoryview)):
+        return bytes(text_or_path), ""
+    if isinstance(text_or_path, str) and _tpuemu.looks_like_hlo_text(text_or_path):
+        return text_or_path, ""
+    return "", os.fspath(text_or_path)
 
 
 def analyze_hlo(text_or_path, *, preset="tpu-v4-like", hbm_capacity=None, schedule="", allocator=None,
                 tiled=True, placements=False):
     """The memory analysis of a JAX/XLA program as `tpuemu run FILE.hlo --json` prints it: HLO text
-    (starting with `HloModule`) or a path. preset gives the lanes and VMEM (the CLI's default
-    tpu-v4-like), schedule one of text, dfs, list, best, allocator one policy (default: every
-    one). A program that does not fit raises OutOfMemory carrying the analysis as .report.
+    (bytes, or a str starting with `HloModule` after comments) or a path. preset gives the lanes
+    and VMEM (the CLI's default tpu-v4-like), schedule one of text, dfs, list, best, allocator one
+    policy (default: every one). A program that does not fit raises OutOfMemory carrying the
+    analysis as .report.
 
     placements=True adds report["placements"]: "positions" (the schedule's length), "buffers" (the
     HBM buffers as columns: name, kind, op_name lists; bytes, unpadded, start, end numpy arrays,
     live over positions start..end) and "offsets" ({policy: numpy array of each buffer's offset},
     for every policy that placed them all) - a memory map over time to plot."""
-    text, path = (text_or_path, "") if _is_hlo_text(text_or_path) else ("", os.fspath(text_or_path))
+    text, path = _hlo_text_and_path(text_or_path)
     report_json, failure, where = _tpuemu.analyze_hlo_json(text, path, preset, hbm_capacity, schedule or "",
                                                            allocator or "", bool(tiled), bool(placements))
     report = json.loads(report_json)
