@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -297,6 +298,12 @@ TEST(Bytes, ParseAndFormat) {
   EXPECT_NE(test::error_of([] { parse_bytes("99999999999999999999"); }).find("too large"), std::string::npos);
   EXPECT_EQ(format_bytes(1536), "1.50 KiB");
   EXPECT_EQ(format_bytes(255), "255 B");
+  // Sizes compared in one sentence print apart whenever they differ.
+  using Texts = std::pair<std::string, std::string>;
+  EXPECT_EQ(format_bytes_apart(4097, 4096), Texts("4.00 KiB (4097 B)", "4.00 KiB (4096 B)"));
+  EXPECT_EQ(format_bytes_apart(4096, 4096), Texts("4.00 KiB", "4.00 KiB"));
+  EXPECT_EQ(format_bytes_apart(2048, 1024), Texts("2.00 KiB", "1.00 KiB"));
+  EXPECT_EQ(format_bytes_apart(1024, 1023), Texts("1.00 KiB", "1023 B"));
 }
 
 }  // namespace

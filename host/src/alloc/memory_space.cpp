@@ -268,6 +268,15 @@ std::string format_bytes(std::uint64_t bytes) {
   return fmt::format("{:.{}f} {}", value, value < 10 ? 2 : value < 100 ? 1 : 0, kUnits[unit]);
 }
 
+std::pair<std::string, std::string> format_bytes_apart(std::uint64_t a, std::uint64_t b) {
+  std::string ta = format_bytes(a), tb = format_bytes(b);
+  if (a != b && ta == tb) {
+    ta += fmt::format(" ({} B)", a);
+    tb += fmt::format(" ({} B)", b);
+  }
+  return {ta, tb};
+}
+
 std::uint64_t parse_bytes(const std::string& text) {
   std::size_t i = 0;
   while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;

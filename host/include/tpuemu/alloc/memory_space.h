@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "tpuemu/alloc/allocator.h"
@@ -154,6 +155,10 @@ class MemorySpace {
 
 // "1.5 MiB", "256 B": sizes in messages and tables.
 std::string format_bytes(std::uint64_t bytes);
+// Two sizes one sentence compares ("Used A of B"): each as format_bytes, and when the two print
+// the same but differ, each followed by its exact count ("4.00 KiB (4097 B)", "4.00 KiB (4096 B)"),
+// so that a sentence never reads as a size exceeding itself.
+std::pair<std::string, std::string> format_bytes_apart(std::uint64_t a, std::uint64_t b);
 // "4096", "64KiB", "16 MiB", "1G", "2GiB" -> bytes; throws Error naming the text.
 std::uint64_t parse_bytes(const std::string& text);
 
