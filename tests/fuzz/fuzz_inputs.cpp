@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // libFuzzer harness for the readers of user files (docs/fuzzing.md): JSON documents with positions
 // and the preset, timing-set, model (model, mlp and matmul files) and serving-CNN loaders on top,
-// allocation traces, the planner's CSV, HBM request traces, the assembler and the HLO text reader.
-// TPUEMU_FUZZ_TARGET=json|preset|timing|model|cnn|trace|plan|hbm|asm|hlo picks one (scripts/fuzz.sh
+// allocation traces, the planner's CSV, HBM request traces, the assembler, the HLO text reader, and
+// the HLO layout grammar with the sizes it implies (a shape read alone, then its bytes tiled for
+// 128 and 8 lanes and untiled).
+// TPUEMU_FUZZ_TARGET=json|preset|timing|model|cnn|trace|plan|hbm|asm|hlo|layout picks one (scripts/fuzz.sh
 // runs each from its seeds in tests/fuzz/corpus/<target>/; docs/fuzzing.md).
 // Any tpuemu::Error is the expected answer to bad input; anything else - a crash, a sanitizer
 // report, another exception type - is a finding.
@@ -21,6 +23,7 @@
 #include "tpuemu/config/hbm_config.h"
 #include "tpuemu/hbm_replay/hbm_trace.h"
 #include "tpuemu/hlo/hlo_parser.h"
+#include "tpuemu/hlo/liveness.h"
 #include "tpuemu/plan/planner.h"
 #include "tpuemu/program/program.h"
 #include "tpuemu/run/serving_trace.h"
@@ -77,6 +80,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       (void)tpuemu::assemble(text, "fuzz.s");
     } else if (t == "hlo") {
       (void)tpuemu::hlo::parse_hlo(text, "fuzz.hlo");
+    } else if (t == "layout") {
+      const tpuemu::hlo::Shape shape = tpuemu::hlo::parse_shape(text, "fuzz.shape");
+      for (const tpuemu::hlo::SizeOptions sizes : {tpuemu::hlo::SizeOptions{.tiled = true, .lanes = 128},
+                                                   tpuemu::hlo::SizeOptions{.tiled = true, .lanes = 8},
+                                                   tpuemu::hlo::SizeOptions{.tiled = false, .lanes = 128}}) {
+        (void)tpuemu::hlo::shape_bytes(shape, sizes);
+      }
     } else {
       std::abort();  // unknown target: a usage mistake of the harness
     }

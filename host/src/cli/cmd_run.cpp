@@ -304,7 +304,7 @@ int run_run(const RunArgs& a) {
   // "-" beside --json) and staged in `out`, published only when all were made (docs/cli.md).
   CommandOutputs out(a.common);
   if (a.common.out == "-") {
-    throw UsageError("-o -", "run writes a directory of artefacts; --report - or --json prints the report on stdout");
+    throw UsageError("-o -", "run writes a directory of artefacts, not a stream (for the report on stdout, give --report - or --json)");
   }
   out.input(a.workload_file, "the workload");
   if (std::filesystem::is_regular_file(a.preset)) out.input(a.preset, "the --preset file");
@@ -347,6 +347,7 @@ int run_run(const RunArgs& a) {
   s.device.trace_fst = out.produced(a.wave_file);
   s.device.build_missing_core = !a.no_build;
   s.device.preset_argument = a.preset;
+  s.device.stop = out.stop_token();  // a core built on first use stops on Ctrl-C too
   const bool every_policy = a.allocator == kEveryAllocator;
   if (every_policy && a.common.out.empty())
     throw UsageError("--allocator all", "compares the policies in the artefacts of -o DIR (report.html); give -o DIR");

@@ -63,7 +63,7 @@ int run_sweep_command(const SweepArgs& a) {
   const std::filesystem::path out_dir =
       a.common.out.empty() ? std::filesystem::path(kDefaultOutDir) : std::filesystem::path(a.common.out);
   if (out_dir == "-") {
-    throw UsageError("-o -", "a sweep writes a directory of files; --json prints its table on stdout");
+    throw UsageError("-o -", "a sweep writes a directory of files, not a stream (for its table on stdout, give --json)");
   }
   CommandOutputs out(a.common);
   const sweep::SweepGrid grid = sweep::load_sweep_grid(a.grid_file);

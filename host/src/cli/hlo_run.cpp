@@ -29,7 +29,7 @@ int run_hlo(const HloRunArgs& a) {
   out.input(a.file, "the HLO program");
   if (!a.preset.empty() && std::filesystem::is_regular_file(a.preset)) out.input(a.preset, "the --preset file");
   out.check(a.report_file, "--report");
-  if (a.common->out == "-") throw UsageError("-o -", "writes a directory of artefacts; --json prints the analysis on stdout");
+  if (a.common->out == "-") throw UsageError("-o -", "writes a directory of artefacts, not a stream (for the analysis on stdout, give --json)");
   if (!a.common->out.empty()) out.check_folder(a.common->out, kHloArtefacts, "-o");
   hlo::AnalysisOptions options;
   options.schedule = a.schedule;
@@ -39,6 +39,7 @@ int run_hlo(const HloRunArgs& a) {
   options.sizes.lanes = preset.dim;
   options.vmem_capacity = preset.vmem_bytes();  // buffers the program places in S(1)
   if (!a.hbm_capacity.empty()) options.hbm_capacity = alloc::parse_bytes(a.hbm_capacity);
+  options.stop = out.stop_token();
   const hlo::Module module = a.input->hlo_module();
   const hlo::Analysis analysis = hlo::analyze(module, options);
   const nlohmann::json j = hlo::analysis_to_json(analysis);
