@@ -465,8 +465,6 @@ PYBIND11_MODULE(_tpuemu, m) {
   });
   // The one sniffing of HLO text (the CLI's): analyze_hlo takes a str that passes it as text.
   m.def("looks_like_hlo_text", [](const std::string& text) { return hlo::looks_like_hlo_text(text); });
-  // The one sniffing of HLO text (the CLI's): analyze_hlo takes a str that passes it as text.
-  m.def("looks_like_hlo_text", [](const std::string& text) { return hlo::looks_like_hlo_text(text); });
   m.def("plan_json", &python::plan_json);
   m.def("replay_json", &python::replay);
   py::class_<PyDevice>(m, "Device")
