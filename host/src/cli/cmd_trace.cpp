@@ -83,8 +83,9 @@ int run_hlo_trace(const TraceArgs& a, const WorkloadInput& program) {
   if (a.common.out != "-") out.check(a.common.out, "-o");
   hlo::SizeOptions sizes;
   sizes.lanes = load_preset(preset_given ? a.preset : "tpu-v4-like").dim;  // as tpuemu run PROGRAM.hlo
-  std::vector<hlo::StepProgram> programs{hlo::step_program(program.hlo_module(), sizes)};
-  if (also) programs.push_back(hlo::step_program(also->hlo_module(), sizes));
+  const StopToken stop = out.stop_token();
+  std::vector<hlo::StepProgram> programs{hlo::step_program(program.hlo_module(), sizes, "", stop)};
+  if (also) programs.push_back(hlo::step_program(also->hlo_module(), sizes, "", stop));
   nlohmann::json summary = {{"program", a.workload_file}, {"steps", a.steps}};
   if (!a.also.empty()) summary["also"] = a.also;
   nlohmann::json list = nlohmann::json::array();
@@ -93,7 +94,7 @@ int run_hlo_trace(const TraceArgs& a, const WorkloadInput& program) {
                     {"temporaries_bytes", p.temporaries}});
   }
   summary["programs"] = list;
-  write_trace(a, out, hlo::step_trace(programs, a.steps, a.workload_file), summary);
+  write_trace(a, out, hlo::step_trace(programs, a.steps, a.workload_file, stop), summary);
   return 0;
 }
 

@@ -49,8 +49,10 @@ alloc::TraceEvent free_event(std::uint64_t time, const alloc::TraceEvent& alloca
 
 }  // namespace
 
-StepProgram step_program(const Module& module, const SizeOptions& sizes, const std::string& schedule) {
+StepProgram step_program(const Module& module, const SizeOptions& sizes, const std::string& schedule,
+                         const StopToken& stop) {
   AnalysisOptions options;
+  options.stop = stop;
   options.schedule = schedule;
   options.sizes = sizes;
   options.policies = {"xla"};  // the temporary block is the TPU compiler's; no other policy is needed
@@ -69,7 +71,8 @@ StepProgram step_program(const Module& module, const SizeOptions& sizes, const s
   return p;
 }
 
-alloc::AllocTrace step_trace(std::span<const StepProgram> programs, std::uint64_t steps, const std::string& source) {
+alloc::AllocTrace step_trace(std::span<const StepProgram> programs, std::uint64_t steps, const std::string& source,
+                             const StopToken& stop) {
   if (programs.empty()) throw Error("step trace: no program");
   if (steps == 0 || steps > kMaxTraceSteps)
     throw Error(fmt::format("step trace: {} steps (1 to {})", steps, kMaxTraceSteps));
@@ -94,6 +97,7 @@ alloc::AllocTrace step_trace(std::span<const StepProgram> programs, std::uint64_
   }
   std::vector<alloc::TraceEvent> previous;  // the outputs of the step before
   for (std::uint64_t i = 0; i < steps; ++i) {
+    if (i % 4096 == 0) stop.throw_if_requested("the steps' trace");
     const std::uint64_t time = i + 1;
     const std::size_t k = i % programs.size();
     const StepProgram& p = programs[k];

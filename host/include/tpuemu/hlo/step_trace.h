@@ -34,7 +34,9 @@ struct StepProgram {
 };
 
 // The module analysed on `schedule` ("" = the default of analysis.h) with the xla heap.
-StepProgram step_program(const Module& module, const SizeOptions& sizes, const std::string& schedule = "");
+// `stop` is the analysis's (AnalysisOptions::stop).
+StepProgram step_program(const Module& module, const SizeOptions& sizes, const std::string& schedule = "",
+                         const StopToken& stop = StopToken{});
 
 // Steps a trace may hold: 10^6 steps of a few buffers is a trace of some 10^7 events.
 inline constexpr std::uint64_t kMaxTraceSteps = 1'000'000;
@@ -46,6 +48,8 @@ inline constexpr std::uint64_t kMaxTraceSteps = 1'000'000;
 //   results once the new ones exist).
 // The last step's outputs stay allocated (the loop's result). Throws Error for no programs, or
 // steps outside 1..kMaxTraceSteps.
-alloc::AllocTrace step_trace(std::span<const StepProgram> programs, std::uint64_t steps, const std::string& source = "");
+// `stop` is asked every few thousand steps (Interrupted).
+alloc::AllocTrace step_trace(std::span<const StepProgram> programs, std::uint64_t steps, const std::string& source = "",
+                             const StopToken& stop = StopToken{});
 
 }  // namespace tpuemu::hlo
