@@ -19,7 +19,7 @@ uint32_t smem_words(void*) { return board_smem_words(); }
 
 const fw_hal* board_hal() {
   // A board's HAL cannot fail in the simulator's sense (no exception to carry): no `failed`.
-  static const fw_hal hal{nullptr, csr_read, csr_write, mem_write, mem_read, wait_cycles, mem_capacity, nullptr,
-                              smem_words};
+  static const fw_hal hal{nullptr,     csr_read,     csr_write, mem_write, mem_read,
+                          wait_cycles, mem_capacity, nullptr,   smem_words};
   return &hal;
 }

@@ -13,7 +13,8 @@ namespace {
 SimHal& self(void* ctx) { return *static_cast<SimHal*>(ctx); }
 }  // namespace
 
-SimHal::SimHal(tpuemu::sim::CoreSim& core, std::uint32_t smem_words) : core_(core), smem_words_(smem_words) {
+SimHal::SimHal(tpuemu::sim::CoreSim& core, std::uint32_t smem_words)
+    : core_(core), smem_words_(smem_words) {
   hal_.ctx = this;
   hal_.csr_read = &SimHal::csr_read;
   hal_.csr_write = &SimHal::csr_write;

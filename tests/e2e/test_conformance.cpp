@@ -72,8 +72,8 @@ class RawFirmware {
     }
     const std::string where = backend.substr(9, backend.find('?') - 9);
     const std::size_t colon = where.rfind(':');
-    client_ = std::make_unique<testing_support::RawClient>(static_cast<std::uint16_t>(std::stoi(where.substr(colon + 1))),
-                                                          where.substr(0, colon));
+    client_ = std::make_unique<testing_support::RawClient>(
+        static_cast<std::uint16_t>(std::stoi(where.substr(colon + 1))), where.substr(0, colon));
     session::Hello hello;
     hello.client = "conformance raw client";
     hello.preset_digest = session::preset_digest(preset);
@@ -88,7 +88,8 @@ class RawFirmware {
       return protocol::decode_frame(transport_->receive());
     }
     auto answer = client_->call(command, seq, payload);
-    if (!answer) throw Error("raw client", fmt::format("no answer to {}", protocol::command_name(command)));
+    if (!answer)
+      throw Error("raw client", fmt::format("no answer to {}", protocol::command_name(command)));
     return *answer;
   }
 
@@ -290,8 +291,11 @@ TEST_P(Conformance, SmemPastTheEndIsRefusedBeforeAnythingIsWritten) {
   const std::uint32_t words = preset_.smem_words;
   device_->write_smem(0, std::vector<std::uint32_t>{0xA0, 0xA1});
   device_->write_smem(words - 1, std::vector<std::uint32_t>{0xAF});
-  EXPECT_EQ(error_of([&] { device_->write_smem(words - 1, std::vector<std::uint32_t>{7, 8, 9}); }),
-            fmt::format("device: write_smem: words [{}, {}) are outside SMEM ({} words)", words - 1, words + 2, words));
+  EXPECT_EQ(error_of([&] {
+              device_->write_smem(words - 1, std::vector<std::uint32_t>{7, 8, 9});
+            }),
+            fmt::format("device: write_smem: words [{}, {}) are outside SMEM ({} words)", words - 1,
+                        words + 2, words));
   std::vector<std::uint32_t> many(4096), ten(10), first(2), last(1);
   EXPECT_EQ(error_of([&] { device_->read_smem(0, many); }),
             fmt::format("device: read_smem: words [0, 4096) are outside SMEM ({} words)", words));
@@ -309,7 +313,8 @@ TEST_P(Conformance, FirmwareRefusesSmemPastTheEndFromAnyClient) {
   RawFirmware fw(backend_, preset_);
   const std::uint32_t words = preset_.smem_words;
   ASSERT_EQ(fw.call(FW_CMD_WRITE_SMEM, words_payload({0, 2, 0xB0, 0xB1})).status, FW_ST_OK);
-  const protocol::Frame refused = fw.call(FW_CMD_WRITE_SMEM, words_payload({words - 1, 3, 7, 8, 9}));
+  const protocol::Frame refused =
+      fw.call(FW_CMD_WRITE_SMEM, words_payload({words - 1, 3, 7, 8, 9}));
   EXPECT_EQ(refused.status, FW_ST_OUT_OF_RANGE);
   const protocol::ErrorDetail detail = protocol::decode_error_detail(refused.payload);
   EXPECT_EQ(detail.detail0, words - 1);
@@ -332,8 +337,8 @@ TEST_P(Conformance, HbmPastTheEndIsRefusedWhole) {
   const std::uint64_t addr = capacity - size + 8;
   const std::vector<std::uint8_t> before = device_->read_hbm(addr, size - 8);
   EXPECT_EQ(error_of([&] { device_->write_hbm(addr, std::vector<std::uint8_t>(size, 0x5A)); }),
-            fmt::format("device: write_hbm: bytes [0x{:x}, 0x{:x}) are outside HBM ({} bytes)", addr, addr + size,
-                        capacity));
+            fmt::format("device: write_hbm: bytes [0x{:x}, 0x{:x}) are outside HBM ({} bytes)",
+                        addr, addr + size, capacity));
   EXPECT_EQ(device_->read_hbm(addr, size - 8), before);
 }
 

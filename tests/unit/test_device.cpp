@@ -123,7 +123,9 @@ TEST(Device, SmemSizeOfAnOlderFirmwareIsThePresets) {
   tpuemu::FirmwareDeviceOptions o;
   o.smem_words = 64;
   auto dev = tpuemu::make_firmware_device(
-      std::make_unique<RecordingTransport>(std::make_unique<tpuemu::InProcessTransport>(core.hal()), &log), o);
+      std::make_unique<RecordingTransport>(std::make_unique<tpuemu::InProcessTransport>(core.hal()),
+                                           &log),
+      o);
   EXPECT_EQ(dev->info().smem_words, 64u);
   std::vector<std::uint32_t> words(8);
   EXPECT_EQ(error_of([&] { dev->read_smem(60, words); }),
@@ -322,10 +324,13 @@ TEST(Device, RangesOutsideTheDeviceAreRefusedBeforeAnyFrame) {
   EXPECT_EQ(error_of([&] { rig.dev->read_hbm(4096, buf); }),
             "device: read_hbm: bytes [0x1000, 0x1008) are outside HBM (4096 bytes)");
   EXPECT_EQ(error_of([&] { rig.dev->read_hbm(~std::uint64_t{0}, buf); }),
-            "device: read_hbm: bytes [0xffffffffffffffff, 0xffffffffffffffff+0x8) are outside HBM (4096 bytes)");
+            "device: read_hbm: bytes [0xffffffffffffffff, 0xffffffffffffffff+0x8) are outside HBM "
+            "(4096 bytes)");
   EXPECT_EQ(error_of([&] { rig.dev->load_program(4064, std::vector<std::uint8_t>(64)); }),
             "device: load_program: bytes [0xfe0, 0x1020) are outside HBM (4096 bytes)");
-  EXPECT_EQ(error_of([&] { rig.dev->write_smem(255, std::vector<std::uint32_t>{7, 8, 9}); }),
+  EXPECT_EQ(error_of([&] {
+              rig.dev->write_smem(255, std::vector<std::uint32_t>{7, 8, 9});
+            }),
             "device: write_smem: words [255, 258) are outside SMEM (256 words)");
   std::vector<std::uint32_t> words(4096);
   EXPECT_EQ(error_of([&] { rig.dev->read_smem(0, words); }),
@@ -466,7 +471,8 @@ TEST(SimHal, DeviceThroughTheSimulatorBinding) {
   // std::out_of_range from the memory model is an ordinary protocol error, not a HAL failure (the
   // frame goes past the host's own range check, as another client's would).
   tpuemu::InProcessTransport plain(hal.hal());
-  plain.send(tpuemu::protocol::encode_request(FW_CMD_READ_MEM, 9, std::vector<std::uint8_t>{0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0}));
+  plain.send(tpuemu::protocol::encode_request(
+      FW_CMD_READ_MEM, 9, std::vector<std::uint8_t>{0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0}));
   EXPECT_EQ(tpuemu::protocol::decode_frame(plain.receive()).status, FW_ST_OUT_OF_RANGE);
   EXPECT_FALSE(hal.failed());
 }

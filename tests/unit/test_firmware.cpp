@@ -277,8 +277,10 @@ TEST(Firmware, SmemPastTheEndIsRefusedBeforeAnythingIsWritten) {
   EXPECT_EQ(r.h.status, FW_ST_OUT_OF_RANGE);
   EXPECT_EQ(r.u64(0), words - 6);
   EXPECT_EQ(r.u64(8), 10u);
-  EXPECT_EQ(call(core, FW_CMD_READ_SMEM, Bytes().u32(0).u32(words + 1).b).h.status, FW_ST_OUT_OF_RANGE);
-  EXPECT_EQ(call(core, FW_CMD_WRITE_SMEM, Bytes().u32(words).u32(1).u32(5).b).h.status, FW_ST_OUT_OF_RANGE);
+  EXPECT_EQ(call(core, FW_CMD_READ_SMEM, Bytes().u32(0).u32(words + 1).b).h.status,
+            FW_ST_OUT_OF_RANGE);
+  EXPECT_EQ(call(core, FW_CMD_WRITE_SMEM, Bytes().u32(words).u32(1).u32(5).b).h.status,
+            FW_ST_OUT_OF_RANGE);
   // The whole SMEM, and nothing at its end, are in range.
   EXPECT_EQ(call(core, FW_CMD_READ_SMEM, Bytes().u32(0).u32(words).b).h.status, FW_ST_OK);
   EXPECT_EQ(call(core, FW_CMD_READ_SMEM, Bytes().u32(words).u32(0).b).h.status, FW_ST_OK);

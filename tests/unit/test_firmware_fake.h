@@ -36,7 +36,9 @@ class FakeCore {
       return static_cast<std::uint64_t>(static_cast<FakeCore*>(c)->mem.size());
     };
     hal_.failed = [](void* c) { return static_cast<FakeCore*>(c)->hal_failed ? 1 : 0; };
-    hal_.smem_words = [](void* c) { return static_cast<std::uint32_t>(static_cast<FakeCore*>(c)->smem.size()); };
+    hal_.smem_words = [](void* c) {
+      return static_cast<std::uint32_t>(static_cast<FakeCore*>(c)->smem.size());
+    };
   }
   FakeCore(const FakeCore&) = delete;
   FakeCore& operator=(const FakeCore&) = delete;

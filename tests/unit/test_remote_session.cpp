@@ -310,7 +310,8 @@ TEST(RemoteSession, TheLogCountsTheBytesOfAFrameCutShort) {
   LoopbackServer server("small", log.attach(fake({.devices = 2, .request_timeout = 300ms})));
   const std::vector<std::uint8_t> hello = protocol::encode_request(
       FW_CMD_HELLO, 1, hello_payload(session::preset_digest(shipped("small"))));
-  const std::vector<std::uint8_t> big = protocol::encode_request(FW_CMD_WRITE_MEM, 2, std::vector<std::uint8_t>(FW_MAX_CHUNK + 12));
+  const std::vector<std::uint8_t> big =
+      protocol::encode_request(FW_CMD_WRITE_MEM, 2, std::vector<std::uint8_t>(FW_MAX_CHUNK + 12));
   const std::size_t sent = protocol::kHeaderSize + 500'000;
   {
     RawClient c(server.server().port());
@@ -333,8 +334,10 @@ TEST(RemoteSession, TheLogCountsTheBytesOfAFrameCutShort) {
   const auto sessions = log.wait_for("session", 2);
   ASSERT_EQ(sessions.size(), 2u);
   EXPECT_EQ(sessions[0].value("bytes_in", 0u), hello.size() + sent) << sessions[0].dump();
-  EXPECT_EQ(sessions[1].value("bytes_in", 0u), hello.size() + protocol::kHeaderSize + 1000) << sessions[1].dump();
-  EXPECT_NE(sessions[1].value("end", "").find("not complete within 0.3 s"), std::string::npos) << sessions[1].dump();
+  EXPECT_EQ(sessions[1].value("bytes_in", 0u), hello.size() + protocol::kHeaderSize + 1000)
+      << sessions[1].dump();
+  EXPECT_NE(sessions[1].value("end", "").find("not complete within 0.3 s"), std::string::npos)
+      << sessions[1].dump();
 }
 
 // A connection that never speaks holds no device: with a pool of one, the next client is served
@@ -385,12 +388,15 @@ TEST(RemoteSession, AServerOutOfDescriptorsIsNamedByTheClient) {
     asio::read(s, asio::buffer(payload));
     protocol::PayloadWriter detail;
     detail.u64(0).u64(36);
-    asio::write(s, asio::buffer(protocol::encode_frame(FW_TYPE_RESPONSE, header[FW_OFF_COMMAND], FW_ST_BUSY,
-                                                       fw_get_u32(header.data() + FW_OFF_SEQ), detail.data())));
+    asio::write(s, asio::buffer(protocol::encode_frame(
+                       FW_TYPE_RESPONSE, header[FW_OFF_COMMAND], FW_ST_BUSY,
+                       fw_get_u32(header.data() + FW_OFF_SEQ), detail.data())));
   });
-  const std::string backend = fmt::format("remote://127.0.0.1:{}", acceptor.local_endpoint().port());
+  const std::string backend =
+      fmt::format("remote://127.0.0.1:{}", acceptor.local_endpoint().port());
   EXPECT_EQ(error_of([&] { open_device(backend, shipped("small")); }),
-            fmt::format("device: {}: HELLO refused: the server is out of file descriptors (36 connections open); retry "
+            fmt::format("device: {}: HELLO refused: the server is out of file descriptors (36 "
+                        "connections open); retry "
                         "when a session has ended",
                         backend));
   server.join();

@@ -44,11 +44,15 @@ struct Extent {
 void check_range(std::string_view operation, const Extent& memory, std::uint64_t first,
                  std::uint64_t count) {
   if (first <= memory.size && count <= memory.size - first) return;
-  const auto at = [&](std::uint64_t v) { return memory.hex ? fmt::format("0x{:x}", v) : fmt::format("{}", v); };
+  const auto at = [&](std::uint64_t v) {
+    return memory.hex ? fmt::format("0x{:x}", v) : fmt::format("{}", v);
+  };
   // An end past 2^64 is written as a sum.
-  const std::string end = count > UINT64_MAX - first ? fmt::format("{}+{}", at(first), at(count)) : at(first + count);
-  throw Error("device", fmt::format("{}: {} [{}, {}) are outside {} ({} {})", operation, memory.unit,
-                                    at(first), end, memory.name, memory.size, memory.unit));
+  const std::string end = count > UINT64_MAX - first ? fmt::format("{}+{}", at(first), at(count))
+                                                     : at(first + count);
+  throw Error("device", fmt::format("{}: {} [{}, {}) are outside {} ({} {})", operation,
+                                    memory.unit, at(first), end, memory.name, memory.size,
+                                    memory.unit));
 }
 
 RunResult decode_run_record(std::span<const std::uint8_t> payload, const char* what) {

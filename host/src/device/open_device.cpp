@@ -24,8 +24,9 @@ void check_config(const Device& dev, const Preset& preset) {
                             info.backend, info.config, info.dim, info.vmem_rows, info.acc_rows,
                             preset.name, want));
   if (info.smem_words != preset.smem_words)
-    throw Error("device", fmt::format("backend {}: the core reports {} SMEM words but preset '{}' has {}",
-                                      info.backend, info.smem_words, preset.name, preset.smem_words));
+    throw Error("device",
+                fmt::format("backend {}: the core reports {} SMEM words but preset '{}' has {}",
+                            info.backend, info.smem_words, preset.name, preset.smem_words));
 }
 
 }  // namespace

@@ -190,7 +190,8 @@ TimelineRead decode_timeline_read(std::span<const std::uint8_t> payload) {
   t.max = r.u32();
   r.finish();
   if (t.which != FW_TIMELINE_EVENTS && t.which != FW_TIMELINE_HBM)
-    throw BadArgument(fmt::format("TIMELINE_READ: unknown record kind {}", t.which), t.which, FW_TIMELINE_HBM);
+    throw BadArgument(fmt::format("TIMELINE_READ: unknown record kind {}", t.which), t.which,
+                      FW_TIMELINE_HBM);
   return t;
 }
 

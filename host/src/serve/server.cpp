@@ -142,8 +142,12 @@ constexpr std::uint32_t kRefusalMaxPayload = 4096;
 // command and seq; then it is closed and `done` runs.
 class Refusal : public std::enable_shared_from_this<Refusal> {
  public:
-  Refusal(asio::io_context& io, tcp::socket socket, std::uint64_t open_connections, std::function<void()> done)
-      : socket_(std::move(socket)), timer_(io), open_connections_(open_connections), done_(std::move(done)) {}
+  Refusal(asio::io_context& io, tcp::socket socket, std::uint64_t open_connections,
+          std::function<void()> done)
+      : socket_(std::move(socket)),
+        timer_(io),
+        open_connections_(open_connections),
+        done_(std::move(done)) {}
   ~Refusal() {
     boost::system::error_code ignored;
     socket_.close(ignored);
@@ -152,39 +156,44 @@ class Refusal : public std::enable_shared_from_this<Refusal> {
 
   void start() {
     timer_.expires_after(kRefusalDeadline);
-    timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+    timer_.async_wait([self = shared_from_this()](const Ec& ec) {
       if (!ec) self->socket_.cancel();
     });
-    asio::async_read(socket_, asio::buffer(header_), [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
-      if (ec) {  // nothing came in time: closed without an answer
-        self->timer_.cancel();
-        return;
-      }
-      const std::uint32_t payload = fw_get_u32(self->header_.data() + FW_OFF_LENGTH);
-      if (payload > kRefusalMaxPayload) return self->answer();
-      self->payload_.resize(payload);
-      asio::async_read(self->socket_, asio::buffer(self->payload_), [self](const boost::system::error_code& ec2, std::size_t) {
-        if (ec2) {
-          self->timer_.cancel();
-          return;
-        }
-        self->answer();
-      });
-    });
+    asio::async_read(
+        socket_, asio::buffer(header_),
+        [self = shared_from_this()](const Ec& ec, std::size_t) { self->on_header(ec); });
   }
 
  private:
+  using Ec = boost::system::error_code;
+
+  void on_header(const Ec& ec) {
+    if (ec) return stop();  // nothing came in time: closed without an answer
+    const std::uint32_t payload = fw_get_u32(header_.data() + FW_OFF_LENGTH);
+    if (payload > kRefusalMaxPayload) return answer();
+    payload_.resize(payload);
+    asio::async_read(socket_, asio::buffer(payload_),
+                     [self = shared_from_this()](const Ec& read, std::size_t) {
+                       if (read) return self->stop();
+                       self->answer();
+                     });
+  }
+
   void answer() {
     protocol::PayloadWriter w;
     w.u64(0).u64(open_connections_);
     answer_ = protocol::encode_frame(FW_TYPE_RESPONSE, header_[FW_OFF_COMMAND], FW_ST_BUSY,
                                      fw_get_u32(header_.data() + FW_OFF_SEQ), w.data());
-    asio::async_write(socket_, asio::buffer(answer_), [self = shared_from_this()](const boost::system::error_code&, std::size_t) {
-      boost::system::error_code ignored;
-      self->socket_.shutdown(tcp::socket::shutdown_send, ignored);
-      self->timer_.cancel();
-    });
+    asio::async_write(socket_, asio::buffer(answer_),
+                      [self = shared_from_this()](const Ec&, std::size_t) {
+                        Ec ignored;
+                        self->socket_.shutdown(tcp::socket::shutdown_send, ignored);
+                        self->stop();
+                      });
   }
+
+  // Ends the deadline: once no handler holds this, the destructor closes the connection.
+  void stop() { timer_.cancel(); }
 
   tcp::socket socket_;
   asio::steady_timer timer_;
@@ -195,7 +204,8 @@ class Refusal : public std::enable_shared_from_this<Refusal> {
 };
 
 bool out_of_descriptors(const boost::system::error_code& ec) {
-  return ec == asio::error::no_descriptors || ec == boost::system::errc::too_many_files_open_in_system;
+  return ec == asio::error::no_descriptors ||
+         ec == boost::system::errc::too_many_files_open_in_system;
 }
 
 // After an accept error that no refusal cleared: the time before the next attempt, so that a
@@ -207,7 +217,8 @@ constexpr std::chrono::milliseconds kAcceptBackoff{100};
 }  // namespace serve
 
 struct Server::Impl {
-  Impl(Preset preset, ServerOptions options) : state(std::move(preset), std::move(options)), backoff(state.io) {}
+  Impl(Preset preset, ServerOptions options)
+      : state(std::move(preset), std::move(options)), backoff(state.io) {}
   // A refusal still pending when the I/O context goes finds the server gone.
   ~Impl() { alive.reset(); }
 
@@ -215,21 +226,27 @@ struct Server::Impl {
   // descriptor (or, while the reserve is in use, left queued until the back-off ends). An episode
   // of failures is logged once when it begins and once when accepting works again.
   void accept() {
-    state.acceptor.async_accept([this](const boost::system::error_code& ec, serve::tcp::socket socket) {
-      if (state.stopping || ec == serve::asio::error::operation_aborted) return;
-      if (!ec) {
-        end_accept_failures();
-        auto conn = std::make_shared<serve::Connection>(state, std::move(socket), state.next_session++);
-        state.connections.push_back(conn);
-        conn->start();
-        return accept();
-      }
-      begin_accept_failures(ec);
-      if (serve::out_of_descriptors(ec) && refuse_with_reserve()) return accept();
-      backoff.expires_after(serve::kAcceptBackoff);
-      backoff.async_wait([this](const boost::system::error_code&) {
-        if (!state.stopping) accept();
-      });
+    state.acceptor.async_accept(
+        [this](const boost::system::error_code& ec, serve::tcp::socket socket) {
+          on_accept(ec, std::move(socket));
+        });
+  }
+
+  void on_accept(const boost::system::error_code& ec, serve::tcp::socket socket) {
+    if (state.stopping || ec == serve::asio::error::operation_aborted) return;
+    if (!ec) {
+      end_accept_failures();
+      auto conn = std::make_shared<serve::Connection>(state, std::move(socket),
+                                                      state.next_session++);
+      state.connections.push_back(conn);
+      conn->start();
+      return accept();
+    }
+    begin_accept_failures(ec);
+    if (serve::out_of_descriptors(ec) && refuse_with_reserve()) return accept();
+    backoff.expires_after(serve::kAcceptBackoff);
+    backoff.async_wait([this](const boost::system::error_code&) {
+      if (!state.stopping) accept();
     });
   }
 
@@ -250,12 +267,14 @@ struct Server::Impl {
     }
     state.refused++;
     refused_in_episode++;
-    std::make_shared<serve::Refusal>(state.io, std::move(socket), state.connections.size(),
-                                     [this, server = std::weak_ptr<bool>(alive)] {
-                                       if (server.expired()) return;
-                                       reserve.acquire();
-                                       backoff.cancel();  // accept again now, not at the back-off's end
-                                     })->start();
+    std::make_shared<serve::Refusal>(
+        state.io, std::move(socket), state.connections.size(),
+        [this, server = std::weak_ptr<bool>(alive)] {
+          if (server.expired()) return;
+          reserve.acquire();
+          backoff.cancel();  // accept again now, not at the back-off's end
+        })
+        ->start();
     return true;
   }
 
@@ -264,19 +283,23 @@ struct Server::Impl {
     failing_since = std::chrono::steady_clock::now();
     refused_in_episode = 0;
     const bool descriptors = serve::out_of_descriptors(ec);
-    state.log(fmt::format("serve: accept failed: {} ({} connections open): {}", ec.message(), state.connections.size(),
-                          descriptors ? "new connections are answered BUSY and closed until one ends"
-                                      : "accepting again every 0.1 s"),
-              {{"event", "error"}, {"error", ec.message()}, {"connections", state.connections.size()}});
+    state.log(
+        fmt::format("serve: accept failed: {} ({} connections open): {}", ec.message(),
+                    state.connections.size(),
+                    descriptors ? "new connections are answered BUSY and closed until one ends"
+                                : "accepting again every 0.1 s"),
+        {{"event", "error"}, {"error", ec.message()}, {"connections", state.connections.size()}});
   }
 
   void end_accept_failures() {
     if (!failing_since) return;
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - *failing_since).count();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - *failing_since).count();
     failing_since.reset();
-    state.log(fmt::format("serve: accepting again after {:.1f} s ({} connections refused meanwhile)", seconds,
-                          refused_in_episode),
-              {{"event", "accepting"}, {"seconds", seconds}, {"refused", refused_in_episode}});
+    state.log(
+        fmt::format("serve: accepting again after {:.1f} s ({} connections refused meanwhile)",
+                    seconds, refused_in_episode),
+        {{"event", "accepting"}, {"seconds", seconds}, {"refused", refused_in_episode}});
   }
 
   void begin_stop(const std::string& why) {

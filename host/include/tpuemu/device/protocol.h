@@ -68,7 +68,8 @@ ErrorDetail decode_error_detail(std::span<const std::uint8_t> payload);
 
 // "CRC mismatch (frame says 0x1234abcd, computed 0x...)": the status name with its details.
 // command, when known, says what the details count (OUT_OF_RANGE of an SMEM command: words).
-std::string describe_status(std::uint8_t status, const ErrorDetail& detail, std::uint8_t command = 0);
+std::string describe_status(std::uint8_t status, const ErrorDetail& detail,
+                            std::uint8_t command = 0);
 std::string command_name(std::uint8_t command);  // "WRITE_MEM", or "0x7f"
 
 // Growable little-endian payload builder.

@@ -7,7 +7,8 @@
 // here once, for the server and the remote backend, and so is the preset's digest: both sides
 // compute it with preset_digest().
 // Decoding errors throw Error "protocol: <command>: <cause>": a layout that does not decode (the
-// server answers BAD_PAYLOAD), or BadArgument for a field whose value is not allowed (BAD_ARGUMENT).
+// server answers BAD_PAYLOAD), or BadArgument for a field whose value is not allowed
+// (BAD_ARGUMENT).
 #pragma once
 
 #include <cstdint>

@@ -254,8 +254,11 @@ class RemoteTransport final : public Transport {
       if (broken_) throw;
       if (last_status_ == FW_ST_PRESET_MISMATCH) refuse_preset(preset, canonical);
       if (last_status_ == FW_ST_BUSY && last_detail_.detail0 == 0) {
-        fail(fmt::format("HELLO refused: the server is out of file descriptors ({} connections open); retry when a "
-                         "session has ended", last_detail_.detail1));
+        fail(
+            fmt::format("HELLO refused: the server is out of file descriptors ({} connections "
+                        "open); retry when a "
+                        "session has ended",
+                        last_detail_.detail1));
       }
       if (last_status_ == FW_ST_BUSY) {
         const std::uint64_t n = last_detail_.detail0;
