@@ -57,7 +57,8 @@ check byte_order_mark_stdin 0 "" -- trace - --steps 1 < <(printf '\xef\xbb\xbf/*
 
 # ---- JSON workloads keep coming in the same ways
 check json_stdin 0 "" -- trace - --batches 1,8 < <(cat "$root/examples/mlp.json")
-check json_stdin_bad 1 "^tpuemu: error: standard input:1:[0-9]+: syntax error" -- trace - --batches 1 < <(echo 'not json')
+check json_stdin_bad 1 "^tpuemu: error: standard input:1:[0-9]+: syntax error" -- \
+  trace - --batches 1 < <(echo 'not json')
 python3 -c 'import sys; sys.stdout.write("[" + "0," * (9 << 20) + "0]\n")' >"$tmp/big.json"
 check json_stdin_limit 1 "standard input: larger than the 16 MiB limit of a JSON file" -- \
   trace - --batches 1 < <(cat "$tmp/big.json")
@@ -78,7 +79,8 @@ bad_layout zero_tile 'f32[8,128]{1,0:T(0,0)}' 29 "malformed layout: tile dimensi
 bad_layout overflowing_tile 'f32[8,128]{1,0:T(4611686018427387904,128)}' 27 \
   "malformed layout: shape f32\\[8,128\\]\\{1,0:T\\(4611686018427387904,128\\)\\}: its tiled size overflows 64 bits"
 bad_layout negative_space 'f32[2]{0:S(-1)}' 23 "malformed layout: memory space S\\(-1\\) is not in 0\\.\\.255"
-bad_layout huge_space 'f32[2]{0:S(99999999999)}' 23 "malformed layout: memory space S\\(99999999999\\) is not in 0\\.\\.255"
+bad_layout huge_space 'f32[2]{0:S(99999999999)}' 23 \
+  "malformed layout: memory space S\\(99999999999\\) is not in 0\\.\\.255"
 bad_layout element_size 'f32[2]{0:E(129)}' 23 "malformed layout: element size E\\(129\\) is not in 0\\.\\.128 bits"
 check layout_stdin 1 "^tpuemu: error: standard input:3:23: malformed layout: dimension 0 appears twice" -- \
   run - < <(cat "$tmp/dimension_twice.hlo")
@@ -87,8 +89,16 @@ check layout_trace 1 "dimension_twice\\.hlo:3:23: malformed layout" -- \
 [[ ! -e "$tmp/trace.csv" ]] && pass "trace of a bad layout: no trace written" || fail "trace.csv left"
 
 # ---- --execute: a tensor of size 0 named at its instruction, never as a --batch nobody gave
-printf 'HloModule m\nENTRY e {\n  x = f32[0,32] parameter(0)\n  w = f32[32,4] parameter(1)\n  ROOT d = f32[0,4] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n' >"$tmp/empty.hlo"
-check execute_empty 1 "^tpuemu: error: .*/empty\\.hlo:3:3: --execute: 'x' of shape \\[0,32\\]: dimension 0 is 0; a tensor on the device holds 1\\.\\.1048576 values" -- \
+cat >"$tmp/empty.hlo" <<'HLO'
+HloModule m
+ENTRY e {
+  x = f32[0,32] parameter(0)
+  w = f32[32,4] parameter(1)
+  ROOT d = f32[0,4] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+HLO
+empty_cause="--execute: 'x' of shape \\[0,32\\]: dimension 0 is 0; a tensor on the device holds 1\\.\\.1048576"
+check execute_empty 1 "^tpuemu: error: .*/empty\\.hlo:3:3: $empty_cause values" -- \
   run "$tmp/empty.hlo" --execute --backend fake -o "$tmp/empty.out"
 [[ ! -e "$tmp/empty.out" ]] && pass "execute_empty: nothing written" || fail "execute_empty: output left"
 grep -q -- "--batch" "$tmp/err" && fail "execute_empty names --batch" || pass "execute_empty does not name --batch"
@@ -96,8 +106,10 @@ grep -q -- "--batch" "$tmp/err" && fail "execute_empty names --batch" || pass "e
 # ---- out of memory by a byte: the rounded figures print equal, the exact ones tell them apart
 printf 'HloModule m\nENTRY e {\n  ROOT p = u8[4097] parameter(0)\n}\n' >"$tmp/oom.hlo"
 "$tpuemu" run "$tmp/oom.hlo" --untiled --hbm-capacity 1 --json >"$tmp/oom.json" 2>/dev/null
-used=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["out_of_memory"]["used_bytes"])' "$tmp/oom.json")
-check oom_by_one_byte 1 "Used 8\\.00 KiB \\($used B\\) of 8\\.00 KiB \\($((used - 1)) B\\) hbm\\. Exceeded hbm capacity by 1 B\\." -- \
+used=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["out_of_memory"]["used_bytes"])' \
+  "$tmp/oom.json")
+by_one="Used 8\\.00 KiB \\($used B\\) of 8\\.00 KiB \\($((used - 1)) B\\) hbm\\. Exceeded hbm capacity by 1 B\\."
+check oom_by_one_byte 1 "$by_one" -- \
   run "$tmp/oom.hlo" --untiled --hbm-capacity $((used - 1))
 check oom_apart 1 "Used 8\\.00 KiB of 4\\.00 KiB hbm\\." -- run "$tmp/oom.hlo" --untiled --hbm-capacity 4096
 

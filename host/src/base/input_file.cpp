@@ -51,11 +51,13 @@ int open_input(const std::filesystem::path& path, const std::string& name) {
 }
 
 Error size_error(const std::string& name, const InputLimits& limits) {
-  return Error(name, fmt::format("larger than the {} limit of a {}", limit_text(limits.max_bytes), limits.what));
+  return Error(name,
+               fmt::format("larger than the {} limit of a {}", limit_text(limits.max_bytes), limits.what));
 }
 Error line_error(const std::string& name, std::size_t line, const InputLimits& limits) {
   return Error::at(name, line,
-                   fmt::format("line longer than the {} limit of a {}", limit_text(limits.max_line_bytes), limits.what));
+                   fmt::format("line longer than the {} limit of a {}", limit_text(limits.max_line_bytes),
+                               limits.what));
 }
 
 }  // namespace

@@ -67,12 +67,13 @@ int run_hlo_trace(const TraceArgs& a, const WorkloadInput& program) {
   }
   if (!given(a, "--steps")) throw UsageError("--steps", "an HLO program's trace needs the number of steps: --steps N");
   if (a.also == "-" && a.workload_file == "-")
-    throw UsageError("--also -", "standard input is the program already; give the second program's file");
+    throw UsageError("--also -", "standard input is the program already; name the second one's file");
   std::optional<WorkloadInput> also;
   if (!a.also.empty()) {
     also = read_workload_input(a.also);
     if (!also->hlo)
-      throw UsageError("--also", fmt::format("'{}' is not HLO text (a *.hlo file, or text starting with HloModule)",
+      throw UsageError("--also", fmt::format("'{}' is not HLO text (a *.hlo file, or text starting "
+                                             "with HloModule)",
                                              printable(a.also)));
   }
   CommandOutputs out(a.common);
