@@ -41,6 +41,15 @@ module tpu_top #(
   localparam int unsigned SmemRowW = (SmemWords / (Dim / 4) > 1) ? $clog2(SmemWords / (Dim / 4)) : 1;
   localparam int unsigned QCntW    = $clog2(QueueDepth) + 1;
 
+  // Only values the RTL is built for (spec/tpuemu.json core_params, the table the host's preset
+  // check uses too): any other is refused here rather than misbuilt in a module below.
+  localparam int unsigned ParamViolation = tpu_pkg::core_param_violation(
+      Dim, VmemRows, VmemBanks, AccRows, SmemWords, QueueDepth, MemOutstanding);
+  if (ParamViolation != 0) begin : g_param_check
+    $fatal(1, "tpu_top: parameter %0d of %s has a value the RTL is not built for (core_params)",
+           ParamViolation, tpu_pkg::CoreParamNames);
+  end
+
   // A queue entry: the instruction and the PC it was fetched from (reported in ERROR_INFO).
   typedef struct packed {
     logic [31:0] pc;

@@ -194,6 +194,7 @@ class Spec:
         self.csrs = raw["csrs"]
         self.hbm = raw["hbm"]
         self.trace = raw["trace"]
+        self.core_params = raw["core_params"]["params"]
         self.hbm_values = {k: num(v["value"], f"{path}: /hbm/{k}")
                            for k, v in self.hbm.items() if isinstance(v, dict) and "value" in v}
         self.check()
@@ -273,6 +274,7 @@ class Spec:
                 fail(self.where(f"/errors/{i}/code"), f"does not fit STATUS.error_code")
         self.check_csrs()
         self.check_trace()
+        self.check_core_params()
         names = {t["name"] for t in self.hbm["timings"]}
         for i, c in enumerate(self.hbm["timing_constraints"]):
             for n in [c["field"]] + c["sum"]:
@@ -302,6 +304,52 @@ class Spec:
             if sorted(m["order"].split("-")) != field_names:
                 fail(self.where(f"/hbm/address_maps/{i}/order"),
                      f"must name each of {', '.join(field_names)} once")
+
+    def core_bound(self, v, earlier, where):
+        """A bound of a core parameter as (constant, index of the parameter it names or -1, right
+        shift, text): a number, or an earlier parameter's name optionally divided by 2^k."""
+        if isinstance(v, int) and not isinstance(v, bool):
+            if not 0 <= v < 1 << 32:
+                fail(where, f"a bound is a 32-bit unsigned number, got {v}")
+            return (v, -1, 0, str(v))
+        m = re.fullmatch(r"([a-z][a-z0-9_]*)(?:/(\d+))?", v) if isinstance(v, str) else None
+        if m is None:
+            fail(where, f"expected a number or an earlier parameter's name, got {v!r}")
+        if m.group(1) not in earlier:
+            fail(where, f"{m.group(1)} is no earlier parameter in {v!r}")
+        d = int(m.group(2) or 1)
+        if d < 1 or d & (d - 1):
+            fail(where, f"a division is by a power of two in {v!r}")
+        return (0, earlier.index(m.group(1)), d.bit_length() - 1, v)
+
+    def check_core_params(self):
+        """Parses the bounds (self.core_bounds: min, max, multiple_of per parameter)."""
+        earlier = []
+        self.core_bounds = []
+        for i, p in enumerate(self.core_params):
+            w = self.where(f"/core_params/params/{i}")
+            if not re.fullmatch(r"[a-z][a-z0-9_]*", p["name"]):
+                fail(w + "/name", f"not a preset field name: {p['name']!r}")
+            ident(p["parameter"], w + "/parameter")
+            for key in ("doc", "why"):
+                if not isinstance(p[key], str) or not p[key]:
+                    fail(f"{w}/{key}", "expected a non-empty text")
+            if not isinstance(p.get("power_of_two", False), bool):
+                fail(w + "/power_of_two", "expected true or false")
+            b = {k: self.core_bound(p[k], earlier, f"{w}/{k}") for k in ("min", "max")}
+            b["multiple_of"] = self.core_bound(p.get("multiple_of", 1), earlier, w + "/multiple_of")
+            if b["min"][1] < 0 and b["max"][1] < 0 and b["min"][0] > b["max"][0]:
+                fail(w, f"min {b['min'][0]} is above max {b['max'][0]}")
+            if "csr_field" in p:
+                reg, _, field = p["csr_field"].partition(".")
+                width = self.csr_field(reg, field)["width"]
+                if b["max"][1] >= 0 or b["max"][0] >= 1 << width:
+                    fail(w + "/max", f"{p['max']} does not fit {p['csr_field']} ({width} bits)")
+            self.core_bounds.append(b)
+            earlier.append(p["name"])
+        self.check_unique(self.core_params, "name", "/core_params/params")
+        self.check_unique([{"name": p["parameter"]} for p in self.core_params], "name",
+                          "/core_params/params")
 
     def check_trace(self):
         t = self.trace
@@ -435,6 +483,7 @@ def gen_sv_core(s):
             "  function automatic int unsigned mxu_latency(int unsigned dim);",
             # Assigned to the function's name, not `return`ed: the form Yosys parses too (docs/fpga.md).
             f"    mxu_latency = {c['mxu_latency_per_dim']} * dim;", "  endfunction", ""]
+    out += sv_core_params(s)
     out += sv_enum("opcode_e", 8, [("Op" + s.op_camel(o), num(o["code"], "")) for o in s.opcodes],
                    "Opcodes; the high nibble selects the queue (queue_e).")
     out.append("")
@@ -502,6 +551,53 @@ def gen_sv_core(s):
         out.append(f"    Cnt{camel(k['name'])} = {j}{sep}  // {k['doc']}")
     out += ["  } counter_e;", "", "endpackage", "/* verilator lint_on UNUSEDPARAM */", ""]
     return "\n".join(out)
+
+
+def core_param_holds(s, i, values):
+    """Whether values[i] meets parameter i's constraint given the values before it (the reference
+    the generated SV and C++ checks are tested against)."""
+    p, b = s.core_params[i], s.core_bounds[i]
+    val = lambda bound: bound[0] if bound[1] < 0 else values[bound[1]] >> bound[2]
+    v, m = values[i], val(b["multiple_of"])
+    return val(b["min"]) <= v <= val(b["max"]) and \
+        (not p.get("power_of_two") or (v & (v - 1)) == 0) and (m == 0 or v % m == 0)
+
+
+def core_param_violation(s, values):
+    """1 + the index of the first parameter that breaks its constraint, 0 when all hold."""
+    for i in range(len(s.core_params)):
+        if not core_param_holds(s, i, values):
+            return i + 1
+    return 0
+
+
+def sv_core_params(s):
+    names = [p["name"] for p in s.core_params]
+
+    def bound(b):
+        if b[1] < 0:
+            return f"32'd{b[0]}"
+        return names[b[1]] if b[2] == 0 else f"({names[b[1]]} >> {b[2]})"
+    out = ["  // The constraints of the core parameters (spec/tpuemu.json core_params,",
+           "  // docs/core-cache.md): 1 + the position of the first parameter whose value breaks",
+           "  // its constraint, 0 when all hold. tpu_top refuses such values at elaboration; the",
+           "  // host refuses them when a preset loads.",
+           f"  localparam CoreParamNames = \"{' '.join(p['parameter'] for p in s.core_params)}\";",
+           "  function automatic int unsigned core_param_violation("]
+    out += [f"      int unsigned {n}{');' if i + 1 == len(names) else ','}" for i, n in enumerate(names)]
+    for i, (p, b) in enumerate(zip(s.core_params, s.core_bounds)):
+        n = p["name"]
+        cond = [f"{n} >= {bound(b['min'])}", f"{n} <= {bound(b['max'])}"]
+        if p.get("power_of_two"):
+            cond.append(f"({n} & ({n} - 32'd1)) == 32'd0")
+        if b["multiple_of"] != (1, -1, 0, "1"):
+            cond.append(f"{n} % {bound(b['multiple_of'])} == 32'd0")
+        # An else-if chain: a bound that divides is only evaluated once the earlier values hold.
+        head = f"    {'if' if i == 0 else 'else if'} (!("
+        out.append(head + f" &&\n{' ' * len(head)}".join(cond) + "))")
+        out.append(f"      core_param_violation = {i + 1};")
+    out += ["    else core_param_violation = 0;", "  endfunction", ""]
+    return out
 
 
 def gen_sv_hbm(s):
@@ -690,6 +786,48 @@ def cstr(text):
     return json.dumps(text, ensure_ascii=False)
 
 
+def cpp_core_params(s):
+    n = len(s.core_params)
+    o = ["// The parameters of tpu_top a preset sets and the values the RTL is built for",
+         "// (core_params): tpu_pkg::core_param_violation refuses others at elaboration, the",
+         "// preset check at load, both generated from the same table.",
+         "namespace core_params {",
+         "// A bound: `constant`, or the value of the earlier parameter `of` shifted right by",
+         "// `shift`.",
+         "struct Bound {",
+         "  std::uint64_t constant;", "  int of;", "  std::uint32_t shift;",
+         "  std::string_view text;  // as the contract writes it: \"8\", \"dim/4\"",
+         "  constexpr std::uint64_t value(std::span<const std::uint64_t> values) const {",
+         "    return of < 0 ? constant : values[static_cast<std::size_t>(of)] >> shift;", "  }",
+         "};",
+         "struct Param {",
+         "  std::string_view name;       // the preset's field, \"vmem_banks\"",
+         "  std::string_view parameter;  // tpu_top's parameter, \"VmemBanks\"",
+         "  bool power_of_two;", "  Bound min;", "  Bound max;",
+         "  Bound multiple_of;  // 1: any",
+         "  std::string_view doc;", "  std::string_view why;  // the RTL's reason",
+         "  // Whether `value` is one the RTL is built for, given the values of the parameters",
+         "  // before this one (tpu_pkg::core_param_violation's test).",
+         "  constexpr bool holds(std::uint64_t v, std::span<const std::uint64_t> values) const {",
+         "    const std::uint64_t m = multiple_of.value(values);",
+         "    return v >= min.value(values) && v <= max.value(values) &&",
+         "           (!power_of_two || (v & (v - 1)) == 0) && (m == 0 || v % m == 0);",
+         "  }",
+         "};"]
+
+    def bound(b):
+        return f"{{{b[0]}u, {b[1]}, {b[2]}u, {cstr(b[3])}}}"
+    o.append(f"inline constexpr std::array<Param, {n}> kParams{{{{")
+    for p, b in zip(s.core_params, s.core_bounds):
+        o.append(f"    {{{cstr(p['name'])}, {cstr(p['parameter'])}, "
+                 f"{'true' if p.get('power_of_two') else 'false'}, {bound(b['min'])}, "
+                 f"{bound(b['max'])}, {bound(b['multiple_of'])},")
+        o.append(f"     {cstr(p['doc'])},")
+        o.append(f"     {cstr(p['why'])}}},")
+    o += ["}};", "}  // namespace core_params", ""]
+    return o
+
+
 def gen_cpp(s):
     c, h, hv = s.core, s.hbm, s.hbm_values
     o = ["// GENERATED by spec/gen_spec.py from spec/tpuemu.json: do not edit.",
@@ -719,6 +857,7 @@ def gen_cpp(s):
         o.append(f"inline constexpr std::uint32_t k{camel(key)} = {c[key]}u;")
     o.append(f"inline constexpr std::uint32_t kInstrWords = {c['instr_width'] // 32}u;")
     o.append("")
+    o += cpp_core_params(s)
     # CSRs
     o.append("namespace csr {")
     for r in s.csrs:
@@ -909,8 +1048,20 @@ def md_bits(f):
     return str(f["lsb"]) if f["width"] == 1 else f"{hi}:{f['lsb']}"
 
 
+def bound_text(p, key):
+    return f"`{p[key]}`" if isinstance(p[key], str) else str(p[key])
+
+
 def doc_tables(s):
     t = {}
+    rows = ["| field | tpu_top | values | meaning | why the RTL needs it |",
+            "|---|---|---|---|---|"]
+    for p in s.core_params:
+        values = ("power of two " if p.get("power_of_two") else "") + \
+            (f"multiple of {bound_text(p, 'multiple_of')} " if "multiple_of" in p else "") + \
+            f"in [{bound_text(p, 'min')}, {bound_text(p, 'max')}]"
+        rows.append(f"| `{p['name']}` | `{p['parameter']}` | {values} | {p['doc']} | {p['why']} |")
+    t["core_params"] = rows
     rows = ["| addr | name | access | meaning |", "|---|---|---|---|"]
     for r in s.csrs:
         addr = num(r["addr"], "")

@@ -222,6 +222,40 @@ class GeneratorTest(GeneratorCase):
             self.assertIn("<!-- spec:hbm_derived -->", f.read())
 
 
+    def test_a_core_parameter_constraint_changes_every_view(self):
+        spec = copy.deepcopy(self.spec)
+        dim = next(p for p in spec["core_params"]["params"] if p["name"] == "dim")
+        dim["min"] = 16
+        g = self.gen(spec)
+        self.assertEqual(g.returncode, 0, g.stderr)
+        self.assertIn("    if (!(dim >= 32'd16 &&\n          dim <= 32'd256 &&\n", g.text["sv"])
+        self.assertIn('{"dim", "Dim", true, {16u, -1, 0u, "16"}, {256u, -1, 0u, "256"}',
+                      g.text["cpp"])
+
+    def test_a_bad_core_parameter_bound_is_refused(self):
+        cases = [
+            (1, "min", "acc_rows", r"1/min: acc_rows is no earlier parameter in 'acc_rows'$"),
+            (4, "multiple_of", "dim/3", r"4/multiple_of: a division is by a power of two in "),
+            (0, "min", -1, r"0/min: a bound is a 32-bit unsigned number, got -1$"),
+            (0, "min", 512, r"0: min 512 is above max 256$"),
+            (5, "max", 256, r"5/max: 256 does not fit QUEUE_STATE.dma_entries \(8 bits\)$"),
+            (2, "parameter", "Dim", r"2/name: 'Dim' repeats /core_params/params/0$"),
+        ]
+        for i, key, value, error in cases:
+            spec = copy.deepcopy(self.spec)
+            spec["core_params"]["params"][i][key] = value
+            with self.subTest(key=key, value=value):
+                self.expect_error(spec, "/core_params/params/" + error)
+
+    def test_core_cache_doc_table_is_the_specs(self):
+        doc = os.path.join(SRC, "docs", "core-cache.md")
+        r = subprocess.run([sys.executable, GEN, SPEC, "--docs", doc, "--check"],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(doc) as f:
+            self.assertIn("<!-- spec:core_params -->", f.read())
+
+
 class VerilatedViewTest(GeneratorCase):
     """The generated SV run by Verilator (ctest spec_generator_verilated, label rtl: it compiles a
     model, which the quick label leaves out)."""
@@ -262,6 +296,58 @@ class VerilatedViewTest(GeneratorCase):
         r = subprocess.run([os.path.join(obj, "Vtb")], capture_output=True, text=True)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("derived: ok", r.stdout)
+
+    def test_core_parameter_checks_agree_in_sv_and_cpp(self):
+        """tpu_pkg::core_param_violation (run by Verilator) and kParams' holds() (static_assert)
+        find the generator's first broken constraint in the small preset and in a variant that
+        breaks each parameter in turn."""
+        spec_mod = load_generator()
+        s = spec_mod.Spec(SPEC)
+        g = self.gen(self.spec)
+        self.assertEqual(g.returncode, 0, g.stderr)
+        with open(os.path.join(SRC, "configs", "presets", "small.json")) as f:
+            small = json.load(f)
+        names = [p["name"] for p in s.core_params]
+        base = [small[n] for n in names]
+        cases = [base]
+        for i, broken in enumerate([4, 4, 3, 1, 7, 3, 24]):  # outside each parameter's values
+            cases.append(base[:i] + [broken] + base[i + 1:])
+        cpp = ['#include "contract.h"', "#include <array>", "#include <cstdint>", "#include <span>",
+               "namespace cp = tpuemu::spec::core_params;",
+               f"constexpr unsigned first(std::array<std::uint64_t, {len(names)}> v) {{",
+               "  for (std::size_t i = 0; i < cp::kParams.size(); ++i)",
+               "    if (!cp::kParams[i].holds(v[i], std::span<const std::uint64_t>(v.data(), i)))",
+               "      return i + 1;",
+               "  return 0;", "}"]
+        sv = ["module tb;", "  initial begin"]
+        expected = []
+        for k, values in enumerate(cases):
+            expect = spec_mod.core_param_violation(s, values)
+            expected.append(expect)
+            args = ", ".join(str(v) for v in values)
+            cpp.append(f"static_assert(first({{{args}}}) == {expect});")
+            call = f"tpu_pkg::core_param_violation({args})"
+            sv.append(f"    if ({call} != {expect})")
+            sv.append(f"      $fatal(1, \"case {k}: %0d, not {expect}\", {call});")
+        # The small preset holds; case i breaks parameter i.
+        self.assertEqual(expected, list(range(len(cases))))
+        cpp.append("int main() {}")
+        sv += ["    $display(\"core params: ok\");", "    $finish;", "  end", "endmodule"]
+        main_cpp = os.path.join(self.tmp, "params.cpp")
+        with open(main_cpp, "w") as f:
+            f.write("\n".join(cpp) + "\n")
+        subprocess.run([tool("g++"), "-std=c++20", "-Wall", "-Wextra", "-Werror", "-fsyntax-only",
+                        "-I", g.dir, main_cpp], check=True)
+        tb = os.path.join(self.tmp, "tb_params.sv")
+        with open(tb, "w") as f:
+            f.write("\n".join(sv) + "\n")
+        obj = os.path.join(self.tmp, "obj_params")
+        subprocess.run([tool("verilator"), "--binary", "-Wno-fatal", "--Mdir", obj, "--top-module",
+                        "tb", g.paths["sv"], tb], check=True, capture_output=True)
+        r = subprocess.run([os.path.join(obj, "Vtb")], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("core params: ok", r.stdout)
+
 
 def load_generator():
     import importlib.util

@@ -125,23 +125,28 @@ TEST(Presets, InvalidValuesAreRejectedWithPointer) {
   test::TempDir dir;
   const std::vector<BadValue> cases = {
       {"/dim", 12, "must be a power of two"},
-      {"/dim", 2, "must be in [4, 256]"},
-      {"/dim", 512, "must be in [4, 256]"},
-      {"/dim", -8, "must be in [4, 256], got -8"},
+      {"/dim", 2, "must be a power of two in [8, 256], got 2"},
+      {"/dim", 512, "must be a power of two in [8, 256], got 512"},
+      {"/dim", -8, "must be a power of two in [8, 256], got -8"},
+      // The RTL's own constraint: SMEM's dim/4 word banks (a core of dim 4 does not build).
+      {"/dim", 4, "must be a power of two in [8, 256], got 4: SMEM has dim/4 word banks"},
       {"/dim", "8", "expected an integer, got string"},
       {"/dim", 8.0, "expected an integer, got number 8.0"},
       {"/dim", true, "expected an integer, got boolean"},
       {"/vmem_rows", 1000, "must be a power of two"},
-      {"/vmem_rows", 4, "must be in [8, "},  // fewer rows than one weight tile
-      {"/vmem_banks", 3, "must be a power of two dividing vmem_rows"},
-      {"/vmem_banks", 2048, "must be in [1, 1024]"},
-      {"/vmem_banks", 0, "must be in [1, 1024]"},
+      {"/vmem_rows", 4, "must be a power of two in [dim (8), "},  // fewer rows than one tile
+      {"/vmem_banks", 3, "must be a power of two in [1, vmem_rows (1024)], got 3"},
+      {"/vmem_banks", 2048, "must be a power of two in [1, vmem_rows (1024)], got 2048"},
+      {"/vmem_banks", 0, "must be a power of two in [1, vmem_rows (1024)]"},
       {"/acc_rows", 300, "must be a power of two"},
-      {"/smem_words", 65, "must be a multiple of dim/4 (2"},
-      {"/smem_words", 1, "must be in [2, "},
-      {"/queue_depth", 0, "must be in [1, 255]"},
-      {"/queue_depth", 256, "must be in [1, 255]"},
-      {"/mem_outstanding", 0, "must be in [1, 1024]"},
+      {"/acc_rows", 1, "must be a power of two in [2, 16777216], got 1: an ACC row index"},
+      {"/smem_words", 65, "must be a multiple of dim/4 (2) in [dim/4 (2), 16777216], got 65"},
+      {"/smem_words", 1, "in [dim/4 (2), "},
+      {"/queue_depth", 0, "must be a power of two in [2, 128], got 0"},
+      {"/queue_depth", 3, "must be a power of two in [2, 128], got 3: a queue is a FIFO"},
+      {"/queue_depth", 256, "must be a power of two in [2, 128], got 256"},
+      {"/mem_outstanding", 0, "must be a power of two in [2, 1024], got 0"},
+      {"/mem_outstanding", 24, "must be a power of two in [2, 1024], got 24: the DMA's read"},
       {"/clock_ghz", 0, "must be in [0.001, 100]"},
       {"/clock_ghz", 1e-300, "must be in [0.001, 100], got 1e-300"},  // not a clock: infinite seconds
       {"/clock_ghz", 1000, "must be in [0.001, 100]"},
@@ -171,6 +176,32 @@ TEST(Presets, InvalidValuesAreRejectedWithPointer) {
   auto j = valid_preset_json();
   j["hbm"]["capacity_bytes"] = 4294967296ull;
   EXPECT_EQ(preset_error(dir, j), "(no error)");
+}
+
+// Every constraint of the contract's core_params table (the one tpu_top checks its parameters
+// against) refuses a value at load: just outside each constant bound, and off a power of two.
+TEST(Presets, EveryCoreParameterConstraintOfTheContractIsChecked) {
+  test::TempDir dir;
+  namespace cp = spec::core_params;
+  const nlohmann::json valid = valid_preset_json();
+  std::vector<std::uint64_t> values;
+  for (const cp::Param& c : cp::kParams) {
+    SCOPED_TRACE(std::string(c.name));
+    const std::uint64_t v = valid.at(std::string(c.name)).get<std::uint64_t>();
+    ASSERT_TRUE(c.holds(v, values)) << "the valid preset breaks its own constraint";
+    std::vector<std::uint64_t> bad = {c.min.value(values) - 1, c.max.value(values) + 1};
+    if (c.power_of_two) bad.push_back(v + v / 2);
+    for (const std::uint64_t b : bad) {
+      if (c.holds(b, values)) continue;  // min 0 - 1 wraps; v + v/2 may be a multiple
+      auto j = valid;
+      j[std::string(c.name)] = b;
+      const std::string msg = preset_error(dir, j);
+      expect_contains(msg, fmt::format("/{}: must be ", c.name));
+      expect_contains(msg, fmt::format(", got {}: {}", b, c.why));
+    }
+    values.push_back(v);
+  }
+  EXPECT_EQ(values.size(), 7u);
 }
 
 TEST(Presets, InterconnectIsOptionalAndValidated) {

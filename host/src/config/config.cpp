@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Presets: load, validate, find, print.
 #include <algorithm>
+#include <array>
 #include <bit>
+#include <span>
 #include <cstdlib>
 #include <system_error>
 
@@ -17,8 +19,6 @@ constexpr std::uint64_t kMaxHbmBytes = std::uint64_t{1} << 32;  // DMA and fetch
 
 // The memory models the simulator harness implements; a typo must not fall back to a default.
 constexpr std::string_view kHbmModels[] = {"simple", "hbm"};
-
-bool is_pow2(std::uint64_t x) { return std::has_single_bit(x); }
 
 std::uint32_t log2u(std::uint64_t x) { return static_cast<std::uint32_t>(std::bit_width(x) - 1); }
 
@@ -75,6 +75,63 @@ HbmConfig hbm_from_json(JsonObjectReader r, std::uint32_t dim) {
   return h;
 }
 
+// The preset's members that tpu_top's parameters are, by the contract's name for them.
+constexpr std::array<std::pair<std::string_view, std::uint32_t Preset::*>, 7> kCoreMembers{{
+    {"dim", &Preset::dim},
+    {"vmem_rows", &Preset::vmem_rows},
+    {"vmem_banks", &Preset::vmem_banks},
+    {"acc_rows", &Preset::acc_rows},
+    {"smem_words", &Preset::smem_words},
+    {"queue_depth", &Preset::queue_depth},
+    {"mem_outstanding", &Preset::mem_outstanding},
+}};
+
+constexpr bool core_members_are_the_contracts() {
+  namespace cp = spec::core_params;
+  if (kCoreMembers.size() != cp::kParams.size()) return false;
+  for (std::size_t i = 0; i < kCoreMembers.size(); ++i) {
+    if (kCoreMembers[i].first != cp::kParams[i].name) return false;
+  }
+  return true;
+}
+static_assert(core_members_are_the_contracts(),
+              "the preset's core fields are spec/tpuemu.json's core_params, in their order");
+
+// "a power of two in [8, 256]", "a multiple of dim/4 (2) in [dim/4 (2), 16777216]": the values
+// a core parameter may take, its bounds shown with their values.
+std::string allowed_values(const spec::core_params::Param& c,
+                           std::span<const std::uint64_t> values) {
+  const auto bound = [&](const spec::core_params::Bound& b) {
+    return b.of < 0 ? std::string(b.text) : fmt::format("{} ({})", b.text, b.value(values));
+  };
+  std::string text = c.power_of_two ? "a power of two " : "";
+  if (c.multiple_of.of >= 0 || c.multiple_of.constant > 1)
+    text += fmt::format("a multiple of {} ", bound(c.multiple_of));
+  return text + fmt::format("in [{}, {}]", bound(c.min), bound(c.max));
+}
+
+// The fields that are tpu_top's parameters, each refused at its place unless it is a value the
+// RTL is built for: the contract's core_params, the table tpu_top checks its parameters against.
+void core_fields_from_json(JsonObjectReader& r, Preset& p) {
+  namespace cp = spec::core_params;
+  std::array<std::uint64_t, cp::kParams.size()> values{};
+  for (std::size_t i = 0; i < cp::kParams.size(); ++i) {
+    const cp::Param& c = cp::kParams[i];
+    const std::span<const std::uint64_t> before(values.data(), i);
+    const auto refuse = [&](auto v) {
+      return r.error(c.name,
+                     fmt::format("must be {}, got {}: {}", allowed_values(c, before), v, c.why));
+    };
+    if (const nlohmann::json* raw = r.find(c.name);
+        raw != nullptr && raw->is_number_integer() && !raw->is_number_unsigned())
+      throw refuse(raw->get<std::int64_t>());
+    const std::uint64_t v = r.get_uint(c.name);  // absent or no integer: the reader's message
+    if (!c.holds(v, before)) throw refuse(v);
+    values[i] = v;
+    p.*kCoreMembers[i].second = to_u32(v);
+  }
+}
+
 InterconnectConfig interconnect_from_json(JsonObjectReader r) {
   InterconnectConfig c;
   c.topology = r.get_string("topology");
@@ -108,34 +165,9 @@ Preset preset_from_json(const JsonDocument& doc) {
   check_name(r, p.name);
   p.description = r.get_string("description");
 
-  p.dim = to_u32(r.get_uint("dim", 4, 256));
-  if (!is_pow2(p.dim)) throw r.error("dim", fmt::format("must be a power of two, got {}", p.dim));
-
-  // Upper bounds below are sanity limits (far beyond any real core) that keep every derived
-  // byte count well inside 64 bits and row indices inside 32.
-  p.vmem_rows = to_u32(r.get_uint("vmem_rows", p.dim, 1u << 24));
-  if (!is_pow2(p.vmem_rows)) {
-    throw r.error("vmem_rows", fmt::format("must be a power of two, got {}", p.vmem_rows));
-  }
-  p.vmem_banks = to_u32(r.get_uint("vmem_banks", 1, p.vmem_rows));
-  if (!is_pow2(p.vmem_banks) || p.vmem_rows % p.vmem_banks != 0) {
-    throw r.error("vmem_banks", fmt::format("must be a power of two dividing vmem_rows ({}), got {}",
-                                            p.vmem_rows, p.vmem_banks));
-  }
-  p.acc_rows = to_u32(r.get_uint("acc_rows", 1, 1u << 24));
-  if (!is_pow2(p.acc_rows)) {
-    throw r.error("acc_rows", fmt::format("must be a power of two, got {}", p.acc_rows));
-  }
-  const std::uint32_t words_per_row = p.dim / 4;
-  p.smem_words = to_u32(r.get_uint("smem_words", words_per_row, 1u << 24));
-  if (p.smem_words % words_per_row != 0) {
-    throw r.error("smem_words",
-                  fmt::format("must be a multiple of dim/4 ({}, one SMEM row), got {}",
-                              words_per_row, p.smem_words));
-  }
-  // QUEUE_STATE reports each queue's fill in 8 bits.
-  p.queue_depth = to_u32(r.get_uint("queue_depth", 1, 255));
-  p.mem_outstanding = to_u32(r.get_uint("mem_outstanding", 1, 1024));
+  // The upper bounds of the contract's table are sanity limits (far beyond any real core) that
+  // keep every derived byte count well inside 64 bits and row indices inside 32.
+  core_fields_from_json(r, p);
   // 1 MHz to 100 GHz: every time and bandwidth figure divides or multiplies by the clock, and a
   // clock near zero (1e-300) would make them infinite instead of refusing the preset.
   p.clock_ghz = r.get_number("clock_ghz", kMinClockGhz, kMaxClockGhz);

@@ -54,12 +54,14 @@ struct InterconnectConfig {
 struct Preset {
   std::string name;
   std::string description;
-  std::uint32_t dim = 0;           // MXU lanes and VMEM row width in bytes; power of two 4..256
-  std::uint32_t vmem_rows = 0;     // power of two, >= dim (a LOADW reads dim rows)
-  std::uint32_t vmem_banks = 0;    // power of two dividing vmem_rows
-  std::uint32_t acc_rows = 0;      // power of two; rows of dim int32
-  std::uint32_t smem_words = 0;    // 32-bit words; multiple of dim/4 (whole SMEM rows)
-  std::uint32_t queue_depth = 0;   // entries per instruction queue, 1..255
+  // The core fields: tpu_top's parameters, their values those of spec/tpuemu.json's core_params
+  // (docs/core-cache.md), checked on load.
+  std::uint32_t dim = 0;           // MXU lanes and VMEM row width in bytes
+  std::uint32_t vmem_rows = 0;     // >= dim (a LOADW reads dim rows)
+  std::uint32_t vmem_banks = 0;    // row r in bank r mod vmem_banks
+  std::uint32_t acc_rows = 0;      // rows of dim int32
+  std::uint32_t smem_words = 0;    // 32-bit words; whole SMEM rows of dim/4 words
+  std::uint32_t queue_depth = 0;   // entries per instruction queue
   std::uint32_t mem_outstanding = 0;  // reads in flight on the memory port
   double clock_ghz = 0;
   HbmConfig hbm;
