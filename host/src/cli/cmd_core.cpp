@@ -31,12 +31,18 @@ int run_core_build(const CoreArgs& a) {
   if (std::filesystem::is_regular_file(a.preset)) out.input(a.preset, "the preset file");
   const Preset preset = load_preset(a.preset);
   const CoreCache cache(CoreCacheSettings::from_environment());
-  bool built = false;
-  const CachedCore core = cache.build(preset, [&](const std::string& line) {
-    built = true;
+  CoreBuildOptions options;
+  options.progress = [](const std::string& line) {
     std::fprintf(stderr, "tpuemu: %s\n", line.c_str());
     std::fflush(stderr);
-  });
+  };
+  options.stop = out.stop_token();
+  const auto [core, built] = cache.build(preset, options);
+  // A stop after the entry was published: it stays (it is whole), and the line says so.
+  if (built && out.interrupted())
+    throw Interrupted(fmt::format("interrupted; the core was built and cached in {}; nothing else "
+                                  "was written",
+                                  core.dir.string()));
   nlohmann::json j = core_to_json(core);
   j["built"] = built;
   if (built) j["build_seconds"] = core.build_seconds;
@@ -61,8 +67,7 @@ Subcommand add_core_command(CLI::App& app) {
                          "(tpuemu core build PRESET; docs/core-cache.md)");
   cmd->add_option("action", a->action,
                   "build: verilate and compile the preset's core into $XDG_CACHE_HOME/tpuemu/cores "
-                  "(once: a core built "
-                  "from the current sources is reused)")
+                  "(once: a core built from the current sources is reused, a damaged one rebuilt)")
       ->required()
       ->check(one_of({"build"}, "ACTION"));
   cmd->add_option("preset", a->preset, "Hardware preset: a name or a JSON file")->required();

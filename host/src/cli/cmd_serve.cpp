@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "progress.h"
 #include "tpuemu/config/config.h"
 #include "tpuemu/serve/server.h"
 
@@ -34,6 +35,9 @@ int run_serve(const ServeArgs& a) {
   o.backend = a.backend;
   o.device.build_missing_core = !a.no_build;
   o.device.preset_argument = a.preset;
+  // A core built on first use, before the server listens, stops on Ctrl-C too.
+  const InterruptGuard interrupt;
+  o.device.stop = StopToken([&interrupt] { return interrupt.interrupted(); });
   o.devices = a.devices;
   o.hello_timeout = ms(a.hello_timeout);
   o.idle_timeout = ms(a.idle_timeout);

@@ -9,6 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -23,6 +25,8 @@
 #include <fmt/format.h>
 
 #include "tpuemu/base/atomic_file.h"
+#include "tpuemu/base/json.h"
+#include "tpuemu/base/text.h"
 #include "tpuemu/sim/core_build_config.h"
 
 extern char** environ;
@@ -36,9 +40,15 @@ namespace {
 
 constexpr std::string_view kManifest = "manifest.json";
 constexpr std::string_view kModule = "core.so";
-// Bumped when what goes into the hash or the module's interface changes: every older entry is
-// then rebuilt rather than loaded.
-constexpr std::string_view kFormat = "tpuemu-core 1";
+// Bumped when what goes into the hash, the manifest or the module's interface changes: every older
+// entry is then rebuilt rather than loaded.
+constexpr std::string_view kFormat = "tpuemu-core 2";
+// No manifest is near this size: a larger file is not read (it is damage, not a manifest).
+constexpr std::uintmax_t kMaxManifestBytes = 1 << 20;
+// How often a build polls its stop token while it waits for a lock or a tool.
+constexpr auto kPollInterval = std::chrono::milliseconds(20);
+// How long a stopped tool's process group has to end on SIGTERM before it is killed.
+constexpr auto kTerminateGrace = std::chrono::milliseconds(500);
 
 // FNV-1a, 64 bits: the cache is the user's own, so a key needs to notice change, not resist an
 // adversary; 64 bits make an accidental collision between a user's cores negligible.
@@ -70,6 +80,29 @@ std::string digest(const fs::path& path) {
   Fnv64 h;
   h.add(read_file(path));
   return h.hex();
+}
+
+// The size and digest of a file read in chunks (a module is tens of MB); throws Error naming it.
+std::pair<std::uint64_t, std::string> size_and_digest(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path.string(), fmt::format("cannot read: {}", std::strerror(errno)));
+  Fnv64 h;
+  std::uint64_t bytes = 0;
+  std::vector<char> chunk(1 << 20);
+  while (in) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    const auto n = static_cast<std::size_t>(in.gcount());
+    h.add(std::string_view(chunk.data(), n));
+    bytes += n;
+  }
+  if (in.bad()) throw Error(path.string(), "cannot read: an I/O error");
+  return {bytes, h.hex()};
+}
+
+bool is_key(std::string_view name) {
+  return name.size() == 16 && std::all_of(name.begin(), name.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
 }
 
 // Every regular file directly in `dir` whose name ends in one of `suffixes`, sorted.
@@ -227,26 +260,74 @@ extern "C" __attribute__((visibility("default"))) const char* {hash_fn}() {{ ret
       fmt::arg("dim", dim), fmt::arg("hash", hash));
 }
 
+constexpr std::string_view kBuildWork = "the core build";
+
+// The exit status of a finished child (128 + the signal that killed it).
+int exit_status(int status) {
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// Ends the process group `group` of a stopped tool and reaps its leader: SIGTERM (ninja passes it
+// on to the compilers it runs in groups of their own), then SIGKILL for what is left after a grace.
+void end_process_group(pid_t group) {
+  ::kill(-group, SIGTERM);
+  const auto deadline = std::chrono::steady_clock::now() + kTerminateGrace;
+  int status = 0;
+  pid_t done = 0;
+  while ((done = ::waitpid(group, &status, WNOHANG)) == 0 &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(kPollInterval / 4);
+  ::kill(-group, SIGKILL);
+  if (done == 0) {
+    while (::waitpid(group, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+}
+
 // A command of the build, its output appended to `log`; its exit status (or -1: not started).
-int run_logged(const std::vector<std::string>& argv, const fs::path& log) {
+// It runs in a process group of its own, so a Ctrl-C at the terminal reaches tpuemu alone: the
+// command is stopped through `stop` whether the signal came from the terminal or was sent to
+// tpuemu only, and then the whole group ends (Interrupted is thrown).
+int run_logged(const std::vector<std::string>& argv, const fs::path& log, const StopToken& stop) {
+  stop.throw_if_requested(kBuildWork);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(),
                                    O_WRONLY | O_CREAT | O_APPEND, 0644);
   posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setpgroup(&attr, 0);
+  sigset_t none;
+  sigset_t stops;
+  sigemptyset(&none);
+  sigemptyset(&stops);
+  sigaddset(&stops, SIGINT);
+  sigaddset(&stops, SIGTERM);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &stops);  // even if the caller ignores them
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid = 0;
-  const int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+  const int rc = posix_spawn(&pid, args[0], &actions, &attr, args.data(), environ);
+  posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) return -1;
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return -1;
+  for (;;) {
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid) return exit_status(status);
+    if (done < 0 && errno != EINTR) return -1;
+    if (stop.requested()) {
+      end_process_group(pid);
+      stop.throw_if_requested(kBuildWork);
+    }
+    std::this_thread::sleep_for(kPollInterval);
   }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 // The first error a build log reports (Verilator's %Error or a $error's %Warning-USERERROR, or a
@@ -275,28 +356,47 @@ std::string first_error(const fs::path& log) {
   return {};
 }
 
+// An open file descriptor, closed with this object.
+class UniqueFd {
+ public:
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  ~UniqueFd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
 // An exclusive lock on a file for this object's lifetime (flock: released if the process dies).
+// When another process holds it, `on_wait` is called once and the lock is polled, so that `stop`
+// ends the wait.
 class FileLock {
  public:
-  explicit FileLock(const fs::path& path)
+  FileLock(const fs::path& path, const std::function<void()>& on_wait, const StopToken& stop)
       : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
-    if (fd_ < 0)
+    if (fd_.get() < 0)
       throw Error(path.string(),
                   fmt::format("cannot create the core cache's lock: {}", std::strerror(errno)));
-    while (::flock(fd_, LOCK_EX) != 0) {
-      if (errno != EINTR) {
-        const int err = errno;
-        ::close(fd_);
-        throw Error(path.string(), fmt::format("cannot lock: {}", std::strerror(err)));
-      }
+    for (bool said = false; !try_lock(path); said = true) {
+      if (!said && on_wait) on_wait();
+      stop.throw_if_requested(kBuildWork);
+      std::this_thread::sleep_for(kPollInterval);
     }
   }
-  ~FileLock() { ::close(fd_); }
   FileLock(const FileLock&) = delete;
   FileLock& operator=(const FileLock&) = delete;
 
  private:
-  int fd_;
+  bool try_lock(const fs::path& path) const {
+    if (::flock(fd_.get(), LOCK_EX | LOCK_NB) == 0) return true;
+    if (errno == EWOULDBLOCK || errno == EINTR) return false;
+    throw Error(path.string(), fmt::format("cannot lock: {}", std::strerror(errno)));
+  }
+  UniqueFd fd_;
 };
 
 // Removes a directory tree when it goes out of scope, unless released: a failed or interrupted
@@ -320,9 +420,12 @@ class RemoveOnExit {
 CoreCacheSettings CoreCacheSettings::from_environment() {
   CoreCacheSettings s;
   const std::string home = env_or("HOME", "");
-  const std::string xdg = env_or("XDG_CACHE_HOME", home.empty() ? std::string() : home + "/.cache");
-  if (xdg.empty()) throw Error("core cache", "neither XDG_CACHE_HOME nor HOME is set");
-  s.cache_dir = fs::path(xdg) / "tpuemu" / "cores";
+  std::string cache = env_or("XDG_CACHE_HOME", "");
+  // The XDG Base Directory specification: a relative path is invalid and ignored.
+  if (!fs::path(cache).is_absolute()) cache = home.empty() ? std::string() : home + "/.cache";
+  if (cache.empty())
+    throw Error("core cache", "neither XDG_CACHE_HOME (an absolute path) nor HOME is set");
+  s.cache_dir = fs::path(cache) / "tpuemu" / "cores";
   s.rtl_dir = env_or("TPUEMU_RTL_SOURCE_DIR", std::string(cb::kRtlDir));
   s.cmake = std::string(cb::kCmake);
   s.verilator_dir = std::string(cb::kVerilatorDir);
@@ -344,24 +447,34 @@ std::string CoreCache::hash_of(const Preset& preset) const {
   return hash_core(fields_of(preset), settings_.rtl_dir).first;
 }
 
+CoreEntry CoreCache::entry(const Preset& preset) const {
+  return inspect_core_entry(settings_.cache_dir / hash_of(preset));
+}
+
 std::optional<CachedCore> CoreCache::find(const Preset& preset) const {
-  return read_core_manifest(settings_.cache_dir / hash_of(preset));
+  CoreEntry e = entry(preset);
+  if (e.state != CoreEntry::State::complete) return std::nullopt;
+  return std::move(e.core);
 }
 
 std::vector<CachedCore> CoreCache::list() const {
   std::vector<CachedCore> cores;
   std::error_code ec;
-  for (const fs::directory_entry& e : fs::directory_iterator(settings_.cache_dir, ec)) {
-    if (!e.is_directory() || e.path().filename().string().starts_with("."))
-      continue;  // a build in progress
-    if (std::optional<CachedCore> c = read_core_manifest(e.path())) {
+  for (const fs::directory_entry& d : fs::directory_iterator(settings_.cache_dir, ec)) {
+    // Entries only: a build in progress works in a dot directory, a failed one leaves a log.
+    if (!is_key(d.path().filename().string())) continue;
+    CoreEntry e = inspect_core_entry(d.path());
+    CachedCore& c = e.core;
+    c.damage = e.damage;
+    c.current = false;
+    if (!c.fields.empty()) {
       try {
-        c->current = hash_core(c->fields, settings_.rtl_dir).first == c->hash;
+        c.current = hash_core(c.fields, settings_.rtl_dir).first == c.hash;
       } catch (const Error&) {
-        c->current = false;  // its sources are gone: it cannot be what a build makes now
+        // its sources are gone: it cannot be what a build makes now
       }
-      cores.push_back(std::move(*c));
     }
+    cores.push_back(std::move(c));
   }
   std::sort(cores.begin(), cores.end(), [](const CachedCore& a, const CachedCore& b) {
     return std::tie(a.preset, a.hash) < std::tie(b.preset, b.hash);
@@ -369,12 +482,12 @@ std::vector<CachedCore> CoreCache::list() const {
   return cores;
 }
 
-CachedCore CoreCache::build(const Preset& preset,
-                            const std::function<void(const std::string&)>& progress) const {
+CoreCache::Built CoreCache::build(const Preset& preset, const CoreBuildOptions& options) const {
   const std::vector<CoreField> fields = fields_of(preset);
   auto [hash, digests] = hash_core(fields, settings_.rtl_dir);
   const fs::path dir = settings_.cache_dir / hash;
-  if (std::optional<CachedCore> c = read_core_manifest(dir)) return *c;
+  if (CoreEntry e = inspect_core_entry(dir); e.state == CoreEntry::State::complete)
+    return {std::move(e.core), false};
   // What a build needs, checked before anything is made (one line, not a CMake log).
   if (!fs::is_regular_file(settings_.cmake))
     throw Error("core build",
@@ -391,16 +504,28 @@ CachedCore CoreCache::build(const Preset& preset,
   if (ec)
     throw Error(settings_.cache_dir.string(),
                 fmt::format("cannot create the core cache: {}", ec.message()));
-  const FileLock lock(settings_.cache_dir / ("." + hash + ".lock"));
-  if (std::optional<CachedCore> c = read_core_manifest(dir))
-    return *c;  // built meanwhile by another process
+  const auto say = [&](const std::string& line) {
+    if (options.progress) options.progress(line);
+  };
+  const fs::path lock_path = settings_.cache_dir / ("." + hash + ".lock");
+  const FileLock lock(
+      lock_path,
+      [&] {
+        say(fmt::format("waiting for another build of this core to finish (it holds {})",
+                        lock_path.string()));
+      },
+      options.stop);
+  const CoreEntry found = inspect_core_entry(dir);
+  if (found.state == CoreEntry::State::complete)
+    return {found.core, false};  // built meanwhile by another process
 
   // Holding the lock, no other process builds this core: a build directory of it is a killed
-  // build's.
+  // build's, and a damaged entry put aside is a killed rebuild's.
   std::vector<fs::path> killed;
   for (const fs::directory_entry& e : fs::directory_iterator(settings_.cache_dir, ec)) {
     const std::string name = e.path().filename().string();
-    if (name.starts_with("." + hash + ".") && name.ends_with(".tmp")) killed.push_back(e.path());
+    const bool left = name.ends_with(".tmp") || name.ends_with(".damaged");
+    if (name.starts_with("." + hash + ".") && left) killed.push_back(e.path());
   }
   for (const fs::path& p : killed) fs::remove_all(p, ec);
   const fs::path work = settings_.cache_dir / fmt::format(".{}.{}.tmp", hash, ::getpid());
@@ -412,10 +537,13 @@ CachedCore CoreCache::build(const Preset& preset,
   std::string summary;
   for (const CoreField& f : fields)
     summary += fmt::format("{}{} {}", summary.empty() ? "" : ", ", f.key, f.value);
-  if (progress)
-    progress(
-        fmt::format("building the Verilated core of preset {} ({}) into {}: a few minutes, once",
-                    preset.name, summary, dir.string()));
+  say(found.state == CoreEntry::State::damaged
+          ? fmt::format("rebuilding the Verilated core of preset {} ({}) in {}, whose entry is "
+                        "damaged ({}): a few minutes",
+                        preset.name, summary, dir.string(), found.damage)
+          : fmt::format(
+                "building the Verilated core of preset {} ({}) into {}: a few minutes, once",
+                preset.name, summary, dir.string()));
   const auto start = std::chrono::steady_clock::now();
   const unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
   const std::vector<std::vector<std::string>> steps = {
@@ -426,8 +554,10 @@ CachedCore CoreCache::build(const Preset& preset,
       {settings_.cmake.string(), "--build", (work / "build").string(), "--parallel",
        std::to_string(jobs)}};
   for (std::size_t i = 0; i < steps.size(); ++i) {
-    const int rc = run_logged(steps[i], log);
+    const int rc = run_logged(steps[i], log, options.stop);
     if (rc == 0) continue;
+    // A tool killed by the signal that also stopped this process is a stop, not a failure.
+    options.stop.throw_if_requested(kBuildWork);
     // The log outlives the entry: it is what the user reads next.
     const fs::path kept = settings_.cache_dir / (hash + ".failed.log");
     fs::copy_file(log, kept, fs::copy_options::overwrite_existing, ec);
@@ -449,39 +579,123 @@ CachedCore CoreCache::build(const Preset& preset,
       .build_seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
   // The manifest last, the directory's rename into place the commit: a reader sees a whole entry
-  // or none.
+  // or none. A stop before the rename publishes nothing.
   CachedCore staged = core;
   staged.dir = work;
   write_core_manifest(staged, digests);
+  options.stop.throw_if_requested(kBuildWork);
+  if (found.state == CoreEntry::State::damaged) {
+    // Put aside first (a rename over a directory fails), then removed.
+    const fs::path aside = settings_.cache_dir / fmt::format(".{}.{}.damaged", hash, ::getpid());
+    fs::rename(dir, aside, ec);
+    if (ec)
+      throw Error(dir.string(), fmt::format("cannot remove the damaged entry: {}", ec.message()));
+    fs::remove_all(aside, ec);
+  }
   fs::rename(work, dir, ec);
   if (ec)
     throw Error(dir.string(),
                 fmt::format("cannot move the built core into place: {}", ec.message()));
   fs::remove(settings_.cache_dir / (hash + ".failed.log"), ec);
-  return core;
+  const CoreEntry built = inspect_core_entry(dir);
+  core.module_bytes = built.core.module_bytes;
+  core.module_digest = built.core.module_digest;
+  return {std::move(core), true};
 }
 
-std::optional<CachedCore> read_core_manifest(const fs::path& dir) {
-  const fs::path file = dir / kManifest;
+CoreEntry inspect_core_entry(const fs::path& dir) {
+  CoreEntry e;
+  e.core.hash = dir.filename().string();
+  e.core.dir = dir;
+  e.core.module = dir / kModule;
   std::error_code ec;
-  if (!fs::is_regular_file(file, ec)) return std::nullopt;
+  const fs::file_status status = fs::symlink_status(dir, ec);
+  if (status.type() == fs::file_type::not_found) return e;
+  e.state = CoreEntry::State::damaged;
+  const auto damaged = [&](std::string why) {
+    e.damage = std::move(why);
+    return e;
+  };
+  if (ec) return damaged(fmt::format("{}: {}", dir.string(), ec.message()));
+  if (status.type() != fs::file_type::directory)
+    return damaged(fmt::format("{}: not a directory", dir.string()));
+  const fs::path manifest = dir / kManifest;
+  const fs::file_status ms = fs::symlink_status(manifest, ec);
+  if (ms.type() == fs::file_type::not_found)
+    return damaged(fmt::format("{}: missing", manifest.string()));
+  if (ms.type() != fs::file_type::regular)
+    return damaged(fmt::format("{}: not a regular file", manifest.string()));
+  const std::uintmax_t manifest_bytes = fs::file_size(manifest, ec);
+  if (!ec && manifest_bytes > kMaxManifestBytes)
+    return damaged(fmt::format("{}: {} bytes, more than any manifest", manifest.string(),
+                               manifest_bytes));
   try {
-    const nlohmann::json j = nlohmann::json::parse(read_file(file));
-    if (j.at("format").get<std::string>() != kFormat) return std::nullopt;
+    e.core = parse_core_manifest(read_file(manifest), dir);
+    const fs::file_status mod = fs::symlink_status(e.core.module, ec);
+    if (mod.type() == fs::file_type::not_found)
+      return damaged(fmt::format("{}: missing", e.core.module.string()));
+    if (mod.type() != fs::file_type::regular)
+      return damaged(fmt::format("{}: not a regular file", e.core.module.string()));
+    const std::uintmax_t bytes = fs::file_size(e.core.module, ec);
+    if (ec) return damaged(fmt::format("{}: {}", e.core.module.string(), ec.message()));
+    if (bytes != e.core.module_bytes)
+      return damaged(fmt::format("{}: {} bytes where the manifest records {}",
+                                 e.core.module.string(), bytes, e.core.module_bytes));
+    const auto [read_bytes, digest_now] = size_and_digest(e.core.module);
+    if (read_bytes != e.core.module_bytes || digest_now != e.core.module_digest)
+      return damaged(fmt::format("{}: digest {} where the manifest records {}",
+                                 e.core.module.string(), digest_now, e.core.module_digest));
+  } catch (const Error& err) {
+    return damaged(err.what());
+  }
+  e.state = CoreEntry::State::complete;
+  return e;
+}
+
+CachedCore parse_core_manifest(std::string_view text, const fs::path& dir) {
+  const std::string source = (dir / kManifest).string();
+  try {
+    const JsonDocument doc = JsonDocument::parse(std::string(text), source);
+    JsonObjectReader r(doc, "");
+    if (const std::string format = r.get_string("format"); format != kFormat)
+      throw r.error("format", fmt::format("\"{}\" where this tpuemu writes \"{}\"",
+                                          printable(format), kFormat));
     CachedCore c;
-    c.hash = j.at("hash").get<std::string>();
-    if (c.hash != dir.filename().string()) return std::nullopt;  // not this directory's core
-    c.preset = j.at("preset").get<std::string>();
-    for (const auto& f : j.at("fields"))
-      c.fields.push_back({f.at("parameter").get<std::string>(), f.at("key").get<std::string>(),
-                          f.at("value").get<std::uint64_t>()});
-    c.build_seconds = j.value("build_seconds", 0.0);
+    c.hash = r.get_string("hash");
+    if (c.hash != dir.filename().string())
+      throw r.error("hash", fmt::format("core {} in the directory of core {}", printable(c.hash),
+                                        printable(dir.filename().string())));
+    c.preset = r.get_string("preset");
+    const nlohmann::json* fields = r.find("fields");
+    if (fields == nullptr || !fields->is_array() || fields->size() != cb::kFields.size())
+      throw r.error("fields", fmt::format("expected an array of the {} core fields",
+                                          cb::kFields.size()));
+    for (std::size_t i = 0; i < cb::kFields.size(); ++i) {
+      JsonObjectReader f(doc, fmt::format("/fields/{}", i));
+      CoreField field{f.get_string("parameter"), f.get_string("key"), f.get_uint("value")};
+      if (field.parameter != cb::kFields[i].parameter || field.key != cb::kFields[i].key)
+        throw f.error("", fmt::format("expected the core field {} ({})", cb::kFields[i].key,
+                                      cb::kFields[i].parameter));
+      f.finish();
+      c.fields.push_back(std::move(field));
+    }
+    if (const std::string module = r.get_string("module"); module != kModule)
+      throw r.error("module", fmt::format("\"{}\" where a core's module is \"{}\"",
+                                          printable(module), kModule));
+    c.module_bytes = r.get_uint("module_bytes", 1);
+    c.module_digest = r.get_string("module_digest");
+    if (!is_key(c.module_digest))
+      throw r.error("module_digest", "expected 16 lower-case hexadecimal digits");
+    c.build_seconds = r.get_number("build_seconds", 0, 1e9);
+    if (const nlohmann::json* sources = r.find("sources");
+        sources == nullptr || !sources->is_object())
+      throw r.error("sources", "expected an object (source: digest)");
+    r.finish();
     c.dir = dir;
-    c.module = dir / j.at("module").get<std::string>();
-    if (!fs::is_regular_file(c.module, ec)) return std::nullopt;
+    c.module = dir / kModule;
     return c;
-  } catch (const std::exception&) {
-    return std::nullopt;  // unreadable: rebuilt, as if absent
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(source, e.what());  // a value the reader let through: never a crash
   }
 }
 
@@ -492,11 +706,14 @@ void write_core_manifest(const CachedCore& core,
     fields.push_back({{"parameter", f.parameter}, {"key", f.key}, {"value", f.value}});
   nlohmann::json digests = nlohmann::json::object();
   for (const auto& [name, d] : sources) digests[name] = d;
+  const auto [bytes, module_digest] = size_and_digest(core.dir / kModule);
   const nlohmann::json j = {{"format", kFormat},
                             {"hash", core.hash},
                             {"preset", core.preset},
                             {"fields", fields},
-                            {"module", core.module.filename().string()},
+                            {"module", std::string(kModule)},
+                            {"module_bytes", bytes},
+                            {"module_digest", module_digest},
                             {"build_seconds", core.build_seconds},
                             {"sources", digests}};
   write_file_atomically(core.dir / kManifest, j.dump(2) + "\n");

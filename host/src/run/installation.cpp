@@ -22,7 +22,8 @@ nlohmann::json core_to_json(const CachedCore& core) {
           {"fields", fields},
           {"dir", core.dir.string()},
           {"module", core.module.string()},
-          {"current", core.current}};
+          {"current", core.current},
+          {"damaged", core.damage.empty() ? nlohmann::json() : nlohmann::json(core.damage)}};
 }
 
 namespace {
@@ -48,8 +49,12 @@ void list_built_cores(InstallationInfo& out, nlohmann::json& json) {
   for (const CachedCore& c : cores) {
     std::string fields;
     for (const CoreField& f : c.fields) fields += fmt::format("{}{} {}", fields.empty() ? "" : ", ", f.key, f.value);
-    out.text += fmt::format("  {:<14} {}  {}{}\n    {}\n", c.preset, c.hash, fields,
-                            c.current ? "" : "  (stale: its sources changed since; rebuilt on next use)",
+    const std::string state =
+        !c.damage.empty() ? fmt::format("  (damaged: {}; rebuilt on next use)", c.damage)
+        : c.current       ? ""
+                          : "  (stale: its sources changed since; rebuilt on next use)";
+    out.text += fmt::format("  {:<14} {}  {}{}\n    {}\n", c.preset.empty() ? "?" : c.preset,
+                            c.hash, fields.empty() ? "fields unknown" : fields, state,
                             c.module.string());
     json["cores"].push_back(core_to_json(c));
   }
