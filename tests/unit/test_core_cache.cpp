@@ -16,7 +16,9 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <iterator>
 #include <optional>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -319,6 +321,38 @@ TEST_F(CoreCacheTest, AManifestIsParsedStrictlyAndItsErrorsNameThePlace) {
   no_digest.erase("module_digest");
   EXPECT_NE(error_of([&] { parse_core_manifest(no_digest.dump(), dir); }).find("module_digest"),
             std::string::npos);
+}
+
+// Mutations of a real manifest (fixed seed): each parses or is one Error, never another exception.
+TEST_F(CoreCacheTest, AMutatedManifestIsAnErrorNeverACrash) {
+  const fs::path dir = write_entry(banks1(), "module");
+  std::ifstream in(dir / "manifest.json");
+  const std::string good((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::mt19937 rng(45);
+  int parsed = 0;
+  int refused = 0;
+  for (int i = 0; i < 3000; ++i) {
+    std::string text = good;
+    const int edits = 1 + static_cast<int>(rng() % 4);
+    for (int k = 0; k < edits && !text.empty(); ++k) {
+      const std::size_t at = rng() % text.size();
+      switch (rng() % 4) {
+        case 0: text[at] = static_cast<char>(rng() % 256); break;
+        case 1: text.erase(at, 1 + rng() % 16); break;
+        case 2: text.insert(at, text.substr(rng() % text.size(), 1 + rng() % 32)); break;
+        default: text.resize(at); break;
+      }
+    }
+    try {
+      (void)parse_core_manifest(text, dir);
+      ++parsed;
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+      ++refused;
+    }
+  }
+  EXPECT_GT(refused, 2500);
+  EXPECT_EQ(parsed + refused, 3000);
 }
 
 // ---- where the cache is
