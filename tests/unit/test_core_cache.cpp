@@ -27,12 +27,14 @@
 #include <nlohmann/json.hpp>
 
 #include "tpuemu/config/config.h"
+#include "test_support.h"
 #include "tpuemu/device/core_cache.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using namespace tpuemu;
+using tpuemu::test::error_of;
 
 tpuemu::Preset shipped(const std::string& name) {
   return load_preset(std::string(TPUEMU_TEST_PRESET_DIR) + "/" + name + ".json");
@@ -105,17 +107,6 @@ Preset banks1() {
   p.name = "small-b1";
   p.vmem_banks = 1;
   return p;
-}
-
-// The text of an Error thrown by f, or "(no error)".
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 TEST_F(CoreCacheTest, FieldsAreTheCoreParameters) {
