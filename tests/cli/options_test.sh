@@ -22,7 +22,7 @@ check profile_at_after_the_run 2 "--profile-at 99999999: after the end of the ru
   run "${small[@]}" --profile-at 99999999 -o "$tmp/late"
 [[ ! -e "$tmp/late" ]] && pass "no empty profile written" || fail "an output directory was made for an empty profile"
 check profile_at_end_of_the_run 0 "" -- run "${small[@]}" --profile-at end -o "$tmp/end" -q
-check replay_allocator_twice 2 "--allocator: 'bfc,bfc': 'bfc' is given twice" -- replay "$trace" --capacity 1MiB --allocator bfc,bfc
+check replay_allocator_twice 2 "--allocator: 'bfc' is given twice" -- replay "$trace" --capacity 1MiB --allocator bfc,bfc
 check replay_allocator_empty_item 2 "--allocator: 'bfc,,tlsf': item 2 is empty" -- replay "$trace" --capacity 1MiB --allocator bfc,,tlsf
 check replay_allocator_list 0 "" -- replay "$trace" --capacity 1MiB --allocator bfc,tlsf -q
 check trace_batches_empty_item 2 "--batches: '1,,2': item 2 is empty" -- trace "$root/examples/mlp.json" --batches 1,,2

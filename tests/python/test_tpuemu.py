@@ -316,7 +316,37 @@ def test_replay_out_of_memory_and_bad_capacities(cli):
     assert e.value.report == report
     with pytest.raises(tpuemu.Error, match="capacities: the trace .* has no space 'acc'"):
         tpuemu.replay(TRACE, {"acc": 4096})
-    with pytest.raises(tpuemu.Error, match="granularity=3: must be a power of two"):
+    with pytest.raises(tpuemu.Error, match="granularity=3 is not a power of two"):
         tpuemu.replay(TRACE, 1 << 20, granularity=3)
-    with pytest.raises(tpuemu.Error, match="allocator 'nope': unknown"):
+    with pytest.raises(tpuemu.Error, match="allocator: 'nope' is not one of bfc, "):
         tpuemu.replay(TRACE, 1 << 20, allocator="nope")
+
+
+# plan() and replay() refuse what `tpuemu plan` and `tpuemu replay` refuse, with the same clause:
+# both front ends call the library's checks.
+@pytest.mark.parametrize("call, message, cli_args, cli_message", [
+    (lambda: tpuemu.plan([("a", 0, 4, 16)], 1024, timeout=float("nan")),
+     "timeout=nan is not a finite number of seconds",
+     ["plan", PLAN, "--capacity", "1024", "--timeout", "nan"], "--timeout: 'nan' is not a finite number of seconds"),
+    (lambda: tpuemu.plan([("a", 0, 4, 16)], 1024, timeout=-1),
+     "timeout=-1 is not in [0, 1000000] seconds",
+     ["plan", PLAN, "--capacity", "1024", "--timeout", "-1"], "--timeout: '-1' is not in [0, 1000000] seconds"),
+    (lambda: tpuemu.plan([("a", -2, 4, 16)], 1024), "buffers[0]: lower -2 is negative", None, None),
+    (lambda: tpuemu.plan([("a", 0, 4, 16), ("a", 1, 5, 8)], 1024),
+     "buffers[1]: duplicate id 'a' (first at buffers[0])", None, None),
+    (lambda: tpuemu.plan([("a", 0, 4, -16)], 1024), "buffers[0].size=-16: must be in 0..18446744073709551615", None, None),
+    (lambda: tpuemu.plan([("a", 0, 4, 16)], -1), "capacity=-1: must be in 0..18446744073709551615", None, None),
+    (lambda: tpuemu.replay(TRACE, 1 << 20, allocator=["bfc", "bfc"]), "allocator: 'bfc' is given twice",
+     ["replay", TRACE, "--capacity", "1MiB", "--allocator", "bfc,bfc"], "--allocator: 'bfc' is given twice"),
+    (lambda: tpuemu.replay(TRACE, 1 << 20, allocator=[]), "allocator: no policy", None, None),
+    (lambda: tpuemu.replay(TRACE, 1 << 20, granularity=3), "granularity=3 is not a power of two",
+     ["replay", TRACE, "--capacity", "1MiB", "--granularity", "3"], "--granularity: 3 is not a power of two"),
+    (lambda: tpuemu.replay(TRACE, 1 << 20, granularity=-256), "granularity=-256: must be in 0..18446744073709551615",
+     None, None),
+])
+def test_plan_and_replay_refuse_what_the_cli_refuses(cli, tmp_path, call, message, cli_args, cli_message):
+    with pytest.raises(tpuemu.Error) as e:
+        call()
+    assert str(e.value) == message
+    if cli_args:
+        assert cli_error(cli, *cli_args, "-o", str(tmp_path / "out.csv")) == cli_message

@@ -119,6 +119,20 @@ TEST(AllocTraceReplay, KeepsEachPlacementThatSucceeded) {
   EXPECT_TRUE(run.first_failure.has_value());
 }
 
+// The rules `tpuemu replay` and Python's replay() share for the policies and the granularity.
+TEST(AllocTraceReplay, PoliciesAndGranularityFollowOneRule) {
+  using Names = std::vector<std::string>;
+  EXPECT_EQ(replay_policies_problem(Names{"bfc", "tlsf"}), std::nullopt);
+  EXPECT_EQ(replay_policies_problem(Names{"bfc", "tlsf", "bfc"}), "'bfc' is given twice");
+  EXPECT_EQ(replay_policies_problem(Names{"slab"}),
+            "'slab' is not one of bfc, first-fit, best-fit, buddy, tlsf (or all of them: all)");
+  EXPECT_EQ(replay_policies_problem(Names{}), "no policy");
+  EXPECT_EQ(replay_granularity_problem(256), std::nullopt);
+  EXPECT_EQ(replay_granularity_problem(0), "is not a power of two");
+  EXPECT_EQ(replay_granularity_problem(384), "is not a power of two");
+  EXPECT_EQ(replay_granularity_problem(kMaxReplayGranularity * 2), "is more than 2^30");
+}
+
 TEST(AllocTraceReplay, NeedsACapacityForEverySpace) {
   const AllocTrace trace = parse_alloc_trace("time,event,id,size,space\n0,alloc,a,64,vmem\n", "t.csv");
   ReplayOptions options;

@@ -8,6 +8,7 @@
 
 #include "planner_instances.h"
 #include "test_support.h"
+#include "tpuemu/plan/plan_input.h"
 #include "tpuemu/plan/planner.h"
 
 namespace tpuemu::plan {
@@ -240,6 +241,40 @@ TEST(Planner, InvalidBuffersAreErrors) {
             "buffer 'u': upper 3 <= lower 3");
   EXPECT_EQ(error_of([] { plan_buffers(std::vector<PlanBuffer>{{.id = "al", .lower = 0, .upper = 1, .size = 1, .alignment = 3}}, {.capacity = 8}); }),
             "buffer 'al': alignment 3 is not a power of two");
+}
+
+// The input rules shared by the CSV reader and Python's plan(): each problem with its field, in
+// the caller's names, and a repeated id with where it was first given.
+TEST(PlanInput, RulesNameTheFieldAndTheFirstOfARepeatedId) {
+  PlanInputCheck check;
+  EXPECT_EQ(check.add({.id = "a", .lower = 0, .upper = 4, .size = 16}, "at buffers[0]"),
+            std::nullopt);
+  const auto negative =
+      check.add({.id = "b", .lower = -2, .upper = 4, .size = 16}, "at buffers[1]");
+  ASSERT_TRUE(negative);
+  EXPECT_EQ(negative->field, PlanField::Lower);
+  EXPECT_EQ(negative->message, "lower -2 is negative");
+  const auto twice = check.add({.id = "a", .lower = 1, .upper = 5, .size = 8}, "at buffers[2]");
+  ASSERT_TRUE(twice);
+  EXPECT_EQ(twice->field, PlanField::Id);
+  EXPECT_EQ(twice->message, "duplicate id 'a' (first at buffers[0])");
+  PlanInputCheck newer({.id = "buffer", .lower = "start", .upper = "end"});
+  const auto message = [&](const PlanBuffer& b) {
+    return newer.add(b, "on a line").value().message;
+  };
+  EXPECT_EQ(message({.id = "c", .lower = 7, .upper = 3, .size = 8}), "end 3 <= start 7");
+  EXPECT_EQ(message({.id = "", .lower = 0, .upper = 1, .size = 8}), "empty id");
+  EXPECT_EQ(message({.id = "d", .lower = 0, .upper = 1, .size = 0}), "size is zero");
+  EXPECT_EQ(message({.id = "e", .lower = 0, .upper = 1, .size = 8, .alignment = 6}),
+            "alignment 6 is not a power of two");
+}
+
+TEST(PlanInput, TimeoutIsAFiniteNumberOfSecondsUpToAMillion) {
+  EXPECT_EQ(timeout_problem(0), std::nullopt);
+  EXPECT_EQ(timeout_problem(1e6), std::nullopt);
+  EXPECT_EQ(timeout_problem(std::nan("")), "is not a finite number of seconds");
+  EXPECT_EQ(timeout_problem(-1), "is not in [0, 1000000] seconds");
+  EXPECT_EQ(timeout_problem(1e6 + 1), "is not in [0, 1000000] seconds");
 }
 
 std::string read_error(const TempDir& dir, const std::string& text) {

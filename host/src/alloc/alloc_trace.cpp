@@ -197,6 +197,24 @@ ReplayResult replay_alloc_trace(const AllocTrace& trace, const ReplayOptions& op
   return result;
 }
 
+std::optional<std::string> replay_policies_problem(std::span<const std::string> policies) {
+  if (policies.empty()) return "no policy";
+  const std::vector<std::string>& names = allocator_names();
+  for (auto it = policies.begin(); it != policies.end(); ++it) {
+    if (std::find(names.begin(), names.end(), *it) == names.end())
+      return fmt::format("'{}' is not one of {} (or all of them: all)", *it,
+                         fmt::join(names, ", "));
+    if (std::find(policies.begin(), it, *it) != it) return fmt::format("'{}' is given twice", *it);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> replay_granularity_problem(std::uint64_t granularity) {
+  if (!std::has_single_bit(granularity)) return "is not a power of two";
+  if (granularity > kMaxReplayGranularity) return "is more than 2^30";
+  return std::nullopt;
+}
+
 std::map<std::string, std::uint64_t> replay_capacities(const std::vector<std::string>& given, const AllocTrace& trace) {
   std::map<std::string, std::uint64_t> out;
   const std::vector<std::string> spaces = trace.spaces();

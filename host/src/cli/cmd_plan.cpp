@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // `tpuemu plan FILE.csv --capacity N`: the offline memory planner (docs/allocation.md).
+#include <charconv>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -13,6 +14,7 @@
 #include "tpuemu/alloc/memory_space.h"
 #include "tpuemu/base/atomic_file.h"
 #include "tpuemu/base/error.h"
+#include "tpuemu/plan/plan_input.h"
 #include "tpuemu/plan/planner.h"
 #include "tpuemu/plan/trace_buffers.h"
 
@@ -37,6 +39,22 @@ std::string default_output(const std::string& input) {
   std::filesystem::path out = p;
   out.replace_filename(p.stem().string() + ".planned.csv");
   return out.string();
+}
+
+// --timeout: the planner's own rule (plan::timeout_problem), which Python's plan() applies too.
+CLI::Validator plan_timeout() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        double seconds = 0;
+        const char* end = text.data() + text.size();
+        const auto [ptr, ec] = std::from_chars(text.data(), end, seconds);
+        if (text.empty() || ec != std::errc() || ptr != end)
+          return fmt::format("'{}' is not a number", text);
+        if (const auto problem = plan::timeout_problem(seconds))
+          return fmt::format("'{}' {}", text, *problem);
+        return {};
+      },
+      "SECONDS");
 }
 
 double pct(std::uint64_t x, std::uint64_t of) { return of == 0 ? 0.0 : 100.0 * static_cast<double>(x) / static_cast<double>(of); }
@@ -111,7 +129,7 @@ Subcommand add_plan_command(CLI::App& app) {
                   "Plan an allocation trace (docs/allocation.md) instead: the buffers of this space, "
                   "lifetimes in event order");
   cmd->add_option("--timeout", args->timeout, "Seconds of exact search before giving up (exit 4); 0: greedy only")
-      ->check(finite_in(0, 1e6));
+      ->check(plan_timeout());
   add_common_options(cmd, args->common, "Print the result as JSON",
                      "Output CSV with an offset column (default: FILE.planned.csv; - for stdout)");
   return {cmd, [args] { return run_plan(*args); }, &args->common};

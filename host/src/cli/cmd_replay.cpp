@@ -72,16 +72,25 @@ Subcommand add_replay_command(CLI::App& app) {
   cmd->add_option("--capacity", args->capacities,
                   "Bytes per memory space: N for every space, or SPACE=N (repeatable); suffixes KiB, MiB, GiB")
       ->required();
+  // The replay's own rules (alloc::replay_*_problem), which Python's replay() applies too; the
+  // list's syntax (no empty item) is the CLI's.
+  const CLI::Validator any([](std::string&) { return std::string(); }, "");
   cmd->add_option("--allocator", args->allocator, "Policies, comma-separated (bfc, first-fit, best-fit, buddy, tlsf), or all")
       ->check(CLI::Validator(
-          [names = list_of(one_of(alloc::allocator_names()), ListItems::Distinct)](std::string& text) {
+          [items = list_of(any, ListItems::MayRepeat)](std::string& text) {
             if (text == "all") return std::string();
-            std::string problem = names(text);
-            return problem.empty() ? problem : problem + " (or all of them: all)";
+            if (std::string problem = items(text); !problem.empty()) return problem;
+            return alloc::replay_policies_problem(split_list(text)).value_or("");
           },
-          ""));
+          "LIST"));
   cmd->add_option("--granularity", args->granularity, "Smallest block a policy hands out (power of two)")
-      ->check(power_of_two_in(1, std::uint64_t{1} << 30));
+      ->check(CLI::Validator(
+          [range = unsigned_in(1, alloc::kMaxReplayGranularity)](std::string& text) {
+            if (std::string problem = range(text); !problem.empty()) return problem;
+            const auto problem = alloc::replay_granularity_problem(std::stoull(text));
+            return problem ? fmt::format("{} {}", text, *problem) : std::string();
+          },
+          "N"));
   add_common_options(cmd, args->common, "Print the metrics as JSON",
                      "Write the time series (one row per event and policy) as CSV (- for stdout)");
   return {cmd, [args] { return run_replay(*args); }, &args->common};

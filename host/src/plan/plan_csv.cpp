@@ -17,6 +17,7 @@
 #include "tpuemu/alloc/csv_reader.h"
 #include "tpuemu/base/atomic_file.h"
 #include "tpuemu/base/error.h"
+#include "tpuemu/plan/plan_input.h"
 #include "tpuemu/plan/planner.h"
 
 namespace tpuemu::plan {
@@ -38,7 +39,17 @@ std::vector<PlanBuffer> read_buffers(CsvReader csv) {
     csv.allow_only_columns({"id", "lower", "upper", "size", "alignment", "offset"});
   }
   std::vector<PlanBuffer> buffers;
-  std::map<std::string, std::size_t, std::less<>> first_line_of_id;
+  PlanInputCheck check({id_col, lower_col, upper_col});
+  const auto column = [&](PlanField field) -> std::string_view {
+    switch (field) {
+      case PlanField::Id: return id_col;
+      case PlanField::Lower: return lower_col;
+      case PlanField::Upper: return upper_col;
+      case PlanField::Size: return "size";
+      case PlanField::Alignment: return "alignment";
+    }
+    return id_col;
+  };
   const auto time = [&](std::string_view column) {
     const std::uint64_t v = csv.unsigned_field(column);
     if (v > static_cast<std::uint64_t>(INT64_MAX)) throw csv.error_at(column, fmt::format("{} {} is out of range", column, v));
@@ -47,21 +58,12 @@ std::vector<PlanBuffer> read_buffers(CsvReader csv) {
   while (csv.next_row()) {
     PlanBuffer b;
     b.id = csv.field(id_col);
-    if (b.id.empty()) throw csv.error_at(id_col, "empty id");
     b.lower = time(lower_col);
     b.upper = time(upper_col);
     b.size = csv.unsigned_field("size");
     if (csv.has_value("alignment")) b.alignment = csv.unsigned_field("alignment");
-    if (b.upper <= b.lower) {
-      throw csv.error_at(upper_col, fmt::format("{} {} <= {} {}", upper_col, b.upper, lower_col, b.lower));
-    }
-    if (b.size == 0) throw csv.error_at("size", "size is zero");
-    if (!std::has_single_bit(b.alignment)) {
-      throw csv.error_at("alignment", fmt::format("alignment {} is not a power of two", b.alignment));
-    }
-    if (const auto [it, fresh] = first_line_of_id.emplace(b.id, csv.line()); !fresh) {
-      throw csv.error_at(id_col, fmt::format("duplicate id '{}' (first on line {})", b.id, it->second));
-    }
+    if (auto problem = check.add(b, fmt::format("on line {}", csv.line())))
+      throw csv.error_at(column(problem->field), problem->message);
     buffers.push_back(std::move(b));
   }
   return buffers;

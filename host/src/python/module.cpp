@@ -31,6 +31,7 @@
 #include "tpuemu/device/device.h"
 #include "tpuemu/hlo/analysis.h"
 #include "tpuemu/hlo/hlo_parser.h"
+#include "tpuemu/plan/plan_input.h"
 #include "tpuemu/plan/planner.h"
 #include "tpuemu/run/installation.h"
 #include "tpuemu/run/runner.h"
@@ -181,10 +182,19 @@ std::tuple<std::string, std::optional<std::string>, py::object> analyze_hlo(cons
 std::string plan_json(const std::vector<std::tuple<std::string, std::int64_t, std::int64_t, std::uint64_t,
                                                    std::uint64_t>>& rows,
                       std::uint64_t capacity, double timeout_seconds) {
+  // The CLI's rules, from the same checks: its CSV reader's and its --timeout's.
   std::vector<plan::PlanBuffer> buffers;
   buffers.reserve(rows.size());
-  for (const auto& [id, lower, upper, size, alignment] : rows) buffers.push_back({id, lower, upper, size, alignment});
+  plan::PlanInputCheck check;
+  for (const auto& [id, lower, upper, size, alignment] : rows) {
+    const std::string at = fmt::format("buffers[{}]", buffers.size());
+    buffers.push_back({id, lower, upper, size, alignment});
+    if (const auto problem = check.add(buffers.back(), "at " + at))
+      throw Error(at, problem->message);
+  }
   if (buffers.empty()) throw Error("plan: no buffers");
+  if (const auto problem = plan::timeout_problem(timeout_seconds))
+    throw Error(fmt::format("timeout={} {}", timeout_seconds, *problem));
   plan::PlanOptions options;
   options.capacity = capacity;
   options.timeout_seconds = timeout_seconds;
@@ -216,16 +226,12 @@ ReportAndFailure replay(const std::string& trace_path, const std::vector<std::st
   } catch (const Error& e) {
     throw Error("capacities", e.what());
   }
-  if (granularity == 0 || (granularity & (granularity - 1)) != 0 || granularity > (std::uint64_t{1} << 30)) {
-    throw Error(fmt::format("granularity={}", granularity), "must be a power of two up to 2^30");
-  }
+  // The CLI's rules, from the same functions.
+  if (const auto problem = alloc::replay_granularity_problem(granularity))
+    throw Error(fmt::format("granularity={} {}", granularity, *problem));
   options.granularity = granularity;
-  for (const std::string& p : policies) {
-    const auto& names = alloc::allocator_names();
-    if (std::find(names.begin(), names.end(), p) == names.end()) {
-      throw Error(fmt::format("allocator '{}'", p), fmt::format("unknown (known: {})", fmt::join(names, ", ")));
-    }
-  }
+  if (const auto problem = alloc::replay_policies_problem(policies))
+    throw Error("allocator", *problem);
   options.policies = policies;
   const alloc::ReplayResult result = alloc::replay_alloc_trace(trace, options);
   std::optional<std::string> failure;

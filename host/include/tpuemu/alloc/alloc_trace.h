@@ -85,6 +85,16 @@ ReplayResult replay_alloc_trace(const AllocTrace& trace, const ReplayOptions& op
 // trace, no capacity 0. Throws Error with the cause (the caller names the place).
 std::map<std::string, std::uint64_t> replay_capacities(const std::vector<std::string>& given, const AllocTrace& trace);
 
+// ReplayOptions::policies, checked once for `tpuemu replay --allocator` and Python's replay(): at
+// least one, each an allocator's name, none twice. The problem names the policy ("'bfc' is given
+// twice", "'slab' is not one of bfc, ... (or all of them: all)": both front ends take "all" for
+// every policy), or nullopt; the caller names the place.
+std::optional<std::string> replay_policies_problem(std::span<const std::string> policies);
+// ReplayOptions::granularity: a power of two in [1, 2^30]. The problem as a clause to follow the
+// value ("is not a power of two"), or nullopt.
+inline constexpr std::uint64_t kMaxReplayGranularity = std::uint64_t{1} << 30;
+std::optional<std::string> replay_granularity_problem(std::uint64_t granularity);
+
 // The smallest capacity (a multiple of `step`) at which `policy` replays every allocation of
 // `space` without a failure, found by bisection between the peak live bytes and the sum of all
 // allocations. Policies are not strictly monotonic in capacity, so this is the smallest capacity

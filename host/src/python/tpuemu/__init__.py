@@ -99,9 +99,11 @@ def plan(buffers, capacity, *, timeout=10.0):
     """The offline planner (`tpuemu plan`): fixed offsets for buffers with known lifetimes.
     buffers: (id, lower, upper, size[, alignment]) tuples or dicts with those keys. Returns the
     status ("solved" or "timeout"), the offsets in input order (a numpy uint64 array), the peak
-    live bytes, the height and the search's figures. Infeasible raises OutOfMemory."""
+    live bytes, the height and the search's figures. Infeasible raises OutOfMemory. The buffers
+    and the timeout are checked as `tpuemu plan` checks its CSV and --timeout (the same checks):
+    ids given once, 0 <= lower < upper, size > 0, alignment a power of two, timeout 0..1e6 s."""
     rows = []
-    for b in buffers:
+    for i, b in enumerate(buffers):
         if isinstance(b, dict):
             b = (b["id"], b["lower"], b["upper"], b["size"], b.get("alignment", 1))
         b = tuple(b)
@@ -109,9 +111,15 @@ def plan(buffers, capacity, *, timeout=10.0):
             b = b + (1,)
         if len(b) != 5:
             raise Error(f"plan: buffer {b!r}: give (id, lower, upper, size[, alignment])")
-        rows.append((str(b[0]), int(b[1]), int(b[2]), int(b[3]), int(b[4])))
+        rows.append((str(b[0]), _integer(f"buffers[{i}].lower", b[1], (1 << 63) - 1, -(1 << 63)),
+                     _integer(f"buffers[{i}].upper", b[2], (1 << 63) - 1, -(1 << 63)),
+                     _integer(f"buffers[{i}].size", b[3]), _integer(f"buffers[{i}].alignment", b[4])))
     try:
-        result = json.loads(_tpuemu.plan_json(rows, int(capacity), float(timeout)))
+        timeout = float(timeout)
+    except (TypeError, ValueError):
+        raise Error(f"timeout={timeout!r}: not a number") from None
+    try:
+        result = json.loads(_tpuemu.plan_json(rows, _integer("capacity", capacity), timeout))
     except Error as e:
         if "infeasible" in str(e):
             raise OutOfMemory(str(e)) from None
@@ -135,18 +143,19 @@ def replay(trace, capacities, *, allocator="bfc", granularity=256):
         policies = [allocator]
     else:
         policies = list(allocator)
-    return _raise_if_out_of_memory(*_tpuemu.replay_json(os.fspath(trace), given, policies, int(granularity)))
+    return _raise_if_out_of_memory(*_tpuemu.replay_json(os.fspath(trace), given, policies,
+                                                        _integer("granularity", granularity)))
 
 
-def _integer(name, value, limit=(1 << 64) - 1):
-    """value as a Python int in 0..limit, else Error naming it as name=value (the C++ layer takes
-    unsigned integers, whose conversion errors would name neither)."""
+def _integer(name, value, limit=(1 << 64) - 1, least=0):
+    """value as a Python int in least..limit, else Error naming it as name=value (the C++ layer
+    takes fixed-width integers, whose conversion errors would name neither)."""
     try:
         v = operator.index(value)
     except TypeError:
         raise Error(f"{name}={value!r}: not an integer") from None
-    if not 0 <= v <= limit:
-        raise Error(f"{name}={v}: must be in 0..{limit}")
+    if not least <= v <= limit:
+        raise Error(f"{name}={v}: must be in {least}..{limit}")
     return v
 
 
