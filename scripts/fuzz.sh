@@ -71,7 +71,7 @@ fuzz() {
     failed+=("$target")
   fi
 }
-input_targets=(json preset timing model cnn trace plan hbm asm hlo layout)
+input_targets=(json preset timing model cnn trace plan hbm asm hlo layout manifest)
 for target in "${input_targets[@]}"; do
   TPUEMU_FUZZ_TARGET=$target fuzz "$target" "$build/tests/fuzz_inputs" -max_len=65536
 done

@@ -3,8 +3,10 @@
 // and the preset, timing-set, model (model, mlp and matmul files) and serving-CNN loaders on top,
 // allocation traces, the planner's CSV, HBM request traces, the assembler, the HLO text reader, and
 // the HLO layout grammar with the sizes it implies (a shape read alone, then its bytes tiled for
-// 128 and 8 lanes and untiled).
-// TPUEMU_FUZZ_TARGET=json|preset|timing|model|cnn|trace|plan|hbm|asm|hlo|layout picks one (scripts/fuzz.sh
+// 128 and 8 lanes and untiled), and the core cache's manifest (what is checked before a cached core
+// is loaded).
+// TPUEMU_FUZZ_TARGET=json|preset|timing|model|cnn|trace|plan|hbm|asm|hlo|layout|manifest picks one
+// (scripts/fuzz.sh
 // runs each from its seeds in tests/fuzz/corpus/<target>/; docs/fuzzing.md).
 // Any tpuemu::Error is the expected answer to bad input; anything else - a crash, a sanitizer
 // report, another exception type - is a finding.
@@ -21,6 +23,7 @@
 #include "tpuemu/compile/model.h"
 #include "tpuemu/config/config.h"
 #include "tpuemu/config/hbm_config.h"
+#include "tpuemu/device/core_cache.h"
 #include "tpuemu/hbm_replay/hbm_trace.h"
 #include "tpuemu/hlo/hlo_parser.h"
 #include "tpuemu/hlo/liveness.h"
@@ -87,6 +90,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                                    tpuemu::hlo::SizeOptions{.tiled = false, .lanes = 128}}) {
         (void)tpuemu::hlo::shape_bytes(shape, sizes);
       }
+    } else if (t == "manifest") {
+      // The directory's name is the key its manifest must name (the seeds' key).
+      (void)tpuemu::parse_core_manifest(text, "cores/00112233aabbccdd");
     } else {
       std::abort();  // unknown target: a usage mistake of the harness
     }

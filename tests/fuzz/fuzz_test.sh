@@ -14,7 +14,7 @@ out=$(TPUEMU_FUZZ_SETUP=0 TPUEMU_FUZZ_BUILD_DIR="$build" bash "$src/scripts/fuzz
 rc=$?
 echo "$out"
 ((rc == 0)) || fail "scripts/fuzz.sh $runs exited $rc"
-for target in json preset timing model cnn trace plan hbm asm hlo layout frame session; do
+for target in json preset timing model cnn trace plan hbm asm hlo layout manifest frame session; do
   grep -qE "^fuzz: $target: $runs runs in [0-9]+ s, no finding$" <<<"$out" ||
     fail "no '$runs runs ... no finding' line for target $target"
 done
@@ -32,4 +32,4 @@ if TPUEMU_FUZZ_TARGET=no-such-target "$build/tests/fuzz_inputs" -runs=10 -seed=1
   fail "fuzz_inputs with an unknown target exited 0 (a crash would go unnoticed)"
 fi
 grep -q "deadly signal" "$build/logs/selftest.log" || fail "the self-test's abort was not reported as a crash"
-echo "PASS: $runs runs of each of the 13 fuzz targets, no finding, reproducible"
+echo "PASS: $runs runs of each of the 14 fuzz targets, no finding, reproducible"
