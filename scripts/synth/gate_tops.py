@@ -8,7 +8,7 @@ parameters (Yosys's chparam -set; hierarchy -chparam trips an assertion of Yosys
     gate_tops.py ROOT core PRESET.json WORK
     gate_tops.py ROOT hbm-channel TIMING_SET.json WORK QUEUE_DEPTH
 
-core: tpu_top with the preset's core fields (the list TPUEMU_CORE_FIXED_FIELDS, as synth.sh), every
+core: tpu_top with the preset's core fields (the contract's core_params, as synth.sh), every
 port kept, trace_o too (a wrapper: tpu_top's ports are stable). hbm-channel: hbm_channel_ctrl
 itself with the parameters hbm_ctrl gives its channels for the timing set's geometry, QUEUE_DEPTH
 slots (no wrapper, so that its ports are whatever the channel has). The netlist's ports are those

@@ -11,7 +11,7 @@ core, beat bridge, controller, DRAM shim) with the preset's parameters, and prin
 
 Yosys 0.55 does not apply a parameter override to the top reliably (-chparam), hence tops with
 fixed parameters. Which preset field is which tpu_top parameter comes from the one list the
-Verilated cores use (TPUEMU_CORE_FIXED_FIELDS in rtl/CMakeLists.txt); the controller's geometry
+Verilated cores use (core_params in spec/tpuemu.json); the controller's geometry
 comes from the preset's timing set (configs/hbm/), its request lanes as in the Verilated models
 (one per two channels)."""
 import json
@@ -32,11 +32,13 @@ def manifest(path, base):
 
 
 def fixed_fields(root):
-    text = (root / "rtl/CMakeLists.txt").read_text()
-    m = re.search(r"set\(TPUEMU_CORE_FIXED_FIELDS([^)]*)\)", text)
-    if not m:
-        sys.exit("synth: TPUEMU_CORE_FIXED_FIELDS not found in rtl/CMakeLists.txt")
-    return [tuple(p.split(":")) for p in m.group(1).split()]
+    """(tpu_top parameter, preset key) of every core field, in tpu_top's order: the contract's
+    core_params section, which rtl/CMakeLists.txt reads for the Verilated cores too."""
+    spec = json.loads((root / "spec/tpuemu.json").read_text())
+    try:
+        return [(p["parameter"], p["name"]) for p in spec["core_params"]["params"]]
+    except (KeyError, TypeError) as e:
+        sys.exit(f"synth: spec/tpuemu.json: no core_params.params with parameter and name ({e})")
 
 
 COPIED = {}  # file name in the work directory -> its source

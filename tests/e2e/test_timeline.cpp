@@ -189,7 +189,7 @@ TEST_P(Timeline, NotRecordedUnlessAsked) {
 
 // A stoppable run (RunSettings::interrupted set) is made of RUN ... RESUME slices; the core is not
 // clocked between two, so the cycles, the counters, the timeline and the HBM intervals are those
-// of one RUN. 256^3 on default is about 70 000 cycles: several slices of the first 16 384.
+// of one RUN. 256^3 on default is about 70 000 cycles: several slices of the first 4 096.
 TEST_P(Timeline, ARunInSlicesIsTheSameAsOneRun) {
   const Preset preset = load_preset("default");
   RunSettings whole;
