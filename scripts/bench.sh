@@ -3,7 +3,8 @@
 # Runs every tpuemu benchmark (docs/benchmarks.md) with one command:
 #   1. configures the default preset build dir (build/, `cmake --preset default`) if needed,
 #   2. builds the benchmark targets (bench_sim, bench_tlm, bench_roofline, bench_hbm, bench_hbm_timing, bench_alloc,
-#      bench_fragmentation, bench_planner, bench_artefacts, bench_remote, bench_shard, bench_hlo) and what they need,
+#      bench_fragmentation, bench_planner, bench_artefacts, bench_remote, bench_shard, bench_hlo,
+#      bench_stop) and what they need,
 #   3. runs them and prints their results, ratios and summary tables, then bench/bench_python.py
 #      (the Python module's call overhead and read_hbm bandwidth),
 #   4. runs the fuzzers under ASan/UBSan, 100,000 iterations per target (scripts/fuzz.sh, its own
@@ -27,7 +28,7 @@ cd "$root"
 build_dir=${TPUEMU_BENCH_BUILD_DIR:-build}
 min_time=${TPUEMU_BENCH_MIN_TIME:-0.2}
 out_dir=${TPUEMU_BENCH_OUT:-$build_dir/bench-results}
-benches=(bench_sim bench_tlm bench_roofline bench_hbm bench_hbm_timing bench_alloc bench_fragmentation bench_planner bench_artefacts bench_remote bench_shard bench_hlo)
+benches=(bench_sim bench_tlm bench_roofline bench_hbm bench_hbm_timing bench_alloc bench_fragmentation bench_planner bench_artefacts bench_remote bench_shard bench_hlo bench_stop)
 
 log() { printf '\n==> %s\n' "$*" >&2; }
 
