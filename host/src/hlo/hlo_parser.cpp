@@ -322,17 +322,20 @@ struct ShapeReader {
     }
     if (s.type == PrimitiveType::Token && !s.dims.empty()) c.fail(at, "malformed shape: token has no dimensions");
     // A layout follows the ']' directly: "f32[8] {" is a shape before a computation's body.
-    std::optional<SourcePos> tiles_at;
-    if (c.peek() == '{' && !c.at_end()) s.layout = layout(s, tiles_at);
+    std::optional<SourcePos> sized_at;
+    if (c.peek() == '{' && !c.at_end()) s.layout = layout(s, sized_at);
     checked_bytes(s, c, at);
-    // The module's own tiles are what the analysis counts: their padding must fit 64 bits too.
-    if (tiles_at && !detail::own_tiled_bytes(s))
-      c.fail(*tiles_at, fmt::format("malformed layout: shape {}: its tiled size overflows 64 bits", s.to_string()));
+    // The module's own tiles, tail padding and element size are what the analysis counts: the
+    // bytes they store must fit 64 bits too.
+    if (sized_at && !detail::own_tiled_bytes(s))
+      c.fail(*sized_at, fmt::format("malformed layout: shape {}: its {} size overflows 64 bits",
+                                    s.to_string(), s.layout->tiles.empty() ? "stored" : "tiled"));
     return s;
   }
 
-  // {minor_to_major} or {minor_to_major:items}; tiles_at: where T stood, if it did.
-  Layout layout(const Shape& s, std::optional<SourcePos>& tiles_at) {
+  // {minor_to_major} or {minor_to_major:items}; sized_at: where the first of the items that change
+  // the stored bytes (T, L, E) stood, if one did.
+  Layout layout(const Shape& s, std::optional<SourcePos>& sized_at) {
     c.advance();  // '{'
     const std::size_t start = c.pos;
     Layout l;
@@ -340,7 +343,7 @@ struct ShapeReader {
     c.skip_ws();
     if (c.peek() == ':' && !c.at_end()) {
       c.advance();
-      items(l, tiles_at);
+      items(l, sized_at);
     }
     c.skip_ws();
     if (c.at_end()) c.truncated("'}' closing the layout");
@@ -383,7 +386,7 @@ struct ShapeReader {
 
   // The items after ':'. T, L, E and S are read and checked, each at most once; the others XLA
   // prints (D(...), #(...), SC(...), P(...), M(...)) and any a newer XLA adds stay in the text.
-  void items(Layout& l, std::optional<SourcePos>& tiles_at) {
+  void items(Layout& l, std::optional<SourcePos>& sized_at) {
     std::vector<std::string_view> seen;
     while (true) {
       c.skip_ws();
@@ -402,13 +405,18 @@ struct ShapeReader {
         seen.push_back(item);
       }
       if (item == "T") {
-        tiles_at = at;
+        if (!sized_at) sized_at = at;
         tiles(l);
       } else if (item == "L") {
-        (void)item_value(item, "a tail padding alignment", "tail padding alignment", 1, INT64_MAX, "is not positive");
+        if (!sized_at) sized_at = at;
+        l.tail_padding_elements = item_value(item, "a tail padding alignment",
+                                             "tail padding alignment", 1, INT64_MAX,
+                                             "is not positive");
       } else if (item == "E") {
-        (void)item_value(item, "an element size", "element size", 0, kMaxElementBits,
-                         fmt::format("is not in 0..{} bits", kMaxElementBits));
+        if (!sized_at) sized_at = at;
+        l.element_size_bits = item_value(item, "an element size", "element size", 0,
+                                         kMaxElementBits,
+                                         fmt::format("is not in 0..{} bits", kMaxElementBits));
       } else if (item == "S") {
         l.memory_space = item_value(item, "a memory space", "memory space", 0, kMaxMemorySpace,
                                     fmt::format("is not in 0..{}", kMaxMemorySpace));

@@ -97,6 +97,37 @@ std::vector<std::int64_t> minor_to_major(const Shape& shape) {
   return m2m;
 }
 
+// The bits each element stores: the layout's E(n), or the element type's own width (no E, E(0)).
+unsigned stored_bits(const Shape& shape) {
+  if (shape.layout && shape.layout->element_size_bits > 0)
+    return static_cast<unsigned>(shape.layout->element_size_bits);
+  return bit_width(shape.type);
+}
+
+// A tiled array's elements rounded up to its layout's L(n), as XLA's ShapeUtil::ArraySize does;
+// nullopt when the count does not fit 64 bits.
+std::optional<std::uint64_t> tail_padded(std::optional<std::uint64_t> elements,
+                                         const Shape& shape) {
+  const std::int64_t alignment = shape.layout ? shape.layout->tail_padding_elements : 1;
+  if (!elements || alignment <= 1) return elements;
+  const auto a = static_cast<std::uint64_t>(alignment);
+  const std::uint64_t short_by = (a - *elements % a) % a;
+  std::uint64_t padded = 0;
+  if (__builtin_add_overflow(*elements, short_by, &padded)) return std::nullopt;
+  return padded;
+}
+
+// The L(n) and E(n) items of a layout tpuemu prints, in XLA's order (after the tiles, before S).
+std::string size_items_text(const Shape& shape) {
+  if (!shape.layout) return "";
+  std::string s;
+  if (shape.layout->tail_padding_elements > 1)
+    s += "L(" + std::to_string(shape.layout->tail_padding_elements) + ")";
+  if (shape.layout->element_size_bits > 0)
+    s += "E(" + std::to_string(shape.layout->element_size_bits) + ")";
+  return s;
+}
+
 // Logical dims in the layout's major-to-minor order (minor_to_major read backwards); an unbounded
 // dynamic dimension counts 0.
 std::vector<std::uint64_t> physical_dims(const Shape& shape, const std::vector<std::int64_t>& m2m) {
@@ -117,7 +148,11 @@ namespace detail {
 std::optional<std::uint64_t> own_tiled_bytes(const Shape& shape) {
   const std::vector<Tile> none;
   const std::vector<Tile>& tiles = shape.layout ? shape.layout->tiles : none;
-  return exact_bytes(tiled_elements(physical_dims(shape, minor_to_major(shape)), tiles), bit_width(shape.type));
+  std::optional<std::uint64_t> elements =
+      tiled_elements(physical_dims(shape, minor_to_major(shape)), tiles);
+  // XLA pads the tail of tiled arrays only (an untiled one's size is its elements').
+  if (!tiles.empty()) elements = tail_padded(elements, shape);
+  return exact_bytes(elements, stored_bits(shape));
 }
 
 std::uint64_t index_table_bytes(const Shape& shape, bool nested) {
@@ -152,7 +187,11 @@ ShapeBytes shape_bytes(const Shape& shape, const SizeOptions& options) {
   const std::vector<std::uint64_t> physical = physical_dims(shape, m2m);
   std::uint64_t elements = 1;
   for (const std::uint64_t d : physical) elements = sat_mul(elements, d);
-  out.unpadded = detail::bits_to_bytes(elements, bits);
+  // The program's data: dense at the type's width, so a wider E(n) counts as padding (pred
+  // under E(32) pads each byte to a word). A narrower E(n) holds the data in fewer bits, and
+  // the data is then counted at that width: padding is never negative.
+  const unsigned stored = options.tiled ? stored_bits(shape) : bits;
+  out.unpadded = detail::bits_to_bytes(elements, std::min(bits, stored));
 
   std::string m2m_text;
   for (std::size_t i = 0; i < m2m.size(); ++i) {
@@ -172,9 +211,10 @@ ShapeBytes shape_bytes(const Shape& shape, const SizeOptions& options) {
     out.layout = "{" + shape.layout->text + "}";
     return out;
   }
-  const std::vector<Tile> tiles = default_tiles(bits, m2m.size(), options.lanes);
-  out.padded = saturated(exact_bytes(tiled_elements(physical, tiles), bits));
-  out.layout = "{" + m2m_text + ":" + tiles_text(tiles) + space + "}";
+  // The default tiles of the stored width: pred under E(32) takes the 32-bit (8, lanes) tile.
+  const std::vector<Tile> tiles = default_tiles(stored, m2m.size(), options.lanes);
+  out.padded = saturated(exact_bytes(tail_padded(tiled_elements(physical, tiles), shape), stored));
+  out.layout = "{" + m2m_text + ":" + tiles_text(tiles) + size_items_text(shape) + space + "}";
   return out;
 }
 

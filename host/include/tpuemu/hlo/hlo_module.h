@@ -48,6 +48,8 @@ struct Layout {
   std::vector<std::vector<std::int64_t>> tiles;  // T(8,128)(2,1) -> {{8,128},{2,1}}; '*' is -1
   std::int64_t memory_space = 0;                 // S(n); 0: the default (HBM)
   std::string text;                              // the whole layout as written, without braces
+  std::int64_t element_size_bits = 0;            // E(n): bits stored per element; 0: the type's
+  std::int64_t tail_padding_elements = 1;        // L(n): a tiled array's elements round up to n
 };
 
 struct Shape {
