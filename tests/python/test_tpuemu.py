@@ -217,6 +217,17 @@ def test_analyze_hlo_is_the_clis(cli):
     assert from_text == py
 
 
+def test_analyze_hlo_memory_analysis_is_the_clis(cli):
+    # JAX's compiled.memory_analysis() names, on a module that donates its arguments (alias > 0).
+    donating = os.path.join(ROOT, "tests", "data", "hlo", "io_alias.hlo")
+    keys = {"argument_size_in_bytes", "output_size_in_bytes", "alias_size_in_bytes", "temp_size_in_bytes"}
+    for program in (HLO, donating):
+        py = tpuemu.analyze_hlo(program)["memory_analysis"]
+        assert set(py) == keys, program
+        assert py == cli_json(cli, "run", program)["memory_analysis"], program
+    assert tpuemu.analyze_hlo(donating)["memory_analysis"]["alias_size_in_bytes"] > 0
+
+
 def test_analyze_hlo_text_as_bytes_or_str_sniffed_like_the_cli(cli):
     text = open(HLO).read()
     ref = tpuemu.analyze_hlo(HLO)

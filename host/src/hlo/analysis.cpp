@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "liveness_detail.h"
 #include "tpuemu/alloc/memory_space.h"
 
 namespace tpuemu::hlo {
@@ -195,6 +196,21 @@ std::string out_of_memory_report(const Analysis& a, std::size_t largest) {
   return s;
 }
 
+namespace {
+
+// The four figures of JAX's compiled.memory_analysis() (XLA's CompiledMemoryStats) in XLA's
+// meaning: every ENTRY parameter; every output, those in donated arguments' buffers included; the
+// outputs sharing an argument's buffer; the temporaries' allocation. Constants are in none of
+// them, so temp + argument + output - alias = total - constants (docs/hlo.md).
+nlohmann::json memory_analysis_json(const HbmUsage& u) {
+  return {{"argument_size_in_bytes", u.arguments},
+          {"output_size_in_bytes", detail::sat_add(u.outputs, u.outputs_shared)},
+          {"alias_size_in_bytes", u.outputs_shared},
+          {"temp_size_in_bytes", u.temporaries}};
+}
+
+}  // namespace
+
 nlohmann::json analysis_to_json(const Analysis& a) {
   nlohmann::json j;
   j["program"] = {{"module", a.module},
@@ -222,6 +238,7 @@ nlohmann::json analysis_to_json(const Analysis& a) {
                  {"temporaries_peak_bytes_unpadded", u.temporaries_unpadded},
                  {"total_bytes", u.total},
                  {"buffers", set.buffers.size()}};
+  j["memory_analysis"] = memory_analysis_json(u);
   for (const Placement& p : a.placements) {
     j["policies"][p.policy] = {{"heap_bytes", p.heap_bytes},
                                {"peak_live_bytes", p.peak_live_bytes},
