@@ -46,7 +46,9 @@ nlohmann::json analysis_json(const Module& module, bool tiled) {
   return analysis_to_json(analyze(module, options));
 }
 
-std::uint64_t at(const nlohmann::json& j, const char* key) { return j.at(key).get<std::uint64_t>(); }
+std::uint64_t at(const nlohmann::json& j, const char* key) {
+  return j.at(key).get<std::uint64_t>();
+}
 
 void expect_memory_analysis_holds(const Module& module, bool tiled, const std::string& where) {
   SCOPED_TRACE(where);
@@ -60,14 +62,16 @@ void expect_memory_analysis_holds(const Module& module, bool tiled, const std::s
   const std::uint64_t temp = at(ma, "temp_size_in_bytes");
   // Each is the tpuemu figure docs/hlo.md names.
   EXPECT_EQ(argument, at(memory, "parameters_bytes"));
-  EXPECT_EQ(output, at(memory, "outputs_bytes") + at(memory, "outputs_shared_with_arguments_bytes"));
+  EXPECT_EQ(output,
+            at(memory, "outputs_bytes") + at(memory, "outputs_shared_with_arguments_bytes"));
   EXPECT_EQ(alias, at(memory, "outputs_shared_with_arguments_bytes"));
   EXPECT_EQ(temp, at(memory, "temporaries_bytes"));
   // Aliased outputs are outputs, in arguments' buffers.
   EXPECT_LE(alias, output);
   EXPECT_LE(alias, argument);
   // The users' rule: the xla heap less the constants, which XLA counts in none of the four.
-  EXPECT_EQ(temp + argument + output - alias, at(memory, "total_bytes") - at(memory, "constants_bytes"));
+  EXPECT_EQ(temp + argument + output - alias,
+            at(memory, "total_bytes") - at(memory, "constants_bytes"));
   // With the constants it bounds the schedule's peak live bytes from above: arguments and outputs
   // hold their allocations for the whole program, the temporaries' block holds their peak.
   EXPECT_GE(temp + argument + output - alias + at(memory, "constants_bytes"),
