@@ -3,7 +3,10 @@
 // alignment, placement checking and the MiniMalloc CSV.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
+#include <random>
+#include <string>
 #include <sstream>
 
 #include "planner_instances.h"
@@ -197,6 +200,29 @@ TEST(Planner, TimeoutReturnsTheBestPlacement) {
   EXPECT_NE(r.reason.find("no placement within capacity found in 0.001 s; best placement needs "), std::string::npos)
       << r.reason;
   EXPECT_EQ(check_placement(inst.buffers, r.offsets, UINT64_MAX / 2), std::nullopt);
+}
+
+// 30 000 buffers of one time-connected group, capacity just above their peak: the best-fit greedy
+// pass alone takes seconds and a search node tens of milliseconds, and the planner still ends at
+// its timeout (it read the clock every 1 024 nodes and overran a 0.5 s timeout by 82 s).
+TEST(Planner, TheTimeoutHoldsWhateverTheSize) {
+  std::mt19937_64 rng(5);
+  std::vector<PlanBuffer> b;
+  for (int i = 0; i < 30000; ++i) {
+    const std::int64_t lower = static_cast<std::int64_t>(rng() % 30000);
+    b.push_back({.id = "b" + std::to_string(i),
+                 .lower = lower,
+                 .upper = lower + 1 + static_cast<std::int64_t>(rng() % 2000),
+                 .size = (1 + rng() % 64) * 1024 + (rng() % 4) * 128});
+  }
+  const std::uint64_t peak = peak_live_bytes(b);
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto r = plan_buffers(b, {.capacity = peak + peak / 1000, .timeout_seconds = 0.5});
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(r.status, PlanStatus::Timeout);
+  // The house bound is 0.5 s past the timeout; the slack covers a loaded two-core CI machine.
+  EXPECT_LT(took, 1.5) << "the planner ran " << took << " s on a 0.5 s timeout";
+  EXPECT_EQ(check_placement(b, r.offsets, UINT64_MAX / 2), std::nullopt);
 }
 
 TEST(Planner, AlignmentIsRespected) {

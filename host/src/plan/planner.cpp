@@ -12,6 +12,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -106,7 +107,13 @@ bool overlap_in_time(const PlanBuffer& a, const PlanBuffer& b) {
 // XLA heap simulator's global decreasing-size best fit: biggest first (ties: longest lifetime,
 // then id), each into the smallest gap between the already placed buffers it overlaps in time
 // that holds it, else on top of them.
-std::vector<std::uint64_t> greedy(std::span<const PlanBuffer> buffers) {
+// Empty when the deadline passes (or `stop` asks) first: each buffer is compared with every placed
+// one, so tens of thousands of buffers take seconds. The first 4096 always run (at most some 20 ms:
+// a small problem gets the same placement whatever its timeout); after them the clock is read every
+// 256 buffers (a few milliseconds of work at that size).
+std::optional<std::vector<std::uint64_t>> greedy(std::span<const PlanBuffer> buffers,
+                                                 std::chrono::steady_clock::time_point deadline,
+                                                 const StopToken& stop) {
   const std::size_t n = buffers.size();
   const auto order = sorted_indices(n, [&](std::size_t x, std::size_t y) {
     const auto& a = buffers[x];
@@ -121,6 +128,10 @@ std::vector<std::uint64_t> greedy(std::span<const PlanBuffer> buffers) {
   placed.reserve(n);
   std::vector<std::pair<std::uint64_t, std::uint64_t>> busy;  // [offset, end) of overlapping buffers
   for (const std::size_t i : order) {
+    if (placed.size() >= 4096 && placed.size() % 256 == 0) {
+      stop.throw_if_requested("the planner's greedy pass");
+      if (std::chrono::steady_clock::now() > deadline) return std::nullopt;
+    }
     const auto& b = buffers[i];
     busy.clear();
     for (const std::size_t j : placed) {
@@ -279,23 +290,36 @@ PlanResult plan_in_canonical_order(std::span<const PlanBuffer> buffers, const Pl
     return r;
   }
 
+  // The timeout bounds everything from here: the greedy pass as well as the search.
+  const double timeout = std::clamp(std::isnan(options.timeout_seconds) ? 0.0 : options.timeout_seconds,
+                                    0.0, 1e7);
+  const auto deadline =
+      start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout));
+
   // Two greedy placements; per time-connected group (independent: neither greedy compares
-  // buffers that don't overlap in time) the lower one is kept.
-  r.offsets = greedy(buffers);
-  r.greedy_height = height_of(buffers, r.offsets);
+  // buffers that don't overlap in time) the lower one is kept. Online first fit takes n log n and
+  // always runs; the size-ordered best fit compares pairs and runs while the timeout allows (with
+  // no time for it, first fit's placement is the greedy one).
   const auto groups = time_groups(buffers);
   const auto group_height = [&](const std::vector<std::size_t>& group, const std::vector<std::uint64_t>& offsets) {
     return top_of(buffers, offsets, group);
   };
-  if (top_of(buffers, r.offsets) > capacity) {
-    const std::vector<std::uint64_t> ff = first_fit_by_lifetime(buffers);
-    for (const auto& group : groups) {
-      if (group_height(group, ff) < group_height(group, r.offsets)) {
-        for (const std::size_t i : group) r.offsets[i] = ff[i];
+  const std::vector<std::uint64_t> ff = first_fit_by_lifetime(buffers);
+  bool timed_out = false;
+  if (auto best_fit = greedy(buffers, deadline, options.stop)) {
+    r.offsets = std::move(*best_fit);
+    if (top_of(buffers, r.offsets) > capacity) {
+      for (const auto& group : groups) {
+        if (group_height(group, ff) < group_height(group, r.offsets)) {
+          for (const std::size_t i : group) r.offsets[i] = ff[i];
+        }
       }
     }
-    r.greedy_height = height_of(buffers, r.offsets);
+  } else {
+    r.offsets = ff;
+    timed_out = true;
   }
+  r.greedy_height = height_of(buffers, r.offsets);
   r.height = r.greedy_height;
   const auto finish_solved = [&] {
     if (const auto problem = check_placement(buffers, r.offsets, capacity)) {
@@ -313,11 +337,7 @@ PlanResult plan_in_canonical_order(std::span<const PlanBuffer> buffers, const Pl
 
   // Exact search, group by group; a group the greedy pass already fits keeps its placement
   // (greedy only ever compares buffers that overlap in time, so it is the same per group).
-  const double timeout = std::clamp(std::isnan(options.timeout_seconds) ? 0.0 : options.timeout_seconds,
-                                    0.0, 1e7);
-  const auto deadline =
-      start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout));
-  bool timed_out = timeout == 0;  // no time for a search: the greedy placement is the best effort
+  timed_out = timed_out || timeout == 0;  // no time for a search: the greedy placement is the best effort
   std::vector<detail::SearchBuffer> group_buffers;
   for (const auto& group : groups) {
     if (timed_out) break;

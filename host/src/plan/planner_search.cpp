@@ -74,6 +74,24 @@ struct DeadTable {
   std::uint64_t restart = 0;     // picks the portfolio configuration (restart % 3)
   SearchRules rules;
   const StopToken* stop = nullptr;  // asked at every node: a user's Ctrl-C ends the search at once
+
+  // Whether the deadline has passed, looking at the clock about once a millisecond of search
+  // whatever a node costs: every node at first, then every `clock_stride` nodes, the stride
+  // doubled while looks come quicker than that and halved while they come slower. A node of a
+  // group of tens of thousands of buffers can take tens of milliseconds, so a fixed count of nodes
+  // between looks would overrun the timeout by minutes.
+  bool past(std::chrono::steady_clock::time_point deadline) {
+    if (nodes < next_clock_look) return false;
+    const auto now = std::chrono::steady_clock::now();
+    const auto since = now - last_clock_look;
+    if (since < std::chrono::microseconds(250) && clock_stride < 1024) clock_stride *= 2;
+    if (since > std::chrono::milliseconds(2) && clock_stride > 1) clock_stride /= 2;
+    last_clock_look = now;
+    next_clock_look = nodes + clock_stride;
+    return now > deadline;
+  }
+  std::uint64_t clock_stride = 1, next_clock_look = 0;
+  std::chrono::steady_clock::time_point last_clock_look{};
 };
 
 // The floors a sub-search starts from: the parent's sections and their floors.
@@ -148,9 +166,7 @@ class Search {
       }
       dead_.stop->throw_if_requested("the planner's search");
       if (++dead_.nodes >= dead_.node_limit) return SearchOutcome::Timeout;  // restart
-      if ((dead_.nodes & 1023) == 0 && std::chrono::steady_clock::now() > deadline_) {
-        return SearchOutcome::Timeout;
-      }
+      if (dead_.past(deadline_)) return SearchOutcome::Timeout;
       if (fr.applied == kRaised && dominated(fr.section)) {
         child_failed(fail_);
         continue;

@@ -28,7 +28,8 @@ struct PlanBuffer {
 
 struct PlanOptions {
   std::uint64_t capacity = 0;
-  double timeout_seconds = 10;  // of the exact search; the greedy pass always runs
+  // Of the greedy passes and the search together (docs/allocation.md, "Algorithm").
+  double timeout_seconds = 10;
   // The search's raise child goes to the next height a buffer can rest at (docs/allocation.md
   // "Raising to a supported height"); off: one gcd of the sizes up, as before (for measurement).
   bool supported_raise = true;
