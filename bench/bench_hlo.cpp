@@ -7,17 +7,25 @@
 //   BM_AnalyseHlo     every schedule (text, dfs, list), liveness, the xla heap simulator and the
 //                     five runtime policies (the planner is left out: it has its own timeout)
 //                                                                counter: instructions/s
+//   BM_DifficultHlo   one run over a module with XLA's benchmark statistics (30 000 ENTRY
+//                     instructions, 3 000 long-lived parameters read late, many same-size
+//                     buffers, nested calls), each phase timed alone
+//                                                                counters: seconds per phase
 // A summary after the benchmark output prints both rates and the whole read + analysis time
 // against its 2 s target; the binary fails if the target is missed or a placement is invalid.
 #include <chrono>
 #include <cstdio>
+#include <random>
 #include <string>
+#include <vector>
 
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
 #include "tpuemu/hlo/analysis.h"
 #include "tpuemu/hlo/hlo_parser.h"
+#include "tpuemu/hlo/liveness.h"
+#include "tpuemu/hlo/placement.h"
 
 namespace {
 
@@ -86,6 +94,129 @@ BENCHMARK(BM_AnalyseHlo)->Unit(benchmark::kMillisecond);
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
+
+// The shapes of difficulty XLA's benchmark modules have, at their size (fixed seed):
+constexpr int kDifficultEntry = 30000;   // ENTRY instructions
+constexpr int kDifficultParams = 3000;   // long-lived parameters, three sizes
+constexpr int kCalledComputations = 4;   // each called from ENTRY kCallsEach times
+constexpr int kCallsEach = 5;
+constexpr int kCalledInstructions = 300;  // instructions of each called computation
+constexpr int kEarlyReads = 300;          // parameters read in the first 70 %; the rest later
+// Operands reach this far back, so many same-size buffers are live at once.
+constexpr int kReachBack = 200;
+
+const char* const kAct = "f32[128,512]{1,0}";
+
+// A called computation: (activation, weight) -> activation, a chain of layer-like blocks.
+std::string called_computation(int c) {
+  std::string t =
+      fmt::format("%block_{} (a: f32[128,512], w: f32[512,512]) -> f32[128,512] {{\n", c);
+  t += fmt::format("  %a = {} parameter(0)\n  %w = f32[512,512]{{1,0}} parameter(1)\n", kAct);
+  std::string last = "a";
+  for (int i = 0; i + 2 < kCalledInstructions; i += 3) {
+    t += fmt::format(
+        "  %d{} = {} dot(%{}, %w), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}\n", i,
+        kAct, last);
+    t += fmt::format("  %m{} = {} multiply(%d{}, %{})\n", i, kAct, i, last);
+    last = fmt::format("x{}", i);
+    t += fmt::format("  %{} = {} maximum(%m{}, %d{})\n", last, kAct, i, i);
+  }
+  t += fmt::format("  ROOT %out = {} copy(%{})\n}}\n\n", kAct, last);
+  return t;
+}
+
+const std::string& difficult_module() {
+  static const std::string text = [] {
+    std::mt19937 rng(46);
+    // Parameters: kind 0 f32[128,512] (added), 1 f32[512,512] (a dot's weight), 2 bf16[128,512]
+    // (converted, then added). Parameter 1 is the called computations' shared weight.
+    const char* const kinds[] = {"f32[128,512]{1,0}", "f32[512,512]{1,0}", "bf16[128,512]{1,0}"};
+    std::vector<int> kind(kDifficultParams);
+    for (int p = 0; p < kDifficultParams; ++p) kind[p] = p == 1 ? 1 : static_cast<int>(rng() % 3);
+    const int calls = kCalledComputations * kCallsEach;
+    // Each parameter read costs one instruction (two for bf16); the rest are fillers.
+    int reads = 0;
+    for (int p = 2; p < kDifficultParams; ++p) reads += kind[p] == 2 ? 2 : 1;
+    const int steps = kDifficultEntry - kDifficultParams - reads - calls - 1;
+    // The step after which each parameter is read: a few early, most in the last 30 %.
+    std::vector<std::vector<int>> reads_at(static_cast<std::size_t>(steps));
+    for (int p = 2; p < kDifficultParams; ++p) {
+      const int from = p < 2 + kEarlyReads ? 0 : steps * 7 / 10;
+      const auto span = static_cast<unsigned>(steps - from);
+      reads_at[static_cast<std::size_t>(from + static_cast<int>(rng() % span))].push_back(p);
+    }
+    std::string t = "HloModule jit_difficult_step\n\n";
+    for (int c = 0; c < kCalledComputations; ++c) t += called_computation(c);
+    t += "ENTRY %main () -> f32[128,512] {\n";
+    for (int p = 0; p < kDifficultParams; ++p)
+      t += fmt::format("  %p{} = {} parameter({})\n", p, kinds[kind[p]], p);
+    std::vector<std::string> values{"p0"};
+    int n = 0;
+    auto emit = [&](const std::string& rhs) {
+      values.push_back(fmt::format("v{}", n++));
+      t += fmt::format("  %{} = {} {}\n", values.back(), kAct, rhs);
+    };
+    auto earlier = [&] {
+      const std::size_t back = 1 + rng() % std::min<std::size_t>(kReachBack, values.size());
+      return values[values.size() - back];
+    };
+    const char* const ops[] = {"add", "multiply", "maximum", "subtract"};
+    const int call_every = steps / (calls + 1);
+    for (int s = 0; s < steps; ++s) {
+      emit(fmt::format("{}(%{}, %{})", ops[rng() % 4], values.back(), earlier()));
+      if (s % call_every == call_every - 1 && s / call_every < calls)
+        emit(fmt::format("call(%{}, %p1), to_apply=%block_{}", values.back(),
+                         (s / call_every) % kCalledComputations));
+      for (int p : reads_at[static_cast<std::size_t>(s)]) {
+        if (kind[p] == 1) {
+          emit(fmt::format("dot(%{}, %p{}), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}",
+                           values.back(), p));
+        } else if (kind[p] == 2) {
+          emit(fmt::format("convert(%p{})", p));
+          emit(fmt::format("add(%{}, %{})", values.back(), values[values.size() - 2]));
+        } else {
+          emit(fmt::format("add(%{}, %p{})", values.back(), p));
+        }
+      }
+    }
+    t += fmt::format("  ROOT %out = {} copy(%{})\n}}\n", kAct, values.back());
+    return t;
+  }();
+  return text;
+}
+
+// Each phase once, alone: a planner search is bounded by its timeout, not by the iterations.
+void BM_DifficultHlo(benchmark::State& state) {
+  const std::string& text = difficult_module();
+  hlo::SizeOptions sizes;
+  hlo::PlacementOptions placement;
+  placement.planner_timeout_seconds = 2;
+  for (auto _ : state) {
+    auto start = std::chrono::steady_clock::now();
+    const hlo::Module m = hlo::parse_hlo(text, "difficult.hlo");
+    state.counters["read_s"] = seconds_since(start);
+    state.counters["instructions"] = static_cast<double>(m.instruction_count());
+    hlo::BufferSet list_buffers;
+    for (const char* name : {"text", "dfs", "list"}) {
+      start = std::chrono::steady_clock::now();
+      const hlo::Schedule schedule = name == std::string("text") ? hlo::text_schedule(m)
+                                     : name == std::string("dfs") ? hlo::dfs_schedule(m, sizes)
+                                                                  : hlo::list_schedule(m, sizes);
+      hlo::BufferSet set = hlo::live_buffers(m, schedule, sizes);
+      state.counters[fmt::format("{}_s", name)] = seconds_since(start);
+      if (name == std::string("list")) list_buffers = std::move(set);
+    }
+    // Placement on the memory-minimizing schedule's buffers, as "best" usually picks.
+    for (const std::string& policy : hlo::placement_policy_names()) {
+      start = std::chrono::steady_clock::now();
+      const hlo::Placement p = hlo::place(policy, list_buffers, placement);
+      state.counters[policy + "_s"] = seconds_since(start);
+      if (p.failure && !p.timed_out) state.SkipWithError(("placement failed: " + policy).c_str());
+      if (policy == "planner") state.counters["planner_timed_out"] = p.timed_out ? 1 : 0;
+    }
+  }
+}
+BENCHMARK(BM_DifficultHlo)->Unit(benchmark::kSecond)->Iterations(1);
 
 }  // namespace
 
