@@ -107,10 +107,13 @@ bool overlap_in_time(const PlanBuffer& a, const PlanBuffer& b) {
 // XLA heap simulator's global decreasing-size best fit: biggest first (ties: longest lifetime,
 // then id), each into the smallest gap between the already placed buffers it overlaps in time
 // that holds it, else on top of them.
+// Buffers the best-fit greedy pass places whatever the timeout (some 20 ms at most): a problem this
+// small gets the same placement whatever its timeout.
+constexpr std::size_t kGreedyAlways = 4096;
+
 // Empty when the deadline passes (or `stop` asks) first: each buffer is compared with every placed
-// one, so tens of thousands of buffers take seconds. The first 4096 always run (at most some 20 ms:
-// a small problem gets the same placement whatever its timeout); after them the clock is read every
-// 256 buffers (a few milliseconds of work at that size).
+// one, so tens of thousands of buffers take seconds. After the first kGreedyAlways the clock is
+// read every 256 buffers (a few milliseconds of work at that size).
 std::optional<std::vector<std::uint64_t>> greedy(std::span<const PlanBuffer> buffers,
                                                  std::chrono::steady_clock::time_point deadline,
                                                  const StopToken& stop) {
@@ -128,7 +131,7 @@ std::optional<std::vector<std::uint64_t>> greedy(std::span<const PlanBuffer> buf
   placed.reserve(n);
   std::vector<std::pair<std::uint64_t, std::uint64_t>> busy;  // [offset, end) of overlapping buffers
   for (const std::size_t i : order) {
-    if (placed.size() >= 4096 && placed.size() % 256 == 0) {
+    if (placed.size() >= kGreedyAlways && placed.size() % 256 == 0) {
       stop.throw_if_requested("the planner's greedy pass");
       if (std::chrono::steady_clock::now() > deadline) return std::nullopt;
     }
@@ -299,14 +302,17 @@ PlanResult plan_in_canonical_order(std::span<const PlanBuffer> buffers, const Pl
   // Two greedy placements; per time-connected group (independent: neither greedy compares
   // buffers that don't overlap in time) the lower one is kept. Online first fit takes n log n and
   // always runs; the size-ordered best fit compares pairs and runs while the timeout allows (with
-  // no time for it, first fit's placement is the greedy one).
+  // no time for it, first fit's placement is the greedy one), and on more than kGreedyAlways
+  // buffers only when first fit does not fit.
   const auto groups = time_groups(buffers);
   const auto group_height = [&](const std::vector<std::size_t>& group, const std::vector<std::uint64_t>& offsets) {
     return top_of(buffers, offsets, group);
   };
   const std::vector<std::uint64_t> ff = first_fit_by_lifetime(buffers);
   bool timed_out = false;
-  if (auto best_fit = greedy(buffers, deadline, options.stop)) {
+  if (buffers.size() > kGreedyAlways && top_of(buffers, ff) <= capacity) {
+    r.offsets = ff;  // fits already: best fit would spend seconds for nothing
+  } else if (auto best_fit = greedy(buffers, deadline, options.stop)) {
     r.offsets = std::move(*best_fit);
     if (top_of(buffers, r.offsets) > capacity) {
       for (const auto& group : groups) {
