@@ -92,19 +92,7 @@ kill -TERM "$server_pid"; wait "$server_pid"; rc=$?
 # ---- at the open-files limit (ulimit -n 40) with 80 idle connections: no accept loop spinning
 # the log full, a client answered within seconds (served, or refused in one line), and served once
 # the idle connections are gone.
-(ulimit -n 40 && exec "$tpuemu" serve --listen 127.0.0.1:0 --json --preset small --backend fake --devices 1 \
-  --hello-timeout 2) 2>"$tmp/fdlimit.log" &
-server_pid=$!
-pids+=("$server_pid")
-port=""
-for _ in $(seq 100); do
-  port=$(python3 -c 'import json,sys
-for l in open(sys.argv[1]):
-    e = json.loads(l)
-    if e.get("event") == "listening": print(e["port"])' "$tmp/fdlimit.log" 2>/dev/null)
-  [[ -n "$port" ]] && break
-  sleep 0.1
-done
+serve_fd_limit=40 start_server fdlimit --preset small --backend fake --devices 1 --hello-timeout 2
 python3 - "$port" <<'PY' &
 import socket, sys, time
 held = [socket.create_connection(("127.0.0.1", int(sys.argv[1]))) for _ in range(80)]

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "hlo_test_modules.h"
 #include "tpuemu/hlo/analysis.h"
 #include "tpuemu/hlo/hlo_parser.h"
 
@@ -19,25 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kData = fs::path(TPUEMU_TEST_DATA_DIR);
-const fs::path kExamples = kData.parent_path().parent_path() / "examples" / "hlo";
-
-// examples/hlo and tests/data/hlo with its folders, except bad/ (modules the reader refuses).
-std::vector<fs::path> every_valid_module() {
-  std::vector<fs::path> files;
-  for (const fs::path& dir : {kExamples, kData / "hlo"}) {
-    for (auto it = fs::recursive_directory_iterator(dir); it != fs::recursive_directory_iterator();
-         ++it) {
-      if (it->is_directory() && it->path() == kData / "hlo" / "bad") {
-        it.disable_recursion_pending();
-      } else if (it->is_regular_file() && it->path().extension() == ".hlo") {
-        files.push_back(it->path());
-      }
-    }
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
+using test::every_valid_hlo_module;
 
 nlohmann::json analysis_json(const Module& module, bool tiled) {
   AnalysisOptions options;
@@ -79,7 +62,7 @@ void expect_memory_analysis_holds(const Module& module, bool tiled, const std::s
 }
 
 TEST(HloMemoryAnalysis, UsersRuleIsTheHeapLessConstantsOnEveryModule) {
-  const std::vector<fs::path> files = every_valid_module();
+  const std::vector<fs::path> files = every_valid_hlo_module();
   ASSERT_GE(files.size(), 10u);
   for (const fs::path& file : files) {
     const Module module = read_hlo_file(file);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tpuemu/alloc/memory_space.h"
+#include "hlo_test_modules.h"
 #include "tpuemu/hlo/analysis.h"
 #include "tpuemu/hlo/hlo_parser.h"
 #include "tpuemu/hlo/step_trace.h"
@@ -22,25 +23,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kData = fs::path(TPUEMU_TEST_DATA_DIR);
-const fs::path kExamples = kData.parent_path().parent_path() / "examples" / "hlo";
-
-// Every module shipped (examples/hlo) and every test module (tests/data/hlo and its folders),
-// except tests/data/hlo/bad: the modules the reader must refuse.
-std::vector<fs::path> every_valid_module() {
-  std::vector<fs::path> files;
-  for (const fs::path& dir : {kExamples, kData / "hlo"}) {
-    for (auto it = fs::recursive_directory_iterator(dir); it != fs::recursive_directory_iterator(); ++it) {
-      if (it->is_directory() && it->path() == kData / "hlo" / "bad") {
-        it.disable_recursion_pending();
-      } else if (it->is_regular_file() && it->path().extension() == ".hlo") {
-        files.push_back(it->path());
-      }
-    }
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
+const fs::path kData = test::kHloTestData;
+using test::every_valid_hlo_module;
 
 // The HBM bytes of one ENTRY parameter, read from its shape alone: every array leaf outside VMEM
 // (S(1)) and the index table liveness gives a tuple-shaped value, one for its top level.
@@ -113,7 +97,7 @@ void expect_split_adds_up(const Module& module, bool tiled, const std::string& w
 }
 
 TEST(HloUsage, IdentitiesHoldOnEveryShippedAndTestModule) {
-  const std::vector<fs::path> files = every_valid_module();
+  const std::vector<fs::path> files = every_valid_hlo_module();
   ASSERT_GE(files.size(), 20u) << "the module folders were not found from " << kData;
   for (const fs::path& file : files) {
     const Module module = read_hlo_file(file);

@@ -278,6 +278,35 @@ std::optional<std::string> check_placement(std::span<const PlanBuffer> buffers,
 
 namespace {
 
+// The greedy placement: two greedy passes, and per time-connected group (independent: neither
+// pass compares buffers that don't overlap in time) the lower of the two. Online first fit takes
+// n log n and always runs; the size-ordered best fit compares pairs and runs while the timeout
+// allows (with no time for it, first fit's placement is the greedy one, timed_out), and on more
+// than kGreedyAlways buffers only when first fit does not fit.
+struct GreedyPlacement {
+  std::vector<std::uint64_t> offsets;
+  bool timed_out = false;
+};
+
+GreedyPlacement greedy_placement(std::span<const PlanBuffer> buffers,
+                                 const std::vector<std::vector<std::size_t>>& groups, std::uint64_t capacity,
+                                 std::chrono::steady_clock::time_point deadline, const StopToken& stop) {
+  std::vector<std::uint64_t> ff = first_fit_by_lifetime(buffers);
+  if (buffers.size() > kGreedyAlways && top_of(buffers, ff) <= capacity) {
+    return {std::move(ff), false};  // fits already: best fit would spend seconds for nothing
+  }
+  auto best_fit = greedy(buffers, deadline, stop);
+  if (!best_fit) return {std::move(ff), true};
+  if (top_of(buffers, *best_fit) > capacity) {
+    for (const auto& group : groups) {
+      if (top_of(buffers, ff, group) < top_of(buffers, *best_fit, group)) {
+        for (const std::size_t i : group) (*best_fit)[i] = ff[i];
+      }
+    }
+  }
+  return {std::move(*best_fit), false};
+}
+
 PlanResult plan_in_canonical_order(std::span<const PlanBuffer> buffers, const PlanOptions& options,
                                    std::chrono::steady_clock::time_point start) {
   PlanResult r;
@@ -299,32 +328,13 @@ PlanResult plan_in_canonical_order(std::span<const PlanBuffer> buffers, const Pl
   const auto deadline =
       start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout));
 
-  // Two greedy placements; per time-connected group (independent: neither greedy compares
-  // buffers that don't overlap in time) the lower one is kept. Online first fit takes n log n and
-  // always runs; the size-ordered best fit compares pairs and runs while the timeout allows (with
-  // no time for it, first fit's placement is the greedy one), and on more than kGreedyAlways
-  // buffers only when first fit does not fit.
   const auto groups = time_groups(buffers);
   const auto group_height = [&](const std::vector<std::size_t>& group, const std::vector<std::uint64_t>& offsets) {
     return top_of(buffers, offsets, group);
   };
-  const std::vector<std::uint64_t> ff = first_fit_by_lifetime(buffers);
-  bool timed_out = false;
-  if (buffers.size() > kGreedyAlways && top_of(buffers, ff) <= capacity) {
-    r.offsets = ff;  // fits already: best fit would spend seconds for nothing
-  } else if (auto best_fit = greedy(buffers, deadline, options.stop)) {
-    r.offsets = std::move(*best_fit);
-    if (top_of(buffers, r.offsets) > capacity) {
-      for (const auto& group : groups) {
-        if (group_height(group, ff) < group_height(group, r.offsets)) {
-          for (const std::size_t i : group) r.offsets[i] = ff[i];
-        }
-      }
-    }
-  } else {
-    r.offsets = ff;
-    timed_out = true;
-  }
+  GreedyPlacement greedy = greedy_placement(buffers, groups, capacity, deadline, options.stop);
+  r.offsets = std::move(greedy.offsets);
+  bool timed_out = greedy.timed_out;
   r.greedy_height = height_of(buffers, r.offsets);
   r.height = r.greedy_height;
   const auto finish_solved = [&] {
