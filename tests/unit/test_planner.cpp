@@ -225,6 +225,59 @@ TEST(Planner, TheTimeoutHoldsWhateverTheSize) {
   EXPECT_EQ(check_placement(b, r.offsets, UINT64_MAX / 2), std::nullopt);
 }
 
+// XLA programs' shape: thousands of parameters live throughout, connecting every step into one
+// time group, and tight steps between them. The spanning buffers are stacked and each step
+// searched on its own (docs/allocation.md, "Windows"); searched as one group of 12 000 buffers
+// it timed out.
+TEST(Planner, SpanningBuffersAreStackedAndEachWindowSearchedAlone) {
+  constexpr int kSpanning = 3000, kWindows = 60;
+  constexpr std::int64_t kWindowSteps = std::int64_t{1} << 20;
+  std::vector<PlanBuffer> b;
+  std::uint64_t spanning_bytes = 0;
+  for (int i = 0; i < kSpanning; ++i) {
+    const std::uint64_t size = std::uint64_t(1 + i % 3) * 4096;
+    b.push_back({.id = fmt::format("param{}", i), .lower = 0, .upper = kWindows * kWindowSteps, .size = size});
+    spanning_bytes += size;
+  }
+  std::uint64_t step_capacity = 0;
+  for (int w = 0; w < kWindows; ++w) {
+    const auto inst = testing::guillotine_instance(150, 100 + static_cast<std::uint64_t>(w));
+    step_capacity = inst.capacity;  // the same for every seed (the default shape: 1 MiB)
+    for (PlanBuffer x : inst.buffers) {
+      x.id = fmt::format("w{}.{}", w, x.id);
+      x.lower += w * kWindowSteps;
+      x.upper += w * kWindowSteps;
+      b.push_back(std::move(x));
+    }
+  }
+  const std::uint64_t capacity = spanning_bytes + step_capacity;
+  ASSERT_EQ(peak_live_bytes(b), capacity);  // every step is exactly full
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto r = plan_buffers(b, {.capacity = capacity, .timeout_seconds = 20});
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(r.status, PlanStatus::Solved) << r.reason;
+  EXPECT_FALSE(r.solved_by_greedy);
+  EXPECT_GT(r.search_nodes, 0u);
+  EXPECT_EQ(check_placement(b, r.offsets, capacity), std::nullopt);
+  EXPECT_LT(took, 10.0) << "windows searched alone take well under a second here";
+}
+
+// A nest where each buffer spans the next: the decomposition has a work budget, and what it does
+// not split is still planned (and valid).
+TEST(Planner, NestedSpansStayCorrectPastTheDecompositionBudget) {
+  std::vector<PlanBuffer> b;
+  constexpr int kDepth = 5000;
+  for (int i = 0; i < kDepth; ++i) {
+    b.push_back({.id = fmt::format("n{}", i), .lower = i, .upper = 2 * kDepth - i, .size = 64});
+    b.push_back({.id = fmt::format("leaf{}", i), .lower = i, .upper = i + 1, .size = 128});
+  }
+  const std::uint64_t peak = peak_live_bytes(b);
+  const auto r = plan_buffers(b, {.capacity = peak, .timeout_seconds = 5});
+  ASSERT_NE(r.status, PlanStatus::Infeasible) << r.reason;
+  EXPECT_EQ(check_placement(b, r.offsets, UINT64_MAX / 2), std::nullopt);
+  if (r.status == PlanStatus::Solved) EXPECT_LE(r.height, peak);
+}
+
 TEST(Planner, AlignmentIsRespected) {
   std::vector<PlanBuffer> b;
   for (int i = 0; i < 12; ++i) {

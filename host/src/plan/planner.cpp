@@ -198,14 +198,16 @@ std::vector<std::uint64_t> first_fit_by_lifetime(std::span<const PlanBuffer> buf
   return offsets;
 }
 
-// Groups of buffers connected through overlapping lifetimes: independent sub-problems.
-std::vector<std::vector<std::size_t>> time_groups(std::span<const PlanBuffer> buffers) {
-  const auto order = sorted_indices(buffers.size(), [&](std::size_t x, std::size_t y) {
+// Groups of `members` (indices into buffers) connected through overlapping lifetimes: independent
+// sub-problems.
+std::vector<std::vector<std::size_t>> time_groups(std::span<const PlanBuffer> buffers,
+                                                  std::vector<std::size_t> members) {
+  std::sort(members.begin(), members.end(), [&](std::size_t x, std::size_t y) {
     return std::pair(buffers[x].lower, x) < std::pair(buffers[y].lower, y);
   });
   std::vector<std::vector<std::size_t>> groups;
   std::int64_t end = 0;
-  for (const std::size_t i : order) {
+  for (const std::size_t i : members) {
     if (groups.empty() || buffers[i].lower >= end) {
       groups.emplace_back();
       end = buffers[i].upper;
@@ -214,6 +216,76 @@ std::vector<std::vector<std::size_t>> time_groups(std::span<const PlanBuffer> bu
     end = std::max(end, buffers[i].upper);
   }
   return groups;
+}
+std::vector<std::vector<std::size_t>> time_groups(std::span<const PlanBuffer> buffers) {
+  std::vector<std::size_t> all(buffers.size());
+  std::iota(all.begin(), all.end(), std::size_t{0});
+  return time_groups(buffers, std::move(all));
+}
+
+// Windows (docs/allocation.md, "Windows"): in a time-connected group, a buffer live over the
+// group's whole span overlaps every other buffer of the group in time, so in any placement its
+// bytes are apart from all of theirs; moving such buffers to the bottom of the group, stacked,
+// and every other buffer up by the spanning bytes that were above it keeps a placement valid and
+// no higher. So the spanning buffers are stacked at the group's base and the rest, which then
+// falls apart into smaller groups, is planned above the stack, recursively. On XLA programs the
+// parameters and weights live throughout and connect every step; without them the problem is
+// many small windows, each searched on its own.
+struct Window {
+  std::vector<std::size_t> members;
+  std::uint64_t base = 0;
+};
+struct Decomposition {
+  std::vector<std::pair<std::size_t, std::uint64_t>> stacked;  // buffer, offset
+  std::vector<Window> windows;
+};
+
+// Each level costs a sort of its group; a nest of buffers each spanning one step more than the
+// next would make that quadratic, so beyond kDecomposeWork buffer visits per buffer the groups
+// left stay whole windows.
+constexpr std::size_t kDecomposeWork = 32;
+
+// A group is split only when its spanning sizes are all multiples of every alignment, so that
+// the windows' bases need no rounding and a window proven infeasible proves the whole infeasible.
+Decomposition decompose(std::span<const PlanBuffer> buffers) {
+  std::uint64_t max_alignment = 1;
+  for (const auto& b : buffers) max_alignment = std::max(max_alignment, b.alignment);
+  Decomposition d;
+  std::size_t budget = kDecomposeWork * std::max<std::size_t>(buffers.size(), 1);
+  std::vector<Window> work;
+  for (auto& group : time_groups(buffers)) work.push_back({std::move(group), 0});
+  while (!work.empty()) {
+    Window w = std::move(work.back());
+    work.pop_back();
+    std::int64_t lower = std::numeric_limits<std::int64_t>::max(), upper = std::numeric_limits<std::int64_t>::min();
+    for (const std::size_t i : w.members) {
+      lower = std::min(lower, buffers[i].lower);
+      upper = std::max(upper, buffers[i].upper);
+    }
+    std::vector<std::size_t> spanning, rest;
+    bool exact = true;
+    for (const std::size_t i : w.members) {
+      const auto& b = buffers[i];
+      if (b.lower == lower && b.upper == upper) {
+        spanning.push_back(i);
+        exact = exact && b.size % max_alignment == 0;
+      } else {
+        rest.push_back(i);
+      }
+    }
+    if (spanning.empty() || rest.empty() || !exact || budget < w.members.size()) {
+      d.windows.push_back(std::move(w));  // stays whole
+      continue;
+    }
+    budget -= w.members.size();
+    std::uint64_t top = w.base;
+    for (const std::size_t i : spanning) {
+      d.stacked.emplace_back(i, top);
+      top = add_sat(top, buffers[i].size);
+    }
+    for (auto& group : time_groups(buffers, std::move(rest))) work.push_back({std::move(group), top});
+  }
+  return d;
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -290,10 +362,12 @@ struct GreedyPlacement {
 
 GreedyPlacement greedy_placement(std::span<const PlanBuffer> buffers,
                                  const std::vector<std::vector<std::size_t>>& groups, std::uint64_t capacity,
-                                 std::chrono::steady_clock::time_point deadline, const StopToken& stop) {
+                                 std::chrono::steady_clock::time_point deadline, const StopToken& stop,
+                                 bool large_best_fit = true) {
   std::vector<std::uint64_t> ff = first_fit_by_lifetime(buffers);
-  if (buffers.size() > kGreedyAlways && top_of(buffers, ff) <= capacity) {
-    return {std::move(ff), false};  // fits already: best fit would spend seconds for nothing
+  if (buffers.size() > kGreedyAlways && (top_of(buffers, ff) <= capacity || !large_best_fit)) {
+    // Fits already: best fit would spend seconds for nothing; or the caller runs it per window.
+    return {std::move(ff), false};
   }
   auto best_fit = greedy(buffers, deadline, stop);
   if (!best_fit) return {std::move(ff), true};
@@ -328,11 +402,9 @@ PlanResult plan_in_canonical_order(std::span<const PlanBuffer> buffers, const Pl
   const auto deadline =
       start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout));
 
-  const auto groups = time_groups(buffers);
-  const auto group_height = [&](const std::vector<std::size_t>& group, const std::vector<std::uint64_t>& offsets) {
-    return top_of(buffers, offsets, group);
-  };
-  GreedyPlacement greedy = greedy_placement(buffers, groups, capacity, deadline, options.stop);
+  // On a large problem best fit runs per window (below), where it compares far fewer pairs.
+  GreedyPlacement greedy = greedy_placement(buffers, time_groups(buffers), capacity, deadline, options.stop,
+                                            /*large_best_fit=*/false);
   r.offsets = std::move(greedy.offsets);
   bool timed_out = greedy.timed_out;
   r.greedy_height = height_of(buffers, r.offsets);
@@ -351,24 +423,55 @@ PlanResult plan_in_canonical_order(std::span<const PlanBuffer> buffers, const Pl
     return finish_solved();
   }
 
-  // Exact search, group by group; a group the greedy pass already fits keeps its placement
-  // (greedy only ever compares buffers that overlap in time, so it is the same per group).
+  // Exact search, window by window (decompose()). Without stacks the windows are the
+  // time-connected groups, and a group the greedy pass already fits keeps its placement (greedy
+  // only ever compares buffers that overlap in time, so it is the same per group). With stacks
+  // every window is placed above its base: by its own greedy pass where that fits, else searched.
   timed_out = timed_out || timeout == 0;  // no time for a search: the greedy placement is the best effort
-  std::vector<detail::SearchBuffer> group_buffers;
-  for (const auto& group : groups) {
-    if (timed_out) break;
-    if (group_height(group, r.offsets) <= capacity) continue;
-    group_buffers.clear();
-    for (const std::size_t i : group) {
-      const auto& b = buffers[i];
-      group_buffers.push_back({b.lower, b.upper, b.size, b.alignment});
+  const std::vector<std::uint64_t> greedy_offsets = r.offsets;
+  const Decomposition d = decompose(buffers);
+  const bool stacks = !d.stacked.empty();
+  for (const auto& [i, offset] : d.stacked) r.offsets[i] = offset;
+  std::vector<PlanBuffer> window_buffers;
+  std::vector<detail::SearchBuffer> search_buffers;
+  // The window's own greedy placement above its base (first fit alone when `quick`).
+  const auto place_greedily = [&](const Window& w, std::uint64_t room, bool quick) {
+    window_buffers.clear();
+    for (const std::size_t i : w.members) window_buffers.push_back(buffers[i]);
+    std::vector<std::size_t> whole(window_buffers.size());
+    std::iota(whole.begin(), whole.end(), std::size_t{0});
+    const std::vector<std::uint64_t> local =
+        quick ? first_fit_by_lifetime(window_buffers)
+              : greedy_placement(window_buffers, {whole}, room, deadline, options.stop).offsets;
+    for (std::size_t k = 0; k < w.members.size(); ++k) r.offsets[w.members[k]] = add_sat(w.base, local[k]);
+    return top_of(window_buffers, local) <= room;
+  };
+  std::size_t next = 0;
+  for (; next < d.windows.size() && !timed_out; ++next) {
+    const Window& w = d.windows[next];
+    if (!stacks && top_of(buffers, r.offsets, w.members) <= capacity) continue;
+    if (w.base > capacity) {
+      r.status = PlanStatus::Infeasible;
+      r.reason = fmt::format("the buffers live throughout their time span need {} bytes of the capacity {}", w.base,
+                             capacity);
+      r.offsets.clear();
+      r.height = 0;
+      r.seconds = seconds_since(start);
+      return r;
     }
-    const detail::SearchResult s = detail::search_placement(group_buffers, capacity, deadline,
-                                                                 {.supported_raise = options.supported_raise,
-                                                               .dominance = options.dominance,
-                                                               .staircase = options.staircase,
-                                                               .portfolio = options.portfolio},
-                                                             options.stop);
+    const std::uint64_t room = capacity - w.base;
+    if ((stacks || buffers.size() > kGreedyAlways) && place_greedily(w, room, false)) continue;
+    search_buffers.clear();
+    for (const std::size_t i : w.members) {
+      const auto& b = buffers[i];
+      search_buffers.push_back({b.lower, b.upper, b.size, b.alignment});
+    }
+    const detail::SearchResult s = detail::search_placement(search_buffers, room, deadline,
+                                                            {.supported_raise = options.supported_raise,
+                                                             .dominance = options.dominance,
+                                                             .staircase = options.staircase,
+                                                             .portfolio = options.portfolio},
+                                                            options.stop);
     r.search_nodes += s.nodes;
     if (s.outcome == detail::SearchOutcome::Exhausted) {
       r.status = PlanStatus::Infeasible;
@@ -382,7 +485,13 @@ PlanResult plan_in_canonical_order(std::span<const PlanBuffer> buffers, const Pl
       timed_out = true;
       break;
     }
-    for (std::size_t k = 0; k < group.size(); ++k) r.offsets[group[k]] = s.offsets[k];
+    for (std::size_t k = 0; k < w.members.size(); ++k) r.offsets[w.members[k]] = add_sat(w.base, s.offsets[k]);
+  }
+  if (timed_out && stacks) {
+    // The windows not reached get first fit above their bases; the whole greedy placement stands
+    // where it is lower.
+    for (; next < d.windows.size(); ++next) (void)place_greedily(d.windows[next], 0, true);
+    if (top_of(buffers, greedy_offsets) < top_of(buffers, r.offsets)) r.offsets = greedy_offsets;
   }
   if (timed_out) {
     r.status = PlanStatus::Timeout;
