@@ -3,7 +3,8 @@
 // stand between any two tokens, so an instruction may be spread over several lines; an
 // instruction ends where no ", name=value" follows. Attribute values are kept as written: the
 // reader only needs to find where one ends (a ',' or whitespace outside brackets and strings), so
-// an attribute it does not know is never an error.
+// an attribute it does not know is never an error. The ones with a structure are also read into
+// their typed fields, once, by hlo_attributes.cpp.
 #include "tpuemu/hlo/hlo_parser.h"
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "attribute_reader.h"
 #include "tiled_size.h"
 #include "tpuemu/base/error.h"
 #include "tpuemu/base/input_file.h"
@@ -854,6 +856,7 @@ class Parser {
       instruction_attribute(inst, raw, comp, index);
       inst.attributes.push_back(std::move(raw.attr));
     }
+    detail::check_typed_attributes(inst, source_);
     inst.text = one_line(c_.text.substr(start, c_.pos - start));
     return inst;
   }
@@ -913,6 +916,9 @@ class Parser {
       callee(CalleeRef::TrueBranch);
     } else if (a.name == "false_computation") {
       callee(CalleeRef::FalseBranch);
+    } else {
+      // dimensions, dot and convolution dimension numbers, window, slice, padding, group counts
+      (void)detail::read_typed_attribute(inst, a, raw.at.here(), source_);
     }
   }
 

@@ -2,7 +2,6 @@
 #include "tpuemu/hlo_exec/hlo_model.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -40,19 +39,20 @@ struct Value {
 // A parameter or constant is one thing on the device: weights of one layer, one bias, or the input.
 enum class Role { None, Weights, Bias, Input };
 
-std::vector<std::int64_t> int_list(std::string_view text) {
-  std::vector<std::int64_t> out;
-  std::size_t at = 0;
-  while (at < text.size()) {
-    while (at < text.size() && (text[at] < '0' || text[at] > '9') && text[at] != '-') ++at;
-    if (at == text.size()) break;
-    std::int64_t v = 0;
-    const auto [end, ec] = std::from_chars(text.data() + at, text.data() + text.size(), v);
-    if (ec != std::errc()) break;
-    out.push_back(v);
-    at = static_cast<std::size_t>(end - text.data());
-  }
-  return out;
+// dim_labels=b01f_01io->b01f: the input NHWC, the kernel HWIO, the output NHWC (the compiler's
+// conv2d).
+hlo::ConvolutionDimensionNumbers nhwc_hwio() {
+  hlo::ConvolutionDimensionNumbers n;
+  n.input_batch_dimension = 0;
+  n.input_spatial_dimensions = {1, 2};
+  n.input_feature_dimension = 3;
+  n.kernel_spatial_dimensions = {0, 1};
+  n.kernel_input_feature_dimension = 2;
+  n.kernel_output_feature_dimension = 3;
+  n.output_batch_dimension = 0;
+  n.output_spatial_dimensions = {1, 2};
+  n.output_feature_dimension = 3;
+  return n;
 }
 
 bool literal_is_zero(std::string_view literal) {
@@ -254,15 +254,14 @@ class Translator {
     const Instruction& dot = ins(at);
     const Value lhs = as_activation(at, dot.operands[0]);
     const std::size_t rank = ins(dot.operands[0]).shape.dims.size();
-    const auto attr = [&](std::string_view name) {
-      const hlo::Attribute* a = dot.attribute(name);
-      return a ? int_list(a->value) : std::vector<std::int64_t>{};
-    };
-    if (!attr("lhs_batch_dims").empty() || !attr("rhs_batch_dims").empty() ||
-        attr("lhs_contracting_dims") != std::vector<std::int64_t>{static_cast<std::int64_t>(rank) - 1} ||
-        attr("rhs_contracting_dims") != std::vector<std::int64_t>{0}) {
-      throw error(dot, "a dot runs on the device as a dense layer: lhs_contracting_dims={last}, "
-                       "rhs_contracting_dims={0}, no batch dimensions");
+    // The dense layer's: the lhs's last dimension against the weights' first, no batch.
+    hlo::DotDimensionNumbers dense_dims;
+    dense_dims.lhs_contracting_dimensions = {static_cast<std::int64_t>(rank) - 1};
+    dense_dims.rhs_contracting_dimensions = {0};
+    if (dot.dot_dims.value_or(hlo::DotDimensionNumbers{}) != dense_dims) {
+      throw error(dot,
+                  "a dot runs on the device as a dense layer: lhs_contracting_dims={last}, "
+                  "rhs_contracting_dims={0}, no batch dimensions");
     }
     weights_of(at, dot.operands[1], 2, Role::Weights);
     ModelLayer l;
@@ -291,46 +290,45 @@ class Translator {
   Value convolution(std::size_t at) {
     const Instruction& conv = ins(at);
     if (conv.operands.size() != 2) throw error(conv, "a convolution reads an input and a kernel");
-    const hlo::Attribute* labels = conv.attribute("dim_labels");
-    if (!labels || labels->value != "b01f_01io->b01f") {
+    if (conv.conv_dims != nhwc_hwio()) {
       throw error(conv, "a convolution runs on the device in NHWC: dim_labels=b01f_01io->b01f");
     }
-    for (const char* group : {"feature_group_count", "batch_group_count"}) {
-      const hlo::Attribute* a = conv.attribute(group);
-      if (a && a->value != "1") throw error(conv, fmt::format("{}={}: the device runs dense convolutions only", group, a->value));
-    }
+    if (conv.feature_group_count != 1)
+      throw error(conv,
+                  fmt::format("feature_group_count={}: the device runs dense convolutions only",
+                              conv.feature_group_count));
+    if (conv.batch_group_count != 1)
+      throw error(conv, fmt::format("batch_group_count={}: the device runs dense convolutions only",
+                                    conv.batch_group_count));
     // window={size=3x3 stride=2x2 pad=1_1x1_1}: square, the same stride and symmetric padding on
-    // both axes, no dilation (the compiler's conv2d).
-    std::vector<std::int64_t> size, stride{1, 1}, pad{0, 0, 0, 0};
-    if (const hlo::Attribute* window = conv.attribute("window")) {
-      std::string_view w = window->value;
-      if (w.starts_with('{')) w.remove_prefix(1);
-      if (w.ends_with('}')) w.remove_suffix(1);
-      std::size_t at_word = 0;
-      while (at_word < w.size()) {
-        std::size_t end = w.find(' ', at_word);
-        if (end == std::string_view::npos) end = w.size();
-        const std::string_view word = w.substr(at_word, end - at_word);
-        at_word = end + 1;
-        if (word.empty()) continue;
-        const std::size_t eq = word.find('=');
-        const std::string_view key = word.substr(0, eq), value = eq == std::string_view::npos ? "" : word.substr(eq + 1);
-        if (key == "size") size = int_list(value);
-        else if (key == "stride") stride = int_list(value);
-        else if (key == "pad") pad = int_list(value);
-        else if ((key == "lhs_dilate" || key == "rhs_dilate") && int_list(value) == std::vector<std::int64_t>{1, 1}) continue;
-        else throw error(conv, fmt::format("window {}={} has no form on the device (size, stride and pad only)", key, value));
+    // both axes, no dilation nor reversal (the compiler's conv2d).
+    const std::vector<hlo::WindowDimension> window =
+        conv.window ? conv.window->dimensions : std::vector<hlo::WindowDimension>{};
+    for (const hlo::WindowDimension& d : window) {
+      if (d.base_dilation != 1 || d.window_dilation != 1 || d.window_reversal) {
+        throw error(
+            conv, fmt::format("window={{{}}} has no form on the device (size, stride and pad only)",
+                              hlo::to_string(*conv.window)));
       }
     }
-    const auto all_same = [](const std::vector<std::int64_t>& v, std::size_t n) {
-      return v.size() == n && std::all_of(v.begin(), v.end(), [&](std::int64_t x) { return x == v[0]; });
+    const auto same_on_both_axes = [&](auto field) {
+      return window.size() == 2 && field(window[0]) == field(window[1]);
     };
-    if (!all_same(size, 2) || !all_same(stride, 2) || !all_same(pad, 4) || stride[0] < 1 || pad[0] < 0) {
-      throw error(conv, "the device's convolution has a square kernel, one stride and the same padding on every side");
+    if (!same_on_both_axes([](const hlo::WindowDimension& d) { return d.size; }) ||
+        !same_on_both_axes([](const hlo::WindowDimension& d) { return d.stride; }) ||
+        !same_on_both_axes([](const hlo::WindowDimension& d) { return d.padding_low; }) ||
+        std::any_of(window.begin(), window.end(), [](const hlo::WindowDimension& d) {
+          return d.padding_high != d.padding_low || d.padding_low < 0;
+        })) {
+      throw error(conv,
+                  "the device's convolution has a square kernel, one stride and the same padding "
+                  "on every side");
     }
+    const std::int64_t size = window[0].size;
     const Value in = as_activation(at, conv.operands[0]);
     const auto& id = ins(conv.operands[0]).shape.dims;
-    if (in.flat || id.size() != 4) throw error(conv, "a convolution reads a [batch, height, width, channels] tensor");
+    if (in.flat || id.size() != 4)
+      throw error(conv, "a convolution reads a [batch, height, width, channels] tensor");
     weights_of(at, conv.operands[1], 4, Role::Weights);
     const auto& k = ins(conv.operands[1]).shape.dims;
     ModelLayer l;
@@ -338,16 +336,19 @@ class Translator {
     l.kind = LayerKind::Conv2d;
     l.inputs = {in.tensor};
     l.in = model().shape_of(in.tensor);
-    l.kernel_h = l.kernel_w = static_cast<std::size_t>(size[0]);
-    l.stride = static_cast<std::size_t>(stride[0]);
-    l.padding = static_cast<std::size_t>(pad[0]);
-    if (k[0] != size[0] || k[1] != size[1] || static_cast<std::size_t>(k[2]) != l.in.channels) {
-      throw error(conv, fmt::format("kernel {} is not {}x{}x{}xN", dims_text(ins(conv.operands[1]).shape), size[0], size[1],
-                                    l.in.channels));
+    l.kernel_h = l.kernel_w = static_cast<std::size_t>(size);
+    l.stride = static_cast<std::size_t>(window[0].stride);
+    l.padding = static_cast<std::size_t>(window[0].padding_low);
+    if (k[0] != size || k[1] != size || static_cast<std::size_t>(k[2]) != l.in.channels) {
+      throw error(conv,
+                  fmt::format("kernel {} is not {}x{}x{}xN", dims_text(ins(conv.operands[1]).shape),
+                              size, size, l.in.channels));
     }
     const std::size_t ph = l.in.height + 2 * l.padding, pw = l.in.width + 2 * l.padding;
-    if (l.kernel_h > ph || l.kernel_w > pw) throw error(conv, "the kernel is larger than its padded input");
-    l.out = {(ph - l.kernel_h) / l.stride + 1, (pw - l.kernel_w) / l.stride + 1, static_cast<std::size_t>(k[3])};
+    if (l.kernel_h > ph || l.kernel_w > pw)
+      throw error(conv, "the kernel is larger than its padded input");
+    l.out = {(ph - l.kernel_h) / l.stride + 1, (pw - l.kernel_w) / l.stride + 1,
+             static_cast<std::size_t>(k[3])};
     return add_layer(at, std::move(l));
   }
 
@@ -413,8 +414,7 @@ class Translator {
     const Instruction& b = ins(at);
     const Value& v = values_[b.operands[0]];
     if (v.kind == Kind::Zero) return v;
-    const hlo::Attribute* dims = b.attribute("dimensions");
-    const std::vector<std::int64_t> d = dims ? int_list(dims->value) : std::vector<std::int64_t>{};
+    const std::vector<std::int64_t> d = b.dimensions.value_or(std::vector<std::int64_t>{});
     // A bias is one vector along the last dimension: b[N] with dimensions={last}, or (as JAX's
     // broadcast_in_dim of a reshaped bias prints it) b[1,N] with dimensions={0,last}.
     const auto& od = ins(b.operands[0]).shape.dims;

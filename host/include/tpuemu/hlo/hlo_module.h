@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Layer hlo: a JAX/XLA program as XLA prints it (HLO text), read into plain data. The reader
 // (hlo_parser.h) fills these structs; the memory analysis (liveness.h, placement.h) reads them.
-// Every attribute is kept as its text, whether or not an analysis uses it (docs/hlo.md).
+// Every attribute is kept as its text, whether or not an analysis uses it; the ones with a
+// structure are also read into types (hlo_attributes.h) (docs/hlo.md).
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "tpuemu/hlo/hlo_attributes.h"
 
 namespace tpuemu::hlo {
 
@@ -97,6 +100,16 @@ struct Instruction {
   std::int64_t parameter_number = -1;  // parameter(N)
   std::int64_t tuple_index = -1;       // get-tuple-element's index=N
   std::string literal;                 // constant(...)'s text, verbatim
+  // The typed attributes (hlo_attributes.h), read once with the module; each also stays in
+  // `attributes` as written. nullopt: the attribute is absent.
+  std::optional<std::vector<std::int64_t>> dimensions;  // dimensions={1,0}
+  std::optional<DotDimensionNumbers> dot_dims;          // any of lhs_/rhs_ batch/contracting_dims
+  std::optional<ConvolutionDimensionNumbers> conv_dims;  // dim_labels=b01f_01io->b01f
+  std::optional<Window> window;                         // window={size=3x3 stride=2x2 pad=1_1x1_1}
+  std::optional<std::vector<SliceDimension>> slice;     // slice={[0:4], [0:128:2]}
+  std::optional<PaddingConfig> padding;                 // padding=0_0x1_1_2
+  std::int64_t feature_group_count = 1;                 // absent: 1, as in XLA
+  std::int64_t batch_group_count = 1;
   bool is_root = false;
   SourcePos pos;
   std::string text;  // the instruction's text on one line, for reports (may be shortened)
