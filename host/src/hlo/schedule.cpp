@@ -225,29 +225,38 @@ Schedule list_schedule(const Module& module, const SizeOptions& sizes, const Sto
   return per_computation(module, "list", [&](const Computation& c) { return list_order(c, sizes); }, stop);
 }
 
+namespace {
+const ScheduleChoice::Peak& choice_peak(const ScheduleChoice& choice) {
+  for (const ScheduleChoice::Peak& p : choice.peaks)
+    if (p.name == choice.name) return p;
+  return choice.peaks.front();
+}
+}  // namespace
+
 ScheduleChoice choose_schedule(const Module& module, const std::string& name, const SizeOptions& sizes,
                                const StopToken& stop) {
   const std::string want = name.empty() ? (module.is_scheduled ? "text" : "best") : name;
   if (want != "text" && want != "dfs" && want != "list" && want != "best")
     throw Error("--schedule", "unknown schedule '" + want + "' (text, dfs, list, best)");
   ScheduleChoice choice;
-  std::optional<std::size_t> chosen;
-  std::vector<std::pair<Schedule, BufferSet>> runs;
-  for (Schedule s : {text_schedule(module), dfs_schedule(module, sizes, stop), list_schedule(module, sizes, stop)}) {
+  // One schedule at a time, keeping only the chosen one's buffers: a module of millions of
+  // instructions has millions of buffers per schedule.
+  const auto consider = [&](Schedule s) {
     stop.throw_if_requested(fmt::format("the liveness of the {} schedule", s.name));
     BufferSet set = live_buffers(module, s, sizes);
-    choice.peaks.push_back({s.name, peak_live_bytes(set), peak_live_unpadded_bytes(set)});
-    runs.emplace_back(std::move(s), std::move(set));
-  }
-  for (std::size_t i = 0; i < runs.size(); ++i) {
-    if (want == runs[i].first.name) chosen = i;
+    const ScheduleChoice::Peak peak{s.name, peak_live_bytes(set), peak_live_unpadded_bytes(set)};
     // best: the lowest padded peak, ties to the earlier of text, dfs, list.
-    if (want == "best" && (!chosen || choice.peaks[i].peak_live_bytes < choice.peaks[*chosen].peak_live_bytes))
-      chosen = i;
-  }
-  choice.name = runs[*chosen].first.name;
-  choice.schedule = std::move(runs[*chosen].first);
-  choice.buffers = std::move(runs[*chosen].second);
+    const bool take = want == s.name || (want == "best" && (choice.peaks.empty() ||
+                                                           peak.peak_live_bytes < choice_peak(choice).peak_live_bytes));
+    choice.peaks.push_back(peak);
+    if (!take) return;
+    choice.name = s.name;
+    choice.schedule = std::move(s);
+    choice.buffers = std::move(set);
+  };
+  consider(text_schedule(module));
+  consider(dfs_schedule(module, sizes, stop));
+  consider(list_schedule(module, sizes, stop));
   return choice;
 }
 
