@@ -48,20 +48,20 @@ std::string parse_error(std::string_view line) {
 }
 
 TEST(HloAttributes, DimensionListsOfEveryOpcode) {
-  EXPECT_EQ(root_of("ROOT b = f32[2,4] broadcast(z), dimensions={}").dimensions, Dims{});
-  EXPECT_EQ(root_of("ROOT t = f32[4,8,8,2] transpose(p), dimensions={3,1,2,0}").dimensions,
+  EXPECT_EQ(root_of("ROOT b = f32[2,4] broadcast(z), dimensions={}").typed().dimensions, Dims{});
+  EXPECT_EQ(root_of("ROOT t = f32[4,8,8,2] transpose(p), dimensions={3,1,2,0}").typed().dimensions,
             (Dims{3, 1, 2, 0}));
-  EXPECT_EQ(root_of("ROOT r = f32[2,8,8,4] reverse(p), dimensions={ 1 , 2 }").dimensions,
+  EXPECT_EQ(root_of("ROOT r = f32[2,8,8,4] reverse(p), dimensions={ 1 , 2 }").typed().dimensions,
             (Dims{1, 2}));
   const Instruction neg = root_of("ROOT n = f32[2,8,8,4] negate(p)");
-  EXPECT_FALSE(neg.dimensions);
-  EXPECT_FALSE(neg.dot_dims);
-  EXPECT_FALSE(neg.conv_dims);
-  EXPECT_FALSE(neg.window);
-  EXPECT_FALSE(neg.slice);
-  EXPECT_FALSE(neg.padding);
-  EXPECT_EQ(neg.feature_group_count, 1);
-  EXPECT_EQ(neg.batch_group_count, 1);
+  EXPECT_FALSE(neg.typed().dimensions);
+  EXPECT_FALSE(neg.typed().dot_dims);
+  EXPECT_FALSE(neg.typed().conv_dims);
+  EXPECT_FALSE(neg.typed().window);
+  EXPECT_FALSE(neg.typed().slice);
+  EXPECT_FALSE(neg.typed().padding);
+  EXPECT_EQ(neg.typed().feature_group_count, 1);
+  EXPECT_EQ(neg.typed().batch_group_count, 1);
   // The text stays as written too.
   EXPECT_EQ(root_of("ROOT r = f32[2,8,8,4] reverse(p), dimensions={ 1 , 2 }")
                 .attribute("dimensions")
@@ -74,29 +74,29 @@ TEST(HloAttributes, DotDimensionNumbers) {
       "ROOT d = f32[2,8,8] dot(p, p), lhs_batch_dims={0}, lhs_contracting_dims={2,3}, "
       "rhs_batch_dims={0}, "
       "rhs_contracting_dims={1,3}");
-  ASSERT_TRUE(d.dot_dims);
-  EXPECT_EQ(d.dot_dims->lhs_batch_dimensions, Dims{0});
-  EXPECT_EQ(d.dot_dims->rhs_batch_dimensions, Dims{0});
-  EXPECT_EQ(d.dot_dims->lhs_contracting_dimensions, (Dims{2, 3}));
-  EXPECT_EQ(d.dot_dims->rhs_contracting_dimensions, (Dims{1, 3}));
-  EXPECT_EQ(to_string(*d.dot_dims),
+  ASSERT_TRUE(d.typed().dot_dims);
+  EXPECT_EQ(d.typed().dot_dims->lhs_batch_dimensions, Dims{0});
+  EXPECT_EQ(d.typed().dot_dims->rhs_batch_dimensions, Dims{0});
+  EXPECT_EQ(d.typed().dot_dims->lhs_contracting_dimensions, (Dims{2, 3}));
+  EXPECT_EQ(d.typed().dot_dims->rhs_contracting_dimensions, (Dims{1, 3}));
+  EXPECT_EQ(to_string(*d.typed().dot_dims),
             "lhs_batch_dims={0}, lhs_contracting_dims={2,3}, rhs_batch_dims={0}, "
             "rhs_contracting_dims={1,3}");
   // Without batch dimensions, in the other order; absent lists are empty.
   const Instruction m =
       root_of("ROOT d = f32[2,8] dot(p, k), rhs_contracting_dims={0}, lhs_contracting_dims={1}");
-  EXPECT_TRUE(m.dot_dims->lhs_batch_dimensions.empty());
-  EXPECT_EQ(to_string(*m.dot_dims), "lhs_contracting_dims={1}, rhs_contracting_dims={0}");
+  EXPECT_TRUE(m.typed().dot_dims->lhs_batch_dimensions.empty());
+  EXPECT_EQ(to_string(*m.typed().dot_dims), "lhs_contracting_dims={1}, rhs_contracting_dims={0}");
   // An outer product names no dimension at all.
-  EXPECT_FALSE(root_of("ROOT d = f32[2,8] dot(p, k)").dot_dims);
+  EXPECT_FALSE(root_of("ROOT d = f32[2,8] dot(p, k)").typed().dot_dims);
 }
 
 TEST(HloAttributes, ConvolutionDimensionNumbersOfEveryRank) {
   const Instruction c = root_of(
       "ROOT c = f32[2,8,8,8] convolution(p, k), window={size=3x3 pad=1_1x1_1}, "
       "dim_labels=b01f_01io->b01f");
-  ASSERT_TRUE(c.conv_dims);
-  const ConvolutionDimensionNumbers& n = *c.conv_dims;
+  ASSERT_TRUE(c.typed().conv_dims);
+  const ConvolutionDimensionNumbers& n = *c.typed().conv_dims;
   EXPECT_EQ(n.input_batch_dimension, 0);
   EXPECT_EQ(n.input_feature_dimension, 3);
   EXPECT_EQ(n.input_spatial_dimensions, (Dims{1, 2}));
@@ -111,7 +111,7 @@ TEST(HloAttributes, ConvolutionDimensionNumbersOfEveryRank) {
   const ConvolutionDimensionNumbers nchw =
       *root_of(
            "ROOT c = f32[2,8,8,8] convolution(p, k), window={size=3x3}, dim_labels=bf10_oi10->bf10")
-           .conv_dims;
+           .typed().conv_dims;
   EXPECT_EQ(nchw.input_feature_dimension, 1);
   EXPECT_EQ(nchw.input_spatial_dimensions, (Dims{3, 2}));
   EXPECT_EQ(nchw.kernel_output_feature_dimension, 0);
@@ -120,19 +120,19 @@ TEST(HloAttributes, ConvolutionDimensionNumbersOfEveryRank) {
   const ConvolutionDimensionNumbers three =
       *root_of(
            "ROOT c = f32[1] convolution(p, k), window={size=1x1x1}, dim_labels=b012f_012io->b012f")
-           .conv_dims;
+           .typed().conv_dims;
   EXPECT_EQ(three.input_spatial_dimensions, (Dims{1, 2, 3}));
   EXPECT_EQ(three.input_feature_dimension, 4);
   EXPECT_EQ(root_of("ROOT c = f32[1] convolution(p, k), window={size=2}, dim_labels=b0f_0io->b0f")
-                .conv_dims->kernel_input_feature_dimension,
+                .typed().conv_dims->kernel_input_feature_dimension,
             1);
   const ConvolutionDimensionNumbers zero =
-      *root_of("ROOT c = f32[1] convolution(p, k), dim_labels=bf_io->bf").conv_dims;
+      *root_of("ROOT c = f32[1] convolution(p, k), dim_labels=bf_io->bf").typed().conv_dims;
   EXPECT_TRUE(zero.input_spatial_dimensions.empty());
   EXPECT_EQ(zero.kernel_output_feature_dimension, 1);
   const ConvolutionDimensionNumbers unnamed =
       *root_of("ROOT c = f32[1] convolution(p, k), window={size=3}, dim_labels=b?0f_0io->b?0f")
-           .conv_dims;
+           .typed().conv_dims;
   EXPECT_EQ(unnamed.input_spatial_dimensions, Dims{2});
   EXPECT_EQ(unnamed.input_feature_dimension, 3);
   EXPECT_EQ(to_string(unnamed), "b?0f_0io->b?0f");
@@ -141,8 +141,8 @@ TEST(HloAttributes, ConvolutionDimensionNumbersOfEveryRank) {
       "ROOT c = f32[2,8,8,8] convolution(p, k), window={size=3x3}, dim_labels=b01f_01io->b01f, "
       "feature_group_count=2, "
       "batch_group_count=4");
-  EXPECT_EQ(g.feature_group_count, 2);
-  EXPECT_EQ(g.batch_group_count, 4);
+  EXPECT_EQ(g.typed().feature_group_count, 2);
+  EXPECT_EQ(g.typed().batch_group_count, 4);
 }
 
 TEST(HloAttributes, WindowsWithEveryField) {
@@ -150,10 +150,10 @@ TEST(HloAttributes, WindowsWithEveryField) {
       "ROOT c = f32[2,4,4,8] convolution(p, k), window={size=3x2 stride=2x1 pad=1_0x-1_2 "
       "lhs_dilate=1x3 rhs_dilate=2x1 "
       "rhs_reversal=0x1}, dim_labels=b01f_01io->b01f");
-  ASSERT_TRUE(c.window);
-  ASSERT_EQ(c.window->dimensions.size(), 2u);
-  const WindowDimension& y = c.window->dimensions[0];
-  const WindowDimension& x = c.window->dimensions[1];
+  ASSERT_TRUE(c.typed().window);
+  ASSERT_EQ(c.typed().window->dimensions.size(), 2u);
+  const WindowDimension& y = c.typed().window->dimensions[0];
+  const WindowDimension& x = c.typed().window->dimensions[1];
   EXPECT_EQ(y, (WindowDimension{.size = 3,
                                 .stride = 2,
                                 .padding_low = 1,
@@ -174,32 +174,32 @@ TEST(HloAttributes, WindowsWithEveryField) {
       "ROOT c = f32[2,8,8,8] convolution(p, k),\n    window={pad=2_2x2_2 /* same */\n    "
       "size=5x5},\n"
       "    dim_labels=b01f_01io->b01f");
-  ASSERT_EQ(spread.window->dimensions.size(), 2u);
-  EXPECT_EQ(spread.window->dimensions[1],
+  ASSERT_EQ(spread.typed().window->dimensions.size(), 2u);
+  EXPECT_EQ(spread.typed().window->dimensions[1],
             (WindowDimension{.size = 5, .stride = 1, .padding_low = 2, .padding_high = 2}));
   // A 1-D window as one number, and the empty window of a 0-D convolution.
   EXPECT_EQ(root_of("ROOT c = f32[1] convolution(p, k), window={size=4 stride=2 pad=-1_3}, "
                     "dim_labels=b0f_0io->b0f")
-                .window->dimensions,
+                .typed().window->dimensions,
             (std::vector<WindowDimension>{
                 {.size = 4, .stride = 2, .padding_low = -1, .padding_high = 3}}));
   EXPECT_TRUE(root_of("ROOT c = f32[1] convolution(p, k), window={}, dim_labels=bf_io->bf")
-                  .window->dimensions.empty());
+                  .typed().window->dimensions.empty());
 }
 
 TEST(HloAttributes, SlicesAndPaddingConfigs) {
   const Instruction s =
       root_of("ROOT s = f32[2,4,8,2] slice(p), slice={[0:2], [0:8:2], [0:8], [1:4:2]}");
-  ASSERT_TRUE(s.slice);
-  EXPECT_EQ(*s.slice, (std::vector<SliceDimension>{{0, 2, 1}, {0, 8, 2}, {0, 8, 1}, {1, 4, 2}}));
-  EXPECT_EQ(root_of("ROOT s = f32[] slice(z), slice={}").slice->size(), 0u);
+  ASSERT_TRUE(s.typed().slice);
+  EXPECT_EQ(*s.typed().slice, (std::vector<SliceDimension>{{0, 2, 1}, {0, 8, 2}, {0, 8, 1}, {1, 4, 2}}));
+  EXPECT_EQ(root_of("ROOT s = f32[] slice(z), slice={}").typed().slice->size(), 0u);
 
   const Instruction pad = root_of("ROOT q = f32[2,17,12,4] pad(p, z), padding=0_0x1_1_1x-1_5x0_0");
-  ASSERT_TRUE(pad.padding);
-  EXPECT_EQ(pad.padding->dimensions,
+  ASSERT_TRUE(pad.typed().padding);
+  EXPECT_EQ(pad.typed().padding->dimensions,
             (std::vector<PaddingDimension>{{0, 0, 0}, {1, 1, 1}, {-1, 5, 0}, {0, 0, 0}}));
   EXPECT_EQ(
-      root_of("ROOT q = f32[2,10,10,4] pad(p, z), padding=0_0x1_1x1_1x0_0").padding->dimensions[1],
+      root_of("ROOT q = f32[2,10,10,4] pad(p, z), padding=0_0x1_1x1_1x0_0").typed().padding->dimensions[1],
       (PaddingDimension{1, 1, 0}));
 }
 
@@ -215,7 +215,7 @@ TEST(HloAttributes, IndexAndCalledComputationsAreTypedToo) {
   EXPECT_EQ(e.instructions[1].tuple_index, 0);
   EXPECT_EQ(e.instructions[2].tuple_index, 1);
   EXPECT_EQ(e.instructions[3].called, std::vector<std::size_t>{0});
-  EXPECT_EQ(e.instructions[3].dimensions, Dims{0});
+  EXPECT_EQ(e.instructions[3].typed().dimensions, Dims{0});
 }
 
 // Attributes that are not typed keep any value: only the named ones are read.
@@ -225,8 +225,8 @@ TEST(HloAttributes, OtherAttributesStayVerbatim) {
       "padding_type=PADDING_VALID");
   EXPECT_EQ(n.attribute("some_window")->value, "{size=?? pad=x}");
   EXPECT_EQ(n.attribute("index")->value, "banana");
-  EXPECT_FALSE(n.window);
-  EXPECT_FALSE(n.padding);
+  EXPECT_FALSE(n.typed().window);
+  EXPECT_FALSE(n.typed().padding);
 }
 
 struct Malformed {
@@ -388,17 +388,17 @@ TEST(HloAttributes, PrintedFormsRoundTrip) {
         "size=5 stride=3", ""}) {
     const std::string line =
         fmt::format("ROOT c = f32[1] convolution(p, k), window={{{}}}", window);
-    const Window w = *root_of(line).window;
+    const Window w = *root_of(line).typed().window;
     EXPECT_EQ(to_string(w), window);
     EXPECT_EQ(
         *root_of(fmt::format("ROOT c = f32[1] convolution(p, k), window={{{}}}", to_string(w)))
-             .window,
+             .typed().window,
         w);
   }
   for (const char* labels : {"b01f_01io->b01f", "bf01_oi01->bf01", "b012f_012io->b012f",
                              "bf_io->bf", "f0b_i0o->b0f", "b?0f_0io->b?0f"}) {
     const ConvolutionDimensionNumbers n =
-        *root_of(fmt::format("ROOT c = f32[1] convolution(p, k), dim_labels={}", labels)).conv_dims;
+        *root_of(fmt::format("ROOT c = f32[1] convolution(p, k), dim_labels={}", labels)).typed().conv_dims;
     EXPECT_EQ(to_string(n), labels);
   }
   for (const char* dot : {"lhs_contracting_dims={1}, rhs_contracting_dims={0}",
@@ -407,18 +407,18 @@ TEST(HloAttributes, PrintedFormsRoundTrip) {
                           "lhs_batch_dims={0,1}, lhs_contracting_dims={}, rhs_batch_dims={1,0}, "
                           "rhs_contracting_dims={}"}) {
     const DotDimensionNumbers n =
-        *root_of(fmt::format("ROOT d = f32[1] dot(p, k), {}", dot)).dot_dims;
+        *root_of(fmt::format("ROOT d = f32[1] dot(p, k), {}", dot)).typed().dot_dims;
     EXPECT_EQ(to_string(n), dot);
   }
   for (const char* padding : {"0_0x1_1x1_1x0_0", "0_0_0x1_1_1x-1_5_0x0_0_0"}) {
     const PaddingConfig p =
-        *root_of(fmt::format("ROOT q = f32[1,1,1,1] pad(p, z), padding={}", padding)).padding;
+        *root_of(fmt::format("ROOT q = f32[1,1,1,1] pad(p, z), padding={}", padding)).typed().padding;
     EXPECT_EQ(to_string(p), padding);
   }
   for (const char* slice :
        {"{[0:2], [0:8], [0:8], [0:4]}", "{[0:2:1], [0:8:2], [1:8:3], [0:4:1]}"}) {
     const std::vector<SliceDimension> s =
-        *root_of(fmt::format("ROOT s = f32[1,1,1,1] slice(p), slice={}", slice)).slice;
+        *root_of(fmt::format("ROOT s = f32[1,1,1,1] slice(p), slice={}", slice)).typed().slice;
     EXPECT_EQ(to_string(s), slice);
   }
   EXPECT_EQ(dimensions_to_string({3, 1, 2, 0}), "{3,1,2,0}");
@@ -438,7 +438,7 @@ TEST(HloAttributes, ShippedModulesStillRead) {
       ++read;
       for (const Computation& c : m.computations)
         for (const Instruction& i : c.instructions)
-          typed += i.dimensions || i.dot_dims || i.slice ? 1 : 0;
+          typed += i.typed().dimensions || i.typed().dot_dims || i.typed().slice ? 1 : 0;
     }
   }
   EXPECT_GT(read, 20u);

@@ -537,8 +537,9 @@ bool read_typed_attribute(Instruction& inst, const Attribute& attribute, SourceP
   if (const Attribute* first = inst.attribute(name))
     r.fail(attribute.pos, fmt::format("a second {}= on '{}' (first at {}:{})", name, inst.name,
                                       first->pos.line, first->pos.col));
+  TypedAttributes& t = inst.typed_for_writing();
   if (dot) {
-    DotDimensionNumbers& n = inst.dot_dims ? *inst.dot_dims : inst.dot_dims.emplace();
+    DotDimensionNumbers& n = t.dot_dims ? *t.dot_dims : t.dot_dims.emplace();
     std::vector<std::int64_t>& list = name == "lhs_batch_dims"   ? n.lhs_batch_dimensions
                                       : name == "rhs_batch_dims" ? n.rhs_batch_dimensions
                                       : name == "lhs_contracting_dims"
@@ -546,33 +547,34 @@ bool read_typed_attribute(Instruction& inst, const Attribute& attribute, SourceP
                                           : n.rhs_contracting_dimensions;
     list = dimension_list(r);
   } else if (name == "dimensions") {
-    inst.dimensions = dimension_list(r);
+    t.dimensions = dimension_list(r);
   } else if (name == "dim_labels") {
-    inst.conv_dims = dim_labels(r);
+    t.conv_dims = dim_labels(r);
   } else if (name == "window") {
-    inst.window = window(r);
+    t.window = window(r);
   } else if (name == "slice") {
-    inst.slice = slice_ranges(r);
-    if (inst.opcode == Opcode::Slice) check_rank(r, value_pos, inst, inst.slice->size(), "range");
+    t.slice = slice_ranges(r);
+    if (inst.opcode == Opcode::Slice) check_rank(r, value_pos, inst, t.slice->size(), "range");
   } else if (name == "padding") {
-    inst.padding = padding_config(r);
+    t.padding = padding_config(r);
     if (inst.opcode == Opcode::Pad)
-      check_rank(r, value_pos, inst, inst.padding->dimensions.size(), "dimension");
+      check_rank(r, value_pos, inst, t.padding->dimensions.size(), "dimension");
   } else {
     const std::int64_t count = r.integer(fmt::format("an integer for {}", name));
     if (count < 1) r.fail(value_pos, fmt::format("{} {} is not positive", name, count));
-    (name == "feature_group_count" ? inst.feature_group_count : inst.batch_group_count) = count;
+    (name == "feature_group_count" ? t.feature_group_count : t.batch_group_count) = count;
   }
   r.finish();
   return true;
 }
 
 void check_typed_attributes(const Instruction& inst, const std::string& source) {
+  const TypedAttributes& t = inst.typed();
   const auto fail = [&](std::string_view name, std::string_view cause) {
     const Attribute* a = inst.attribute(name);
     throw Error::at(source, a->pos.line, a->pos.col, fmt::format("malformed {}: {}", name, cause));
   };
-  if (inst.dot_dims) {
+  if (t.dot_dims) {
     // lhs and rhs pair their contracting (and batch) dimensions one to one; reported at the rhs
     // attribute, or at the lhs one when the rhs is missing.
     const auto pair = [&](std::string_view kind, const std::vector<std::int64_t>& lhs,
@@ -586,17 +588,17 @@ void check_typed_attributes(const Instruction& inst, const std::string& source) 
           fmt::format("{} has {}, {} {}: lhs and rhs pair them one to one", rhs_name,
                       plural(rhs.size(), fmt::format("{} dimension", kind)), lhs_name, lhs.size()));
     };
-    pair("batch", inst.dot_dims->lhs_batch_dimensions, inst.dot_dims->rhs_batch_dimensions);
-    pair("contracting", inst.dot_dims->lhs_contracting_dimensions,
-         inst.dot_dims->rhs_contracting_dimensions);
+    pair("batch", t.dot_dims->lhs_batch_dimensions, t.dot_dims->rhs_batch_dimensions);
+    pair("contracting", t.dot_dims->lhs_contracting_dimensions,
+         t.dot_dims->rhs_contracting_dimensions);
   }
-  if (inst.window && inst.conv_dims &&
-      inst.window->dimensions.size() != inst.conv_dims->input_spatial_dimensions.size())
+  if (t.window && t.conv_dims &&
+      t.window->dimensions.size() != t.conv_dims->input_spatial_dimensions.size())
     fail("window",
          fmt::format("{} for the {} of dim_labels={}",
-                     plural(inst.window->dimensions.size(), "dimension"),
-                     plural(inst.conv_dims->input_spatial_dimensions.size(), "spatial dimension"),
-                     to_string(*inst.conv_dims)));
+                     plural(t.window->dimensions.size(), "dimension"),
+                     plural(t.conv_dims->input_spatial_dimensions.size(), "spatial dimension"),
+                     to_string(*t.conv_dims)));
 }
 
 }  // namespace detail

@@ -124,6 +124,16 @@ std::string Shape::to_string() const {
   return out;
 }
 
+const TypedAttributes& Instruction::typed() const {
+  static const TypedAttributes kNone;  // constant: every attribute absent
+  return typed_attributes ? *typed_attributes : kNone;
+}
+
+TypedAttributes& Instruction::typed_for_writing() {
+  if (!typed_attributes) typed_attributes = std::make_shared<TypedAttributes>();
+  return *typed_attributes;
+}
+
 const Attribute* Instruction::attribute(std::string_view name) const {
   for (const Attribute& a : attributes)
     if (a.name == name) return &a;

@@ -258,7 +258,7 @@ class Translator {
     hlo::DotDimensionNumbers dense_dims;
     dense_dims.lhs_contracting_dimensions = {static_cast<std::int64_t>(rank) - 1};
     dense_dims.rhs_contracting_dimensions = {0};
-    if (dot.dot_dims.value_or(hlo::DotDimensionNumbers{}) != dense_dims) {
+    if (dot.typed().dot_dims.value_or(hlo::DotDimensionNumbers{}) != dense_dims) {
       throw error(dot,
                   "a dot runs on the device as a dense layer: lhs_contracting_dims={last}, "
                   "rhs_contracting_dims={0}, no batch dimensions");
@@ -290,25 +290,25 @@ class Translator {
   Value convolution(std::size_t at) {
     const Instruction& conv = ins(at);
     if (conv.operands.size() != 2) throw error(conv, "a convolution reads an input and a kernel");
-    if (conv.conv_dims != nhwc_hwio()) {
+    if (conv.typed().conv_dims != nhwc_hwio()) {
       throw error(conv, "a convolution runs on the device in NHWC: dim_labels=b01f_01io->b01f");
     }
-    if (conv.feature_group_count != 1)
+    if (conv.typed().feature_group_count != 1)
       throw error(conv,
                   fmt::format("feature_group_count={}: the device runs dense convolutions only",
-                              conv.feature_group_count));
-    if (conv.batch_group_count != 1)
+                              conv.typed().feature_group_count));
+    if (conv.typed().batch_group_count != 1)
       throw error(conv, fmt::format("batch_group_count={}: the device runs dense convolutions only",
-                                    conv.batch_group_count));
+                                    conv.typed().batch_group_count));
     // window={size=3x3 stride=2x2 pad=1_1x1_1}: square, the same stride and symmetric padding on
     // both axes, no dilation nor reversal (the compiler's conv2d).
     const std::vector<hlo::WindowDimension> window =
-        conv.window ? conv.window->dimensions : std::vector<hlo::WindowDimension>{};
+        conv.typed().window ? conv.typed().window->dimensions : std::vector<hlo::WindowDimension>{};
     for (const hlo::WindowDimension& d : window) {
       if (d.base_dilation != 1 || d.window_dilation != 1 || d.window_reversal) {
         throw error(
             conv, fmt::format("window={{{}}} has no form on the device (size, stride and pad only)",
-                              hlo::to_string(*conv.window)));
+                              hlo::to_string(*conv.typed().window)));
       }
     }
     const auto same_on_both_axes = [&](auto field) {
@@ -414,7 +414,7 @@ class Translator {
     const Instruction& b = ins(at);
     const Value& v = values_[b.operands[0]];
     if (v.kind == Kind::Zero) return v;
-    const std::vector<std::int64_t> d = b.dimensions.value_or(std::vector<std::int64_t>{});
+    const std::vector<std::int64_t> d = b.typed().dimensions.value_or(std::vector<std::int64_t>{});
     // A bias is one vector along the last dimension: b[N] with dimensions={last}, or (as JAX's
     // broadcast_in_dim of a reshaped bias prints it) b[1,N] with dimensions={0,last}.
     const auto& od = ins(b.operands[0]).shape.dims;

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <optional>
 #include <vector>
 
 namespace tpuemu::hlo {
@@ -84,6 +85,18 @@ struct SliceDimension {
   std::int64_t stride = 1;
 
   bool operator==(const SliceDimension&) const = default;
+};
+
+// The typed attributes of one instruction. nullopt: the attribute is absent.
+struct TypedAttributes {
+  std::optional<std::vector<std::int64_t>> dimensions;  // dimensions={1,0}
+  std::optional<DotDimensionNumbers> dot_dims;          // any of lhs_/rhs_ batch/contracting_dims
+  std::optional<ConvolutionDimensionNumbers> conv_dims;  // dim_labels=b01f_01io->b01f
+  std::optional<Window> window;                         // window={size=3x3 stride=2x2 pad=1_1x1_1}
+  std::optional<std::vector<SliceDimension>> slice;     // slice={[0:4], [0:128:2]}
+  std::optional<PaddingConfig> padding;                 // padding=0_0x1_1_2
+  std::int64_t feature_group_count = 1;                 // absent: 1, as in XLA
+  std::int64_t batch_group_count = 1;
 };
 
 // The values as XLA prints them, for messages and reports; reading the text back gives the same

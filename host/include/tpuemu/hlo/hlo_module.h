@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -101,15 +102,11 @@ struct Instruction {
   std::int64_t tuple_index = -1;       // get-tuple-element's index=N
   std::string literal;                 // constant(...)'s text, verbatim
   // The typed attributes (hlo_attributes.h), read once with the module; each also stays in
-  // `attributes` as written. nullopt: the attribute is absent.
-  std::optional<std::vector<std::int64_t>> dimensions;  // dimensions={1,0}
-  std::optional<DotDimensionNumbers> dot_dims;          // any of lhs_/rhs_ batch/contracting_dims
-  std::optional<ConvolutionDimensionNumbers> conv_dims;  // dim_labels=b01f_01io->b01f
-  std::optional<Window> window;                         // window={size=3x3 stride=2x2 pad=1_1x1_1}
-  std::optional<std::vector<SliceDimension>> slice;     // slice={[0:4], [0:128:2]}
-  std::optional<PaddingConfig> padding;                 // padding=0_0x1_1_2
-  std::int64_t feature_group_count = 1;                 // absent: 1, as in XLA
-  std::int64_t batch_group_count = 1;
+  // `attributes` as written. Held apart, null when there are none (most instructions have none):
+  // a module may have millions of instructions, and each should stay small.
+  std::shared_ptr<TypedAttributes> typed_attributes;
+  const TypedAttributes& typed() const;  // an empty set (every attribute absent) when null
+  TypedAttributes& typed_for_writing();  // for the reader: the set, created when null
   bool is_root = false;
   SourcePos pos;
   std::string text;  // the instruction's text on one line, for reports (may be shortened)
