@@ -80,6 +80,7 @@ Analysis analyze(const Module& module, const AnalysisOptions& options) {
   // VMEM (S(1)) is its own heap: its buffers leave the HBM set the policies place.
   BufferSet hbm;
   hbm.positions = a.vmem.positions = a.schedule.buffers.positions;
+  hbm.buffers.reserve(a.schedule.buffers.buffers.size());
   for (LiveBuffer& b : a.schedule.buffers.buffers) (b.memory_space == 1 ? a.vmem : hbm).buffers.push_back(std::move(b));
   a.schedule.buffers = std::move(hbm);
   a.vmem_capacity = options.vmem_capacity;

@@ -727,6 +727,14 @@ class Parser {
     std::unordered_map<std::string_view, std::size_t> defined;
     std::vector<std::vector<std::pair<std::string_view, SourcePos>>> operand_names;
     std::optional<std::size_t> root;
+    // One instruction a line, as XLA prints them, up to the first '}' opening a line: reserved
+    // once, the instructions are never moved by growth (a vector grown by doubling would hold up
+    // to three times a large computation at its last move).
+    const std::size_t body_end = std::min(c_.text.find("\n}", c_.pos), c_.text.size());
+    const auto lines = static_cast<std::size_t>(
+        std::count(c_.text.begin() + static_cast<std::ptrdiff_t>(c_.pos), c_.text.begin() + static_cast<std::ptrdiff_t>(body_end), '\n'));
+    comp.instructions.reserve(lines + 1);
+    operand_names.reserve(lines + 1);
     while (true) {
       c_.skip_ws();
       if (c_.at_end()) c_.truncated(fmt::format("'}}' closing computation '{}'", comp.name));
