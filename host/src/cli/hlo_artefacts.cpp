@@ -221,25 +221,7 @@ std::string peak_profile(const hlo::Analysis& a, std::int64_t peak, const std::v
 
 }  // namespace
 
-std::int64_t hlo_peak_position(const hlo::BufferSet& set) {
-  if (set.positions <= 0) return 0;
-  std::vector<std::int64_t> delta(static_cast<std::size_t>(set.positions) + 1, 0);
-  for (const hlo::LiveBuffer& b : set.buffers) {
-    const std::int64_t start = std::clamp<std::int64_t>(b.start, 0, set.positions);
-    const std::int64_t end = std::clamp<std::int64_t>(b.end + 1, start, set.positions);
-    delta[static_cast<std::size_t>(start)] += static_cast<std::int64_t>(b.bytes);
-    delta[static_cast<std::size_t>(end)] -= static_cast<std::int64_t>(b.bytes);
-  }
-  std::int64_t live = 0, best = -1, at = 0;
-  for (std::int64_t p = 0; p < set.positions; ++p) {
-    live += delta[static_cast<std::size_t>(p)];
-    if (live > best) {
-      best = live;
-      at = p;
-    }
-  }
-  return at;
-}
+std::int64_t hlo_peak_position(const hlo::BufferSet& set) { return hlo::peak_live(set).position; }
 
 std::vector<std::string> op_name_frames(const std::string& op_name) {
   std::vector<std::string> frames;
@@ -257,7 +239,8 @@ std::vector<std::string> op_name_frames(const std::string& op_name) {
 void write_hlo_artefacts(CommandOutputs& out, const std::filesystem::path& dir, const hlo::Analysis& a,
                          const std::string& summary_text) {
   const hlo::BufferSet& set = a.schedule.buffers;
-  const std::int64_t peak = hlo_peak_position(set);
+  const hlo::PeakLive peak_live = hlo::peak_live(set);
+  const std::int64_t peak = peak_live.position;
   const std::vector<std::int64_t> at_peak = live_at(set, peak);
 
   std::string fragmentation = alloc::samples_csv_header();
@@ -273,8 +256,8 @@ void write_hlo_artefacts(CommandOutputs& out, const std::filesystem::path& dir, 
                   {"schedule", a.schedule.name},
                   {"layout", a.sizes.tiled ? fmt::format("TPU tiles, {} lanes", a.sizes.lanes) : "untiled (dense)"},
                   {"peak live", fmt::format("{} padded, {} unpadded, at position {} of {}",
-                                            alloc::format_bytes(hlo::peak_live_bytes(set)),
-                                            alloc::format_bytes(hlo::peak_live_unpadded_bytes(set)), peak, set.positions)}};
+                                            alloc::format_bytes(peak_live.bytes),
+                                            alloc::format_bytes(peak_live.unpadded), peak, set.positions)}};
   for (const hlo::Placement& p : a.placements) {
     page.summary.emplace_back(
         fmt::format("heap, {}", p.policy),

@@ -43,43 +43,17 @@ std::uint64_t heap_of(const BufferSet& set, const std::vector<std::uint64_t>& of
 }
 
 void fill_metrics(const BufferSet& set, Placement& p) {
-  p.peak_live_bytes = peak_live_bytes(set);
-  p.peak_live_unpadded = peak_live_unpadded_bytes(set);
+  const PeakLive peak = peak_live(set);
+  p.peak_live_bytes = peak.bytes;
+  p.peak_live_unpadded = peak.unpadded;
   // Live at every position: what no placement can reuse (XProf's "indefinite" allocations).
   p.whole_program_bytes = 0;
   for (const LiveBuffer& b : set.buffers) {
     if (b.whole_program || (b.start == 0 && b.end == set.positions - 1)) p.whole_program_bytes += b.bytes;
   }
   // Padding as XProf's memory viewer counts it: at the first position where the padded live bytes
-  // reach their peak, those bytes minus the same buffers' unpadded bytes. A sweep over the start
-  // and end events finds that position.
-  struct Event {
-    std::int64_t at;
-    bool ends;  // ends after `at`: applied after every start at `at`
-    std::uint64_t bytes, unpadded;
-  };
-  std::vector<Event> events;
-  events.reserve(2 * set.buffers.size());
-  for (const LiveBuffer& b : set.buffers) {
-    events.push_back({b.start, false, b.bytes, b.unpadded});
-    events.push_back({b.end, true, b.bytes, b.unpadded});
-  }
-  std::sort(events.begin(), events.end(),
-            [](const Event& x, const Event& y) { return x.at != y.at ? x.at < y.at : (!x.ends && y.ends); });
-  std::uint64_t live = 0, live_unpadded = 0, peak = 0, unpadded_at_peak = 0;
-  for (std::size_t k = 0; k < events.size();) {
-    const std::int64_t at = events[k].at;
-    for (; k < events.size() && events[k].at == at && !events[k].ends; ++k) {
-      live += events[k].bytes;
-      live_unpadded += events[k].unpadded;
-    }
-    if (live > peak) peak = live, unpadded_at_peak = live_unpadded;
-    for (; k < events.size() && events[k].at == at; ++k) {
-      live -= events[k].bytes;
-      live_unpadded -= events[k].unpadded;
-    }
-  }
-  p.padding_bytes = peak - unpadded_at_peak;
+  // reach their peak, those bytes minus the same buffers' unpadded bytes.
+  p.padding_bytes = peak.bytes - std::min(peak.unpadded_at_peak, peak.bytes);
   // XProf's memory viewer: (heap - peak live) / (heap - bytes live for the whole program). A failed
   // runtime placement's heap (its high-water mark) can be below the peak: no fragmentation then.
   const std::uint64_t floor = std::max(p.peak_live_bytes, p.whole_program_bytes);

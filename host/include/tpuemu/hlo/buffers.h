@@ -39,7 +39,17 @@ struct BufferSet {
   std::int64_t positions = 0;
 };
 
-// The most bytes live at once, padded and unpadded.
+// The most bytes live at once, from one sweep over the positions (the only one: every report and
+// policy takes its peak from here). Sums run in 128 bits; a figure beyond 64 bits is reported as
+// 2^64-1. A buffer's range is clamped into the schedule (a start before 0 counts from 0).
+struct PeakLive {
+  std::uint64_t bytes = 0;             // padded
+  std::int64_t position = 0;           // the first position where the padded live bytes are `bytes`
+  std::uint64_t unpadded_at_peak = 0;  // the unpadded bytes of the buffers live at `position`
+  std::uint64_t unpadded = 0;          // the most unpadded bytes live at once (at any position)
+};
+PeakLive peak_live(const BufferSet& set);
+// One figure of peak_live, for callers that need no other (one sweep instead of two).
 std::uint64_t peak_live_bytes(const BufferSet& set);
 std::uint64_t peak_live_unpadded_bytes(const BufferSet& set);
 
