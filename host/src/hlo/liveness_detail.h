@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Layer hlo, private: what liveness.cpp, schedule.cpp and shape_bytes.cpp share - 64-bit
-// arithmetic that saturates instead of wrapping, and which opcodes define no buffer of their own.
+// Layer hlo, private: what the liveness units (dataflow.cpp, alias_analysis.cpp, liveness.cpp),
+// schedule.cpp and shape_bytes.cpp share - 64-bit arithmetic that saturates instead of wrapping,
+// which opcodes define no buffer of their own, and a shape's array leaves with their tuple paths.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -73,6 +75,19 @@ inline std::size_t leaf_count(const Shape& shape) {
   std::size_t n = 0;
   for (const Shape& e : shape.elements) n += leaf_count(e);
   return n;
+}
+
+// A tuple index path as XLA prints it: "{0,1}".
+inline std::string path_text(const std::vector<std::int64_t>& path) {
+  std::string s = "{";
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    if (i > 0) s += ',';
+    s += std::to_string(path[i]);
+  }
+  return s + "}";
+}
+inline bool path_has_prefix(const std::vector<std::int64_t>& path, const std::vector<std::int64_t>& prefix) {
+  return path.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), path.begin());
 }
 
 }  // namespace tpuemu::hlo::detail

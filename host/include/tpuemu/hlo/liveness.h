@@ -43,9 +43,10 @@ Schedule dfs_schedule(const Module& module, const SizeOptions& sizes = {}, const
 // memory-minimizing
 Schedule list_schedule(const Module& module, const SizeOptions& sizes = {}, const StopToken& stop = StopToken{});
 
-// The buffers of `module` on `schedule`, positions flattened over nested computations. Throws
-// Error for a schedule that is not a topological order of every computation, a computation that
-// calls itself, or a flattened schedule beyond 2^25 positions.
+// The buffers of `module` on `schedule`, positions flattened over nested computations: the
+// dataflow (dataflow.h), the buffers its values share (alias_analysis.h) and their live ranges
+// (live_range.h), composed. Throws Error for a schedule that is not a topological order of every
+// computation, a computation that calls itself, or a flattened schedule beyond 2^25 positions.
 BufferSet live_buffers(const Module& module, const Schedule& schedule, const SizeOptions& sizes);
 
 // Each schedule's peaks, and the one chosen: "text", "dfs", "list", or "best" (the lowest padded
