@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
-// Tiled layout: shapes, padding, offsets, pack/unpack.
+// Tiled layout: shapes, padding, offsets, pack/unpack; the TPU's tiling rule (tpu_tiles.h) that
+// the compiler's layouts and the HLO sizes share.
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 #include <random>
+#include <vector>
 
 #include "tpuemu/base/error.h"
 #include "tpuemu/layout/layout.h"
+#include "tpuemu/layout/tpu_tiles.h"
 
 namespace tpuemu {
 namespace {
@@ -203,6 +207,66 @@ TEST(Layout, PackErrors) {
   const std::vector<std::uint8_t> dev(l.bytes() - 1);
   EXPECT_THROW(unpack<std::int8_t>(l, dev), Error);
   EXPECT_THROW(unpack<std::int32_t>(l, std::vector<std::uint8_t>(l.bytes())), Error);
+}
+
+TEST(TpuTiles, RowsPackIntoThirtyTwoBitSublanes) {
+  EXPECT_EQ(tpu_tile_rows(32), 8);
+  EXPECT_EQ(tpu_tile_rows(64), 8);   // wide types: one element a word's place
+  EXPECT_EQ(tpu_tile_rows(128), 8);
+  EXPECT_EQ(tpu_tile_rows(16), 16);
+  EXPECT_EQ(tpu_tile_rows(8), 32);
+  EXPECT_EQ(tpu_tile_rows(4), 64);
+  EXPECT_EQ(tpu_tile_rows(2), 128);
+  EXPECT_EQ(error_of([] { (void)tpu_tile_rows(0); }), "tiled layout: an element width of 0 bits");
+}
+
+TEST(TpuTiles, DefaultTilesInXlasElementTerms) {
+  using Tiles = std::vector<Tile>;
+  EXPECT_EQ(tpu_default_tiles(32, 2, 128), (Tiles{{8, 128}}));
+  EXPECT_EQ(tpu_default_tiles(16, 3, 128), (Tiles{{16, 128}, {2, 1}}));
+  EXPECT_EQ(tpu_default_tiles(8, 2, 128), (Tiles{{32, 128}, {4, 1}}));
+  EXPECT_EQ(tpu_default_tiles(4, 2, 8), (Tiles{{64, 8}, {8, 1}}));
+  // Rank 0 and 1: granules of 8*lanes bytes, T(256) for f32 and T(1024) for s8 at 128 lanes.
+  EXPECT_EQ(tpu_default_tiles(32, 1, 128), (Tiles{{256}}));
+  EXPECT_EQ(tpu_default_tiles(16, 0, 128), (Tiles{{512}}));
+  EXPECT_EQ(tpu_default_tiles(8, 1, 128), (Tiles{{1024}}));
+  EXPECT_EQ(tpu_default_tiles(128, 1, 1), (Tiles{{1}}));  // never an empty tile
+}
+
+TEST(TpuTiles, TiledElementCountIsXlasAlgebra) {
+  EXPECT_EQ(tiled_element_count({3, 5}, {{8, 128}}), 1024u);
+  EXPECT_EQ(tiled_element_count({3, 5}, {}), 15u);
+  // The minor (2,1) tile applies to the tiled shape: rows of the (16,128) tile are already even.
+  EXPECT_EQ(tiled_element_count({17, 5}, {{16, 128}, {2, 1}}), 2u * 16 * 128);
+  // A tile of more dims than the shape sees leading 1s; '*' keeps a dim whole.
+  EXPECT_EQ(tiled_element_count({5}, {{8, 128}}), 8u * 128);
+  EXPECT_EQ(tiled_element_count({3, 5}, {{kWholeDimension, 128}}), 3u * 128);
+  EXPECT_EQ(tiled_element_count({0, 5}, {{8, 128}}), 0u);
+  EXPECT_EQ(tiled_element_count({std::uint64_t{1} << 62, 8}, {{8, 128}}), std::nullopt);
+  EXPECT_EQ(error_of([] { (void)tiled_element_count({3, 5}, {{0, 128}}); }), "tiled layout: a tile dimension of 0");
+}
+
+// The one rule: the compiler's 2-D layout pads exactly as the HLO algebra does under the default
+// tiles of the same element width and lane count (fixed seed).
+TEST(TpuTiles, CompilerLayoutsAndTheHloAlgebraAgree) {
+  std::mt19937 rng(2024);
+  std::uniform_int_distribution<std::int64_t> extent(1, 700);
+  for (const std::size_t elem_bytes : {1u, 2u, 4u}) {
+    for (const std::uint32_t dim : {8u, 16u, 128u}) {
+      for (int i = 0; i < 50; ++i) {
+        const std::int64_t rows = extent(rng), cols = extent(rng);
+        const TiledLayout l = make_tiled_layout(rows, cols, elem_bytes, dim);
+        const auto bits = static_cast<unsigned>(elem_bytes * 8);
+        const std::vector<Tile> tiles = tpu_default_tiles(bits, 2, dim);
+        EXPECT_EQ(static_cast<std::int64_t>(l.tile_rows), tiles[0][0]);
+        EXPECT_EQ(static_cast<std::int64_t>(l.tile_cols), tiles[0][1]);
+        const auto elements =
+            tiled_element_count({static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(cols)}, tiles);
+        ASSERT_TRUE(elements);
+        EXPECT_EQ(l.bytes(), *elements * elem_bytes) << rows << "x" << cols << " of " << elem_bytes << " bytes";
+      }
+    }
+  }
 }
 
 }  // namespace

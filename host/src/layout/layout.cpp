@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "tpuemu/base/error.h"
+#include "tpuemu/layout/tpu_tiles.h"
 
 namespace tpuemu {
 namespace {
@@ -42,8 +43,9 @@ TiledLayout make(std::int64_t rows, std::int64_t cols, std::size_t elem_bytes, s
   l.rows = static_cast<std::size_t>(rows);
   l.cols = static_cast<std::size_t>(cols);
   l.elem_bytes = elem_bytes;
-  // 8 sublanes of 32 bits: narrower elements pack more rows into the same tile.
-  l.tile_rows = tiled ? 8 * 4 / elem_bytes : 1;
+  // The TPU's tile (tpu_tiles.h), its packed rows folded into whole VMEM rows (layout.h).
+  const auto element_bits = static_cast<unsigned>(elem_bytes * 8);
+  l.tile_rows = tiled ? static_cast<std::size_t>(tpu_tile_rows(element_bits)) : 1;
   l.tile_cols = dim;
   l.padded_rows = round_up(l.rows, l.tile_rows);
   l.padded_cols = round_up(l.cols, l.tile_cols);

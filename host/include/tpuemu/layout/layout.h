@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // Layer 2 of the host runtime: how a 2-D host array is laid out in device memory.
 //
-// TPU tiling (openxla tiled_layout.md) with the lane count taken from the preset (dim):
+// TPU tiling (openxla tiled_layout.md) with the lane count taken from the preset (dim), the rule
+// of tpu_tiles.h (tpu_tile_rows), which the HLO sizes use too:
 //   32-bit elements: tiles of (8, dim)                    -- XLA (8,128)
 //   16-bit elements: tiles of (16, dim)                   -- XLA (8,128)(2,1)
 //    8-bit elements: tiles of (32, dim)                   -- XLA (8,128)(4,1)
-// Each tile holds the same 1 KiB-per-128-lanes sublane budget. XLA's minor (2,1)/(4,1) tile
-// interleaves 2 or 4 consecutive rows inside one 32-bit word; here a VMEM row is one whole MXU
-// operand (dim int8 lanes of one matrix row), so that interleave is folded into whole rows:
-// inside a tile, rows are stored row-major, each tile row is `dim` contiguous elements.
+// Each tile holds the same 8 sublanes x dim lanes x 32 bits (4 KiB at 128 lanes). XLA's minor
+// (2,1)/(4,1) tile interleaves 2 or 4 consecutive rows inside one 32-bit word; here a VMEM row is
+// one whole MXU operand (dim int8 lanes of one matrix row), so that interleave is folded into
+// whole rows: inside a tile, rows are stored row-major, each tile row is `dim` contiguous
+// elements.
 // Tiles are stored in row-major tile order (all tiles of tile-row 0, then tile-row 1, ...).
 // Rows and columns are zero-padded up to whole tiles.
 //
@@ -34,7 +36,7 @@ struct TiledLayout {
   std::size_t rows = 0;         // logical shape
   std::size_t cols = 0;
   std::size_t elem_bytes = 0;   // 1, 2 or 4
-  std::size_t tile_rows = 0;    // 8*4/elem_bytes when tiled, 1 when untiled
+  std::size_t tile_rows = 0;    // tpu_tile_rows(8*elem_bytes) when tiled, 1 when untiled
   std::size_t tile_cols = 0;    // dim
   std::size_t padded_rows = 0;  // rows rounded up to tile_rows
   std::size_t padded_cols = 0;  // cols rounded up to tile_cols
