@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The layout grammar as the reader checks it (minor_to_major a permutation of the dimensions,
 // tiles of positive dimensions whose stored size fits 64 bits, L(n), E(n) and S(n) in their
-// ranges), each refusal at its token; a UTF-8 BOM before the module; the sniffing of HLO text;
-// and the index tables of nested tuples (docs/hlo.md).
+// ranges, D(...), #(...), *(...), SC(...), P(...) and M(n) read into their fields, every item in
+// XLA's order), each refusal at its token; a UTF-8 BOM before the module; the sniffing of HLO
+// text; and the index tables of nested tuples (docs/hlo.md).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -111,11 +112,146 @@ TEST(HloLayouts, MemorySpaceElementSizeAndTailPaddingInRange) {
   EXPECT_EQ(shape_error("f32[2]{0:?}"), "m.hlo:3:21: malformed layout: unexpected '?' in the layout");
   EXPECT_EQ(layout_of("f32[2]{0:S(255)}").memory_space, 255);
   EXPECT_EQ(layout_of("f32[2]{0:S(5)}").memory_space, 5);  // XLA's host memory space
-  // The items XLA prints, each in range, in XLA's order; the ones not modelled kept as text.
-  const Layout all = layout_of("f32[8,128]{1,0:D(D,D)T(8,128)L(2)#(s32)#(u32)E(32)S(1)SC(0:2)P(f32[8,128]{1,0})M(8)}");
+}
+
+// Every item XLA's printer writes (xla/layout.cc, Layout::Print), in its order, each read into
+// its field; the text is kept whole as well.
+TEST(HloLayouts, EveryItemXlaPrintsIsReadIntoItsField) {
+  const Layout all =
+      layout_of("f32[8,128]{1,0:D(D,C+~)T(8,128)L(2)#(u32)*(u16)E(32)S(1)SC(0:2)P(f32[8,128]{1,0})M(8)}");
+  ASSERT_EQ(all.dim_levels.size(), 2u);
+  EXPECT_EQ(all.dim_levels[0].type, DimLevelType::Dense);
+  EXPECT_EQ(all.dim_levels[1].type, DimLevelType::Compressed);
+  EXPECT_FALSE(all.dim_levels[1].unique);
+  EXPECT_FALSE(all.dim_levels[1].ordered);
+  EXPECT_TRUE(all.is_sparse());
   EXPECT_EQ(all.tiles, (std::vector<std::vector<std::int64_t>>{{8, 128}}));
+  EXPECT_EQ(all.tail_padding_elements, 2);
+  EXPECT_EQ(all.index_type, PrimitiveType::U32);
+  EXPECT_EQ(all.pointer_type, PrimitiveType::U16);
+  EXPECT_EQ(all.element_size_bits, 32);
   EXPECT_EQ(all.memory_space, 1);
-  EXPECT_EQ(all.text, "1,0:D(D,D)T(8,128)L(2)#(s32)#(u32)E(32)S(1)SC(0:2)P(f32[8,128]{1,0})M(8)");
+  ASSERT_EQ(all.split_configs.size(), 1u);
+  EXPECT_EQ(all.split_configs[0].dimension, 0);
+  EXPECT_EQ(all.split_configs[0].split_indices, (std::vector<std::int64_t>{2}));
+  ASSERT_TRUE(all.physical_shape);
+  EXPECT_EQ(all.physical_shape->to_string(), "f32[8,128]{1,0}");
+  EXPECT_EQ(all.dynamic_metadata_prefix_bytes, 8);
+  EXPECT_EQ(all.text, "1,0:D(D,C+~)T(8,128)L(2)#(u32)*(u16)E(32)S(1)SC(0:2)P(f32[8,128]{1,0})M(8)");
+  // None of them: the defaults, which XLA does not print.
+  const Layout none = layout_of("f32[8,128]{1,0}");
+  EXPECT_TRUE(none.dim_levels.empty());
+  EXPECT_FALSE(none.is_sparse());
+  EXPECT_FALSE(none.index_type || none.pointer_type || none.physical_shape);
+  EXPECT_TRUE(none.split_configs.empty());
+  EXPECT_EQ(none.dynamic_metadata_prefix_bytes, 0);
+}
+
+// XLA's parser reads the items in one order (xla/hlo/parser/hlo_parser.cc, ParseLayout): an item
+// out of it is not a layout XLA wrote. An item of a name XLA has not printed so far stays text.
+TEST(HloLayouts, ItemsComeInXlasOrder) {
+  const std::string order = ": XLA writes the items in the order D T L # * E S SC P M";
+  EXPECT_EQ(shape_error("f32[8]{0:S(1)E(32)}"), "m.hlo:3:25: malformed layout: E(...) after S(...)" + order);
+  EXPECT_EQ(shape_error("f32[8,128]{1,0:T(8,128)D(D,D)}"),
+            "m.hlo:3:35: malformed layout: D(...) after T(...)" + order);
+  EXPECT_EQ(shape_error("f32[8]{0:SC(0:4)S(1)}"), "m.hlo:3:28: malformed layout: S(...) after SC(...)" + order);
+  EXPECT_EQ(shape_error("f32[8]{0:M(8)P(f32[8]{0})}"), "m.hlo:3:25: malformed layout: P(...) after M(...)" + order);
+  EXPECT_EQ(shape_error("f32[8]{0:#(u32)#(u32)}"), "m.hlo:3:27: malformed layout: a second #(...) item");
+  const Layout unknown = layout_of("f32[8]{0:T(8)Q(1)(2)S(1)}");
+  EXPECT_EQ(unknown.memory_space, 1);
+  EXPECT_EQ(unknown.text, "0:T(8)Q(1)(2)S(1)");
+}
+
+// D(...): one dimension level type per dimension - D dense, C compressed, S singleton, H loose
+// compressed - with '+' (not unique) and '~' (not ordered) after a sparse one.
+TEST(HloLayouts, DimLevelTypesOnePerDimension) {
+  const Layout singleton = layout_of("f32[8,128]{1,0:D(S+,H~)}");
+  ASSERT_EQ(singleton.dim_levels.size(), 2u);
+  EXPECT_EQ(singleton.dim_levels[0].type, DimLevelType::Singleton);
+  EXPECT_FALSE(singleton.dim_levels[0].unique);
+  EXPECT_TRUE(singleton.dim_levels[0].ordered);
+  EXPECT_EQ(singleton.dim_levels[1].type, DimLevelType::LooseCompressed);
+  EXPECT_TRUE(singleton.dim_levels[1].unique);
+  EXPECT_FALSE(singleton.dim_levels[1].ordered);
+  EXPECT_FALSE(layout_of("f32[8,128]{1,0:D(D,D)}").is_sparse());
+  EXPECT_TRUE(layout_of("f32[8,128]{1,0:D()}").dim_levels.empty());
+  EXPECT_EQ(shape_error("f32[8,128]{1,0:D(X,D)}"),
+            "m.hlo:3:29: malformed layout: expected a dimension level type (D, C, S or H), found 'X'");
+  EXPECT_EQ(shape_error("f32[8,128]{1,0:D(D+,D)}"),
+            "m.hlo:3:29: malformed layout: a dense dimension holds every index once and in order: no '+' or '~' "
+            "after D");
+  EXPECT_EQ(shape_error("f32[8,128]{1,0:D(D)}"),
+            "m.hlo:3:27: malformed layout: D(...) gives 1 dimension level types for the shape's 2 dimensions");
+  EXPECT_EQ(shape_error("f32[8,128]{1,0:D}"), "m.hlo:3:28: malformed layout: expected '(' after D");
+}
+
+// #(type) and *(type): a sparse array's index and pointer types, unsigned integers.
+TEST(HloLayouts, IndexAndPointerTypesAreUnsignedIntegers) {
+  const Layout types = layout_of("f32[8]{0:#(u8)*(u64)}");
+  EXPECT_EQ(types.index_type, PrimitiveType::U8);
+  EXPECT_EQ(types.pointer_type, PrimitiveType::U64);
+  EXPECT_EQ(shape_error("f32[8]{0:#(s32)}"),
+            "m.hlo:3:23: malformed layout: index type #(s32) is not an unsigned integer type (u8, u16, u32, u64...)");
+  EXPECT_EQ(shape_error("f32[8]{0:*(f32)}"),
+            "m.hlo:3:23: malformed layout: pointer type *(f32) is not an unsigned integer type (u8, u16, u32, "
+            "u64...)");
+  EXPECT_EQ(shape_error("f32[8]{0:#u32}"), "m.hlo:3:22: malformed layout: expected '(' after #");
+}
+
+// SC(d:i,...): a physical dimension (0 the major-most) split at ascending indices inside it.
+TEST(HloLayouts, SplitConfigsAscendInsideAPhysicalDimension) {
+  const Layout split = layout_of("f32[8,128]{1,0:SC(0:4)(1:32,96)}");
+  ASSERT_EQ(split.split_configs.size(), 2u);
+  EXPECT_EQ(split.split_configs[1].dimension, 1);
+  EXPECT_EQ(split.split_configs[1].split_indices, (std::vector<std::int64_t>{32, 96}));
+  EXPECT_TRUE(layout_of("f32[8,128]{1,0:SC(0:)}").split_configs[0].split_indices.empty());
+  // Physical dimension 0 of {0,1} is logical dimension 1, of 128: index 100 is inside it.
+  EXPECT_EQ(layout_of("f32[8,128]{0,1:SC(0:100)}").split_configs[0].split_indices[0], 100);
+  EXPECT_EQ(shape_error("f32[8,128]{1,0:SC(2:4)}"),
+            "m.hlo:3:30: malformed layout: split dimension 2 is not a physical dimension of a rank-2 shape (0 is "
+            "the major-most)");
+  EXPECT_EQ(shape_error("f32[8,128]{1,0:SC(0:4)(0:2)}"),
+            "m.hlo:3:35: malformed layout: physical dimension 0 is split twice");
+  EXPECT_EQ(shape_error("f32[8,128]{1,0:SC(0:0)}"),
+            "m.hlo:3:32: malformed layout: split index 0 is not in 1..7: each index above the one before it and "
+            "inside physical dimension 0 of size 8");
+  EXPECT_EQ(shape_error("f32[8,128]{1,0:SC(0:4,2)}"),
+            "m.hlo:3:34: malformed layout: split index 2 is not in 5..7: each index above the one before it and "
+            "inside physical dimension 0 of size 8");
+  EXPECT_EQ(shape_error("f32[8,128]{1,0:SC(0:8)}"),
+            "m.hlo:3:32: malformed layout: split index 8 is not in 1..7: each index above the one before it and "
+            "inside physical dimension 0 of size 8");
+  EXPECT_EQ(shape_error("f32[?]{0:SC(0:4,4)}"),
+            "m.hlo:3:28: malformed layout: split index 4 is not above 4: each index above the one before it, and "
+            "above 0");
+  EXPECT_EQ(shape_error("f32[8,128]{1,0:SC(0)}"), "m.hlo:3:31: expected ':' after the split dimension, found ')'");
+  EXPECT_EQ(shape_error("f32[8,128]{1,0:SC}"), "m.hlo:3:29: malformed layout: expected '(' after SC");
+}
+
+// P(shape): a shape read with every check of a shape, nested to the depth tuples may be.
+TEST(HloLayouts, PhysicalShapeIsAShapeWithItsChecks) {
+  const Layout physical = layout_of("f32[8]{0:D(C)#(u32)P((u32[9]{0}, f32[8]{0:T(256)}))}");
+  ASSERT_TRUE(physical.physical_shape);
+  EXPECT_TRUE(physical.physical_shape->is_tuple());
+  EXPECT_EQ(physical.physical_shape->elements[1].layout->tiles, (std::vector<std::vector<std::int64_t>>{{256}}));
+  EXPECT_EQ(shape_error("f32[8]{0:P(f32[2]{0,0})}"),
+            "m.hlo:3:32: malformed layout: dimension 0 appears twice in minor_to_major (each of the shape's 1 "
+            "dimensions once)");
+  EXPECT_EQ(shape_error("f32[8]{0:P(f32[8]{0}}"), "m.hlo:3:32: expected ')' closing P(, found '}'");
+  std::string nested = "f32[1]";
+  for (int i = 0; i < 64; ++i) nested = "f32[1]{0:P(" + nested + ")}";
+  EXPECT_EQ(shape_error(nested), "");
+  EXPECT_NE(shape_error("f32[1]{0:P(" + nested + ")}")
+                .find("malformed layout: physical shapes and tuples nested more than 64 deep"),
+            std::string::npos);
+}
+
+// M(n): the bytes of a dynamic shape's metadata before its data, 0 or more.
+TEST(HloLayouts, DynamicShapeMetadataPrefixIsNotNegative) {
+  EXPECT_EQ(layout_of("f32[<=8]{0:M(16)}").dynamic_metadata_prefix_bytes, 16);
+  EXPECT_EQ(shape_error("f32[8]{0:M(-1)}"),
+            "m.hlo:3:23: malformed layout: dynamic shape metadata prefix M(-1) is negative");
+  EXPECT_EQ(shape_error("f32[8]{0:M(8)M(8)}"), "m.hlo:3:25: malformed layout: a second M(...) item");
 }
 
 TEST(HloText, ByteOrderMarkBeforeTheModuleIsRead) {

@@ -11,7 +11,9 @@
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -242,7 +244,7 @@ std::uint64_t checked_bytes(const Shape& shape, const Cursor& at, SourcePos pos)
 // stack on a file of '((((...'.
 constexpr int kMaxTupleDepth = 64;
 
-// The ranges of layout items (docs/hlo.md, "What is read"). A memory space names one of a device's
+// The ranges of layout items (docs/hlo.md, "Layouts"). A memory space names one of a device's
 // few memories (XLA: 0 the default, 1 the alternate - a TPU's VMEM -, 5 the host's); 255 leaves
 // room for any backend's numbering and refuses a mistyped number. E(n) is a width in bits, at
 // most the widest element type's (c128). TPU layouts have up to three tiles of up to two
@@ -251,6 +253,39 @@ constexpr std::int64_t kMaxMemorySpace = 255;
 constexpr std::int64_t kMaxElementBits = 128;
 constexpr std::size_t kMaxTiles = 16;
 constexpr std::size_t kMaxTileRank = 16;
+
+// The items of a layout after ':', in the one order XLA's printer writes them and its parser
+// reads them (xla/layout.cc Layout::Print, xla/hlo/parser/hlo_parser.cc ParseLayout).
+enum class LayoutItem {
+  DimLevels,
+  Tiles,
+  TailPadding,
+  IndexType,
+  PointerType,
+  ElementSize,
+  MemorySpace,
+  SplitConfigs,
+  PhysicalShape,
+  MetadataPrefix
+};
+constexpr std::string_view kLayoutItemOrder = "D T L # * E S SC P M";
+
+std::optional<LayoutItem> layout_item(std::string_view name) {
+  static constexpr std::pair<std::string_view, LayoutItem> kItems[] = {
+      {"D", LayoutItem::DimLevels},     {"T", LayoutItem::Tiles},
+      {"L", LayoutItem::TailPadding},   {"#", LayoutItem::IndexType},
+      {"*", LayoutItem::PointerType},   {"E", LayoutItem::ElementSize},
+      {"S", LayoutItem::MemorySpace},   {"SC", LayoutItem::SplitConfigs},
+      {"P", LayoutItem::PhysicalShape}, {"M", LayoutItem::MetadataPrefix}};
+  for (const auto& [text, item] : kItems)
+    if (text == name) return item;
+  return std::nullopt;
+}
+
+bool is_unsigned_integer(PrimitiveType t) {
+  return t == PrimitiveType::U2 || t == PrimitiveType::U4 || t == PrimitiveType::U8 ||
+         t == PrimitiveType::U16 || t == PrimitiveType::U32 || t == PrimitiveType::U64;
+}
 
 struct ShapeReader {
   Cursor& c;
@@ -345,7 +380,7 @@ struct ShapeReader {
     c.skip_ws();
     if (c.peek() == ':' && !c.at_end()) {
       c.advance();
-      items(l, sized_at);
+      items(l, s, sized_at);
     }
     c.skip_ws();
     if (c.at_end()) c.truncated("'}' closing the layout");
@@ -386,46 +421,233 @@ struct ShapeReader {
     }
   }
 
-  // The items after ':'. T, L, E and S are read and checked, each at most once; the others XLA
-  // prints (D(...), #(...), SC(...), P(...), M(...)) and any a newer XLA adds stay in the text.
-  void items(Layout& l, std::optional<SourcePos>& sized_at) {
-    std::vector<std::string_view> seen;
+  // The items after ':', each read into its field and checked, in XLA's order (kLayoutItemOrder),
+  // each at most once. An item of another name - one a newer XLA adds - is kept in the text only.
+  void items(Layout& l, const Shape& s, std::optional<SourcePos>& sized_at) {
+    std::optional<LayoutItem> last;
+    std::string_view last_name;
     while (true) {
       c.skip_ws();
       if (c.at_end()) c.truncated("'}' closing the layout");
       if (c.peek() == '}') return;
       const SourcePos at = c.here();
-      if (!is_alpha(c.peek()) && c.peek() != '#')
+      if (!is_alpha(c.peek()) && c.peek() != '#' && c.peek() != '*')
         c.fail(fmt::format("malformed layout: unexpected '{}' in the layout", c.peek()));
       const std::size_t start = c.pos;
       c.advance();
-      while (c.text[start] != '#' && !c.at_end() && is_alpha(c.peek())) c.advance();
-      const std::string_view item = c.text.substr(start, c.pos - start);
-      if (item == "T" || item == "L" || item == "E" || item == "S") {
-        if (std::find(seen.begin(), seen.end(), item) != seen.end())
-          c.fail(at, fmt::format("malformed layout: a second {}(...) item", item));
-        seen.push_back(item);
+      if (is_alpha(c.text[start]))
+        while (!c.at_end() && is_alpha(c.peek())) c.advance();
+      const std::string_view name = c.text.substr(start, c.pos - start);
+      const std::optional<LayoutItem> item = layout_item(name);
+      if (!item) {
+        c.skip_ws();
+        while (!c.at_end() && c.peek() == '(') {
+          c.skip_group();
+          c.skip_ws();
+        }
+        continue;
       }
-      if (item == "T") {
-        if (!sized_at) sized_at = at;
-        tiles(l);
-      } else if (item == "L") {
-        if (!sized_at) sized_at = at;
-        l.tail_padding_elements = item_value(item, "a tail padding alignment",
-                                             "tail padding alignment", 1, INT64_MAX,
-                                             "is not positive");
-      } else if (item == "E") {
-        if (!sized_at) sized_at = at;
-        l.element_size_bits = item_value(item, "an element size", "element size", 0,
-                                         kMaxElementBits,
-                                         fmt::format("is not in 0..{} bits", kMaxElementBits));
-      } else if (item == "S") {
-        l.memory_space = item_value(item, "a memory space", "memory space", 0, kMaxMemorySpace,
-                                    fmt::format("is not in 0..{}", kMaxMemorySpace));
-      } else {
-        while (!c.at_end() && c.peek() == '(') c.skip_group();
+      if (last && *item == *last)
+        c.fail(at, fmt::format("malformed layout: a second {}(...) item", name));
+      if (last && *item < *last)
+        c.fail(at,
+               fmt::format(
+                   "malformed layout: {}(...) after {}(...): XLA writes the items in the order {}",
+                   name, last_name, kLayoutItemOrder));
+      last = item;
+      last_name = name;
+      switch (*item) {
+        case LayoutItem::DimLevels:
+          dim_levels(l, s, at);
+          break;
+        case LayoutItem::Tiles:
+          if (!sized_at) sized_at = at;
+          tiles(l);
+          break;
+        case LayoutItem::TailPadding:
+          if (!sized_at) sized_at = at;
+          l.tail_padding_elements =
+              item_value(name, "a tail padding alignment", "tail padding alignment", 1, INT64_MAX,
+                         "is not positive");
+          break;
+        case LayoutItem::IndexType:
+          l.index_type = sparse_type(name, "index type");
+          break;
+        case LayoutItem::PointerType:
+          l.pointer_type = sparse_type(name, "pointer type");
+          break;
+        case LayoutItem::ElementSize:
+          if (!sized_at) sized_at = at;
+          l.element_size_bits =
+              item_value(name, "an element size", "element size", 0, kMaxElementBits,
+                         fmt::format("is not in 0..{} bits", kMaxElementBits));
+          break;
+        case LayoutItem::MemorySpace:
+          l.memory_space = item_value(name, "a memory space", "memory space", 0, kMaxMemorySpace,
+                                      fmt::format("is not in 0..{}", kMaxMemorySpace));
+          break;
+        case LayoutItem::SplitConfigs:
+          split_configs(l, s);
+          break;
+        case LayoutItem::PhysicalShape:
+          physical_shape(l, at);
+          break;
+        case LayoutItem::MetadataPrefix:
+          l.dynamic_metadata_prefix_bytes =
+              item_value(name, "a metadata prefix size", "dynamic shape metadata prefix", 0,
+                         INT64_MAX, "is negative");
+          break;
       }
     }
+  }
+
+  // D(D,C+,S~,H+~): one level type per dimension of the shape (dense, compressed, singleton, loose
+  // compressed), '+' not unique, '~' not ordered. A dense dimension holds every index once and in
+  // order, so neither suffix follows D. D() is every dimension dense, as no D at all.
+  void dim_levels(Layout& l, const Shape& s, SourcePos item_at) {
+    c.skip_ws();
+    if (c.at_end() || c.peek() != '(') c.fail("malformed layout: expected '(' after D");
+    c.advance();
+    if (c.eat(')')) return;
+    do {
+      c.skip_ws();
+      const SourcePos at = c.here();
+      const std::string_view word = c.word();
+      DimLevel level;
+      if (word == "D") {
+        level.type = DimLevelType::Dense;
+      } else if (word == "C") {
+        level.type = DimLevelType::Compressed;
+      } else if (word == "S") {
+        level.type = DimLevelType::Singleton;
+      } else if (word == "H") {
+        level.type = DimLevelType::LooseCompressed;
+      } else {
+        if (c.at_end()) c.truncated("a dimension level type");
+        c.fail(at,
+               fmt::format(
+                   "malformed layout: expected a dimension level type (D, C, S or H), found '{}'",
+                   word.empty() ? std::string(1, c.peek()) : std::string(word)));
+      }
+      if (!c.at_end() && c.peek() == '+') {
+        level.unique = false;
+        c.advance();
+      }
+      if (!c.at_end() && c.peek() == '~') {
+        level.ordered = false;
+        c.advance();
+      }
+      if (level.type == DimLevelType::Dense && (!level.unique || !level.ordered))
+        c.fail(at, "malformed layout: a dense dimension holds every index once and in order: "
+                   "no '+' or '~' after D");
+      l.dim_levels.push_back(level);
+    } while (c.eat(','));
+    c.expect(')', "closing D(");
+    if (l.dim_levels.size() != s.dims.size())
+      c.fail(
+          item_at,
+          fmt::format("malformed layout: D(...) gives {} dimension level types for the shape's {} "
+                      "dimensions",
+                      l.dim_levels.size(), s.dims.size()));
+  }
+
+  // #(u32), *(u32): the types of a sparse array's indices and pointers, unsigned integers as
+  // XLA's parser reads them.
+  PrimitiveType sparse_type(std::string_view item, std::string_view noun) {
+    c.skip_ws();
+    if (c.at_end() || c.peek() != '(')
+      c.fail(fmt::format("malformed layout: expected '(' after {}", item));
+    c.advance();
+    c.skip_ws();
+    const SourcePos at = c.here();
+    const std::string_view word = c.word();
+    if (word.empty() && c.at_end()) c.truncated(fmt::format("the {}", noun));
+    const std::optional<PrimitiveType> type = type_from_name(word);
+    if (!type || !is_unsigned_integer(*type))
+      c.fail(
+          at,
+          fmt::format(
+              "malformed layout: {} {}({}) is not an unsigned integer type (u8, u16, u32, u64...)",
+              noun, item, word));
+    c.expect(')', fmt::format("closing {}(", item));
+    return *type;
+  }
+
+  // SC(0:512)(1:64,128): per split dimension (physical: 0 is the major-most) the indices where a
+  // new part starts, ascending inside the dimension. A dimension is split at most once.
+  void split_configs(Layout& l, const Shape& s) {
+    const std::size_t rank = s.dims.size();
+    c.skip_ws();
+    if (c.at_end() || c.peek() != '(') c.fail("malformed layout: expected '(' after SC");
+    while (!c.at_end() && c.peek() == '(') {
+      c.advance();
+      c.skip_ws();
+      const SourcePos at = c.here();
+      SplitConfig split;
+      split.dimension = c.integer("a split dimension");
+      if (split.dimension < 0 || static_cast<std::uint64_t>(split.dimension) >= rank)
+        c.fail(at,
+               fmt::format(
+                   "malformed layout: split dimension {} is not a physical dimension of a rank-{} "
+                   "shape (0 is the major-most)",
+                   split.dimension, rank));
+      for (const SplitConfig& other : l.split_configs)
+        if (other.dimension == split.dimension)
+          c.fail(at, fmt::format("malformed layout: physical dimension {} is split twice",
+                                 split.dimension));
+      // The logical dimension at that physical place; the default order when none is given.
+      const std::size_t physical = static_cast<std::size_t>(split.dimension);
+      const std::int64_t logical = l.minor_to_major.empty() ? static_cast<std::int64_t>(physical)
+                                                            : l.minor_to_major[rank - 1 - physical];
+      const std::int64_t size = s.dims[static_cast<std::size_t>(logical)];  // -1: unbounded
+      c.expect(':', "after the split dimension");
+      if (!c.eat(')')) {
+        do {
+          c.skip_ws();
+          const SourcePos index_at = c.here();
+          const std::int64_t index = c.integer("a split index");
+          const std::int64_t previous =
+              split.split_indices.empty() ? 0 : split.split_indices.back();
+          if (index <= previous || (size >= 0 && index >= size))
+            c.fail(
+                index_at,
+                size >= 0
+                    ? fmt::format(
+                          "malformed layout: split index {} is not in {}..{}: each index above the "
+                          "one before it and inside physical dimension {} of size {}",
+                          index, previous + 1, size - 1, split.dimension, size)
+                    : fmt::format(
+                          "malformed layout: split index {} is not above {}: each index above the "
+                          "one before it, and above 0",
+                          index, previous));
+          split.split_indices.push_back(index);
+        } while (c.eat(','));
+        c.expect(')', "closing the split config");
+      }
+      l.split_configs.push_back(std::move(split));
+      c.skip_ws();
+    }
+  }
+
+  // P(shape): a sparse array's stored shape, read with every check of a shape. Nesting counts
+  // against the same bound as tuples.
+  void physical_shape(Layout& l, SourcePos item_at) {
+    c.skip_ws();
+    if (c.at_end() || c.peek() != '(') c.fail("malformed layout: expected '(' after P");
+    c.advance();
+    if (depth == kMaxTupleDepth)
+      c.fail(item_at,
+             fmt::format("malformed layout: physical shapes and tuples nested more than {} deep",
+                         kMaxTupleDepth));
+    ++depth;
+    c.skip_ws();
+    const SourcePos shape_at = c.here();
+    Shape physical = shape();
+    --depth;
+    // A tuple is checked whole at the outermost level only; this one is its own outermost.
+    if (physical.is_tuple()) checked_bytes(physical, c, shape_at);
+    c.expect(')', "closing P(");
+    l.physical_shape = std::make_shared<const Shape>(std::move(physical));
   }
 
   // T(8,128)(2,1): tiles of positive dimensions or '*' (-1: the dimension whole).

@@ -1,35 +1,25 @@
 // SPDX-License-Identifier: Apache-2.0
 // Bytes of an HLO shape as a TPU stores it: XLA's tiled layouts (docs/hlo.md, "Liveness,
-// schedules and sizes"). One algebra serves the module's own T(...) tiles and tpuemu's default
-// TPU tiles, so a printed layout always reproduces the bytes counted for it.
+// schedules and sizes"). The tiling rule and the tiled-layout algebra are the layout layer's
+// (tpuemu/layout/tpu_tiles.h), shared with the model compiler; one algebra serves the module's own
+// T(...) tiles and the TPU's default tiles, so a printed layout always reproduces the bytes
+// counted for it.
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "liveness_detail.h"
 #include "tiled_size.h"
 #include "tpuemu/base/error.h"
 #include "tpuemu/hlo/liveness.h"
+#include "tpuemu/layout/tpu_tiles.h"
 
 namespace tpuemu::hlo {
 namespace {
 
 using detail::sat_mul;
-using Tile = std::vector<std::int64_t>;
-
-// The default TPU tiles of an array of `bits`-wide elements with `lanes` lanes. A 32-bit word per
-// sublane: 8 sublanes x lanes words, narrower types packing 32/bits rows into each word - the
-// (2,1), (4,1), ... minor tile - so a tile spans 8*32/bits rows (16 for bf16, 32 for int8). Types
-// of 32 bits and wider take (8, lanes) elements. Rank 0 and 1 arrays are one row of granules of
-// 8*lanes bytes (TPU dumps print f32[N]{0:T(256)}, bf16 T(512), s8 T(1024) at 128 lanes).
-std::vector<Tile> default_tiles(unsigned bits, std::size_t rank, std::uint32_t lanes) {
-  const auto l = static_cast<std::int64_t>(lanes);
-  if (rank <= 1) return {{std::max<std::int64_t>(1, 8 * l * 8 / static_cast<std::int64_t>(bits))}};
-  if (bits >= 32) return {{8, l}};
-  const auto pack = static_cast<std::int64_t>(32 / bits);
-  return {{8 * pack, l}, {pack, 1}};
-}
 
 std::string tiles_text(const std::vector<Tile>& tiles) {
   std::string s = tiles.empty() ? "" : "T";  // XLA prints T(8,128)(2,1)
@@ -42,40 +32,6 @@ std::string tiles_text(const std::vector<Tile>& tiles) {
     s += ')';
   }
   return s;
-}
-
-// Elements after tiling, XLA's tiled-layout algebra: each tile applies to the minor-most dims of
-// the (already tiled) shape, rounding each up to the tile and splitting it into (count, tile);
-// a tile with more dims than the shape sees leading 1s; '*' (-1) leaves a dim whole. nullopt when
-// the count does not fit 64 bits.
-std::optional<std::uint64_t> tiled_elements(std::vector<std::uint64_t> dims, const std::vector<Tile>& tiles) {
-  for (const Tile& tile : tiles) {
-    if (tile.empty()) continue;
-    while (dims.size() < tile.size()) dims.insert(dims.begin(), 1);
-    const std::size_t first = dims.size() - tile.size();
-    std::vector<std::uint64_t> counts, sizes;
-    for (std::size_t j = 0; j < tile.size(); ++j) {
-      const std::uint64_t d = dims[first + j];
-      if (tile[j] < 0) {
-        counts.push_back(1);
-        sizes.push_back(d);
-        continue;
-      }
-      // The reader refuses other tile dimensions; a Shape built by hand may still hold one.
-      if (tile[j] == 0) throw Error("tiled layout: a tile dimension of 0");
-      const auto t = static_cast<std::uint64_t>(tile[j]);
-      counts.push_back(d / t + (d % t != 0 ? 1 : 0));
-      sizes.push_back(t);
-    }
-    dims.resize(first);
-    dims.insert(dims.end(), counts.begin(), counts.end());
-    dims.insert(dims.end(), sizes.begin(), sizes.end());
-  }
-  if (std::find(dims.begin(), dims.end(), 0) != dims.end()) return 0;  // whatever the other dims
-  std::uint64_t n = 1;
-  for (const std::uint64_t d : dims)
-    if (__builtin_mul_overflow(n, d, &n)) return std::nullopt;
-  return n;
 }
 
 // ceil(elements * bits / 8); nullopt when it does not fit 64 bits.
@@ -117,14 +73,52 @@ std::optional<std::uint64_t> tail_padded(std::optional<std::uint64_t> elements,
   return padded;
 }
 
-// The L(n) and E(n) items of a layout tpuemu prints, in XLA's order (after the tiles, before S).
-std::string size_items_text(const Shape& shape) {
-  if (!shape.layout) return "";
+// NAME(value) appended to `s`, as XLA prints a layout's one-value items.
+void append_item(std::string& s, std::string_view name, std::string_view value) {
+  s += name;
+  s += '(';
+  s += value;
+  s += ')';
+}
+
+// The items of a layout tpuemu prints with `tiles` in place of the layout's own, in XLA's order
+// (xla/layout.cc, Layout::Print): D T L # * E S SC P M.
+std::string items_text(const Shape& shape, const std::vector<Tile>& tiles) {
   std::string s;
-  if (shape.layout->tail_padding_elements > 1)
-    s += "L(" + std::to_string(shape.layout->tail_padding_elements) + ")";
-  if (shape.layout->element_size_bits > 0)
-    s += "E(" + std::to_string(shape.layout->element_size_bits) + ")";
+  const Layout* layout = shape.layout ? &*shape.layout : nullptr;
+  if (layout && !layout->dim_levels.empty()) {
+    std::string levels;
+    for (const DimLevel& level : layout->dim_levels) {
+      if (!levels.empty()) levels += ',';
+      levels += "DCSH"[static_cast<std::size_t>(level.type)];
+      if (!level.unique) levels += '+';
+      if (!level.ordered) levels += '~';
+    }
+    append_item(s, "D", levels);
+  }
+  s += tiles_text(tiles);
+  if (!layout) return s;
+  if (layout->tail_padding_elements > 1)
+    append_item(s, "L", std::to_string(layout->tail_padding_elements));
+  if (layout->index_type) append_item(s, "#", type_name(*layout->index_type));
+  if (layout->pointer_type) append_item(s, "*", type_name(*layout->pointer_type));
+  if (layout->element_size_bits > 0) append_item(s, "E", std::to_string(layout->element_size_bits));
+  if (layout->memory_space != 0) append_item(s, "S", std::to_string(layout->memory_space));
+  if (!layout->split_configs.empty()) {
+    s += "SC";
+    for (const SplitConfig& split : layout->split_configs) {
+      std::string indices = std::to_string(split.dimension);
+      indices += ':';
+      for (std::size_t i = 0; i < split.split_indices.size(); ++i) {
+        if (i > 0) indices += ',';
+        indices += std::to_string(split.split_indices[i]);
+      }
+      append_item(s, "", indices);
+    }
+  }
+  if (layout->physical_shape) append_item(s, "P", layout->physical_shape->to_string());
+  if (layout->dynamic_metadata_prefix_bytes > 0)
+    append_item(s, "M", std::to_string(layout->dynamic_metadata_prefix_bytes));
   return s;
 }
 
@@ -141,6 +135,25 @@ std::vector<std::uint64_t> physical_dims(const Shape& shape, const std::vector<s
   return physical;
 }
 
+// The physical dims as one part of a split array holds them: each SC(d:...) dimension counts its
+// largest part, as XLA's ShapeUtil::ArraySize (LayoutUtil::MaxSplitSize) counts a tiled array.
+std::vector<std::uint64_t> split_dims(std::vector<std::uint64_t> physical, const Shape& shape) {
+  if (!shape.layout) return physical;
+  for (const SplitConfig& split : shape.layout->split_configs) {
+    const auto dimension = static_cast<std::size_t>(split.dimension);
+    if (split.dimension < 0 || dimension >= physical.size()) continue;
+    std::uint64_t& size = physical[dimension];
+    std::uint64_t largest = 0, start = 0;
+    for (const std::int64_t index : split.split_indices) {
+      const auto at = std::min(size, static_cast<std::uint64_t>(std::max<std::int64_t>(index, 0)));
+      largest = std::max(largest, at > start ? at - start : 0);
+      start = std::max(start, at);
+    }
+    size = std::max(largest, size - start);
+  }
+  return physical;
+}
+
 }  // namespace
 
 namespace detail {
@@ -148,9 +161,10 @@ namespace detail {
 std::optional<std::uint64_t> own_tiled_bytes(const Shape& shape) {
   const std::vector<Tile> none;
   const std::vector<Tile>& tiles = shape.layout ? shape.layout->tiles : none;
-  std::optional<std::uint64_t> elements =
-      tiled_elements(physical_dims(shape, minor_to_major(shape)), tiles);
-  // XLA pads the tail of tiled arrays only (an untiled one's size is its elements').
+  std::vector<std::uint64_t> physical = physical_dims(shape, minor_to_major(shape));
+  // XLA splits and pads the tail of tiled arrays only (an untiled one's size is its elements').
+  if (!tiles.empty()) physical = split_dims(std::move(physical), shape);
+  std::optional<std::uint64_t> elements = tiled_element_count(std::move(physical), tiles);
   if (!tiles.empty()) elements = tail_padded(elements, shape);
   return exact_bytes(elements, stored_bits(shape));
 }
@@ -184,7 +198,10 @@ ShapeBytes shape_bytes(const Shape& shape, const SizeOptions& options) {
   if (options.lanes == 0) throw Error("tiled layout: a lane count of 0");
 
   const std::vector<std::int64_t> m2m = minor_to_major(shape);
-  const std::vector<std::uint64_t> physical = physical_dims(shape, m2m);
+  // Tiled, a split array's buffer holds its largest part (SC); --untiled counts it whole, as XLA
+  // counts an untiled array.
+  std::vector<std::uint64_t> physical = physical_dims(shape, m2m);
+  if (options.tiled) physical = split_dims(std::move(physical), shape);
   std::uint64_t elements = 1;
   for (const std::uint64_t d : physical) elements = sat_mul(elements, d);
   // The program's data: dense at the type's width, so a wider E(n) counts as padding (pred
@@ -212,9 +229,10 @@ ShapeBytes shape_bytes(const Shape& shape, const SizeOptions& options) {
     return out;
   }
   // The default tiles of the stored width: pred under E(32) takes the 32-bit (8, lanes) tile.
-  const std::vector<Tile> tiles = default_tiles(stored, m2m.size(), options.lanes);
-  out.padded = saturated(exact_bytes(tail_padded(tiled_elements(physical, tiles), shape), stored));
-  out.layout = "{" + m2m_text + ":" + tiles_text(tiles) + size_items_text(shape) + space + "}";
+  const std::vector<Tile> tiles = tpu_default_tiles(stored, m2m.size(), options.lanes);
+  out.padded =
+      saturated(exact_bytes(tail_padded(tiled_element_count(physical, tiles), shape), stored));
+  out.layout = "{" + m2m_text + ":" + items_text(shape, tiles) + "}";
   return out;
 }
 

@@ -11,9 +11,10 @@
 
 namespace tpuemu::hlo::detail {
 
-// The bytes `shape` (an array) stores under its layout's T(...) tiles, L(n) tail padding and E(n)
-// element size, as shape_bytes counts them when tiled; nullopt when they do not fit 64 bits.
-// Without tiles: its dense bytes at the stored element size (XLA pads only tiled arrays' tails).
+// The bytes `shape` (an array) stores under its layout's T(...) tiles, SC(...) splits (the
+// largest part), L(n) tail padding and E(n) element size, as shape_bytes counts them when tiled;
+// nullopt when they do not fit 64 bits. Without tiles: its dense bytes at the stored element size
+// (XLA splits and pads only tiled arrays).
 std::optional<std::uint64_t> own_tiled_bytes(const Shape& shape);
 
 // The index tables of a tuple shape: one 8-byte pointer per element of every tuple in it, at

@@ -45,8 +45,28 @@ struct SourcePos {
   std::uint32_t col = 0;
 };
 
-// A layout: {1,0}, {1,0:T(8,128)(2,1)S(1)}. Tiles and the memory space as given; the rest of the
-// text after ':' (element size, dim level types...) kept verbatim.
+struct Shape;
+
+// D(...) of a layout: how one dimension of a sparse array is stored (XLA's DimLevelType). Dense
+// is every index; the others hold only the nonzeros' coordinates. `unique` false is printed '+',
+// `ordered` false '~'.
+enum class DimLevelType : std::uint8_t { Dense, Compressed, Singleton, LooseCompressed };
+struct DimLevel {
+  DimLevelType type = DimLevelType::Dense;
+  bool unique = true;
+  bool ordered = true;
+};
+
+// SC(1:512,1024): physical dimension 1 (0 is the major-most) split between memories at indices
+// 512 and 1024, into three parts.
+struct SplitConfig {
+  std::int64_t dimension = 0;
+  std::vector<std::int64_t> split_indices;
+};
+
+// A layout as XLA prints it: {1,0}, {1,0:T(8,128)(2,1)S(1)}, every item of
+// {minor_to_major:D(...)T(...)L(n)#(type)*(type)E(n)S(n)SC(...)P(shape)M(n)} read into its field
+// (docs/hlo.md, "Layouts"; which of them change the bytes: "Sizes").
 struct Layout {
   std::vector<std::int64_t> minor_to_major;
   std::vector<std::vector<std::int64_t>> tiles;  // T(8,128)(2,1) -> {{8,128},{2,1}}; '*' is -1
@@ -54,6 +74,19 @@ struct Layout {
   std::string text;                              // the whole layout as written, without braces
   std::int64_t element_size_bits = 0;            // E(n): bits stored per element; 0: the type's
   std::int64_t tail_padding_elements = 1;        // L(n): a tiled array's elements round up to n
+  std::vector<DimLevel> dim_levels;              // D(D,C+~): one per dimension; none: all dense
+  std::optional<PrimitiveType> index_type;       // #(u32): a sparse array's index type
+  std::optional<PrimitiveType> pointer_type;     // *(u32): a sparse array's pointer type
+  std::vector<SplitConfig> split_configs;        // SC(0:512)(1:64)
+  std::shared_ptr<const Shape> physical_shape;   // P(shape): a sparse array's stored shape
+  std::int64_t dynamic_metadata_prefix_bytes = 0;  // M(n): metadata before a dynamic array's data
+
+  // A D(...) with a level other than dense: a sparse array.
+  bool is_sparse() const {
+    for (const DimLevel& level : dim_levels)
+      if (level.type != DimLevelType::Dense) return true;
+    return false;
+  }
 };
 
 struct Shape {
