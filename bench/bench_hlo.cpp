@@ -11,6 +11,10 @@
 //                     instructions, 3 000 long-lived parameters read late, many same-size
 //                     buffers, nested calls), each phase timed alone
 //                                                                counters: seconds per phase
+//   BM_TrainingStepHlo the same over a generated training step (30 000 ENTRY instructions, 3 740
+//                     weights live throughout, a forward pass whose saved activations the backward
+//                     pass reads in reverse order, the gradients returned), the planner with its
+//                     default 10-s timeout   counters: seconds per phase, heap / peak per policy
 //
 // A summary after the benchmark output prints both rates and the whole read + analysis time
 // against its 2 s target, then reads and analyses chains of adds of 10 MB and 100 MB (text
@@ -18,7 +22,8 @@
 // fails if a target is missed or a placement is invalid.
 //
 // `bench_hlo --write-modules DIR` writes the generated modules (generated.hlo, difficult.hlo,
-// chain_10mb.hlo) to DIR instead, to time `tpuemu run` on them.
+// training_step.hlo, chain_10mb.hlo) to DIR instead, to time `tpuemu run` on them.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -226,6 +231,230 @@ void BM_DifficultHlo(benchmark::State& state) {
 }
 BENCHMARK(BM_DifficultHlo)->Unit(benchmark::kSecond)->Iterations(1);
 
+// A training step with XLA's statistics (fixed seed): the weights are parameters, live
+// throughout; a forward pass of kTrainLayers transformer-like layers (norm, three projections, a
+// gated product, an output projection, a residual, an MLP of 1024 or 2048 units) saves its
+// activations, which the backward pass reads again in reverse layer order, so their lifetimes nest
+// like parentheses; the backward pass produces one gradient per weight, all returned in the ROOT
+// tuple (live from their creation to the end). Each projection's weight is f32 or bf16 at random
+// (a bf16 weight's input is converted and saved in bf16, its gradient converted back), and a few
+// elementwise fillers per pass make short-lived temporaries.
+constexpr int kTrainLayers = 363;
+constexpr int kTrainRows = 256;
+constexpr int kTrainModel = 512;
+
+const std::string& training_step_module() {
+  static const std::string text = [] {
+    std::mt19937 rng(47);
+    const auto shape = [](bool bf16, int rows, int cols) {
+      return fmt::format("{}[{},{}]{{1,0}}", bf16 ? "bf16" : "f32", rows, cols);
+    };
+    const auto vector = [](int n) { return fmt::format("f32[{}]{{0}}", n); };
+    std::string params, body;
+    int next_param = 0, next_value = 0;
+    std::vector<std::string> output_shapes, outputs;
+    const auto param = [&](const std::string& s, const char* what, int layer) {
+      const std::string name = fmt::format("{}.{}", what, layer);
+      params += fmt::format("  %{} = {} parameter({})\n", name, s, next_param++);
+      return name;
+    };
+    const auto emit = [&](const std::string& s, const std::string& rhs) {
+      const std::string name = fmt::format("v.{}", next_value++);
+      body += fmt::format("  %{} = {} {}\n", name, s, rhs);
+      return name;
+    };
+    const std::string act = shape(false, kTrainRows, kTrainModel);
+    // A dense projection x @ w, w [in, out] f32 or bf16: returns the result and the operand the
+    // backward pass reads for w's gradient (x itself, or its bf16 conversion).
+    struct Dense {
+      std::string w;
+      bool bf16;
+      int in, out;
+    };
+    const auto dense_input = [&](const Dense& d, const std::string& x) {
+      return d.bf16 ? emit(shape(true, kTrainRows, d.in), fmt::format("convert(%{})", x)) : x;
+    };
+    const auto dot = [&](const std::string& s, const std::string& a, const std::string& b, int lhs, int rhs) {
+      return emit(s, fmt::format("dot(%{}, %{}), lhs_contracting_dims={{{}}}, rhs_contracting_dims={{{}}}", a, b, lhs, rhs));
+    };
+    const auto output = [&](const std::string& s, const std::string& v) {
+      output_shapes.push_back(s);
+      outputs.push_back("%" + v);
+    };
+    // dL/dw = input^T @ dy, converted to the weight's type: an output.
+    const auto weight_gradient = [&](const Dense& d, const std::string& input, const std::string& dy) {
+      std::string g = dot(shape(false, d.in, d.out), input, dy, 0, 0);
+      if (d.bf16) g = emit(shape(true, d.in, d.out), fmt::format("convert(%{})", g));
+      output(shape(d.bf16, d.in, d.out), g);
+    };
+    const char* const fillers[] = {"tanh", "negate", "exponential"};
+    // A few elementwise temporaries on x that are folded back into it.
+    const auto filler = [&](std::string x) {
+      for (int k = static_cast<int>(rng() % 4); k > 0; --k) {
+        const std::string t = emit(act, fmt::format("{}(%{})", fillers[rng() % 3], x));
+        x = emit(act, fmt::format("add(%{}, %{})", x, t));
+      }
+      return x;
+    };
+
+    struct Layer {
+      std::string ln1, ln2, b_in, b_out;
+      Dense q, k, v, o, in, out;
+      int wide;
+      // Saved by the forward pass for the backward one.
+      std::string x, n1, n1_q, n1_k, n1_v, q_, k_, v_, e, a_o, h, n2_in, ub, zeros, g_out;
+    };
+    std::vector<Layer> layers(kTrainLayers);
+    for (int l = 0; l < kTrainLayers; ++l) {
+      Layer& L = layers[static_cast<std::size_t>(l)];
+      L.wide = rng() % 2 == 0 ? 1024 : 2048;
+      const auto projection = [&](const char* what, int in, int out) {
+        const bool bf16 = rng() % 2 == 0;
+        return Dense{param(shape(bf16, in, out), what, l), bf16, in, out};
+      };
+      L.ln1 = param(vector(kTrainModel), "ln1", l);
+      L.q = projection("wq", kTrainModel, kTrainModel);
+      L.k = projection("wk", kTrainModel, kTrainModel);
+      L.v = projection("wv", kTrainModel, kTrainModel);
+      L.o = projection("wo", kTrainModel, kTrainModel);
+      L.ln2 = param(vector(kTrainModel), "ln2", l);
+      L.in = projection("w_in", kTrainModel, L.wide);
+      L.b_in = param(vector(L.wide), "b_in", l);
+      L.out = projection("w_out", L.wide, kTrainModel);
+      L.b_out = param(vector(kTrainModel), "b_out", l);
+    }
+    std::string x = param(act, "x", 0);
+    body += "  %zero = f32[] constant(0)\n";
+
+    // Forward.
+    for (Layer& L : layers) {
+      L.x = x;
+      const std::string bc1 = emit(act, fmt::format("broadcast(%{}), dimensions={{1}}", L.ln1));
+      L.n1 = emit(act, fmt::format("multiply(%{}, %{})", x, bc1));
+      L.n1_q = dense_input(L.q, L.n1);
+      L.q_ = dot(act, L.n1_q, L.q.w, 1, 0);
+      L.n1_k = dense_input(L.k, L.n1);
+      L.k_ = dot(act, L.n1_k, L.k.w, 1, 0);
+      L.n1_v = dense_input(L.v, L.n1);
+      L.v_ = dot(act, L.n1_v, L.v.w, 1, 0);
+      const std::string s = emit(act, fmt::format("multiply(%{}, %{})", L.q_, L.k_));
+      L.e = emit(act, fmt::format("exponential(%{})", s));
+      const std::string a = emit(act, fmt::format("multiply(%{}, %{})", L.e, L.v_));
+      L.a_o = dense_input(L.o, a);
+      const std::string o = dot(act, L.a_o, L.o.w, 1, 0);
+      L.h = filler(emit(act, fmt::format("add(%{}, %{})", x, o)));
+      const std::string bc2 = emit(act, fmt::format("broadcast(%{}), dimensions={{1}}", L.ln2));
+      const std::string n2 = emit(act, fmt::format("multiply(%{}, %{})", L.h, bc2));
+      L.n2_in = dense_input(L.in, n2);
+      const std::string wide = shape(false, kTrainRows, L.wide);
+      const std::string u = dot(wide, L.n2_in, L.in.w, 1, 0);
+      const std::string bci = emit(wide, fmt::format("broadcast(%{}), dimensions={{1}}", L.b_in));
+      L.ub = emit(wide, fmt::format("add(%{}, %{})", u, bci));
+      L.zeros = emit(wide, "broadcast(%zero), dimensions={}");
+      const std::string g = emit(wide, fmt::format("maximum(%{}, %{})", L.ub, L.zeros));
+      L.g_out = dense_input(L.out, g);
+      const std::string d = dot(act, L.g_out, L.out.w, 1, 0);
+      const std::string bco = emit(act, fmt::format("broadcast(%{}), dimensions={{1}}", L.b_out));
+      const std::string d2 = emit(act, fmt::format("add(%{}, %{})", d, bco));
+      x = filler(emit(act, fmt::format("add(%{}, %{})", L.h, d2)));
+    }
+    const std::string square = emit(act, fmt::format("multiply(%{}, %{})", x, x));
+    const std::string loss = emit("f32[]", fmt::format("reduce(%{}, %zero), dimensions={{0,1}}, to_apply=%sum", square));
+    output("f32[]", loss);
+    std::string gy = emit(act, fmt::format("add(%{}, %{})", x, x));
+
+    // Backward, last layer first.
+    const auto bias_gradient = [&](const std::string& dy, int n) {
+      output(vector(n), emit(vector(n), fmt::format("reduce(%{}, %zero), dimensions={{0}}, to_apply=%sum", dy)));
+    };
+    for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
+      const Layer& L = *it;
+      const std::string wide = shape(false, kTrainRows, L.wide);
+      bias_gradient(gy, kTrainModel);
+      weight_gradient(L.out, L.g_out, gy);
+      const std::string gg = dot(wide, gy, L.out.w, 1, 1);
+      const std::string mask = emit(fmt::format("pred[{},{}]{{1,0}}", kTrainRows, L.wide),
+                                    fmt::format("compare(%{}, %{}), direction=GT", L.ub, L.zeros));
+      const std::string gub = emit(wide, fmt::format("select(%{}, %{}, %{})", mask, gg, L.zeros));
+      bias_gradient(gub, L.wide);
+      weight_gradient(L.in, L.n2_in, gub);
+      const std::string gn2 = dot(act, gub, L.in.w, 1, 1);
+      const std::string p2 = emit(act, fmt::format("multiply(%{}, %{})", gn2, L.h));
+      bias_gradient(p2, kTrainModel);  // the norm's scale
+      const std::string bc2 = emit(act, fmt::format("broadcast(%{}), dimensions={{1}}", L.ln2));
+      const std::string t2 = emit(act, fmt::format("multiply(%{}, %{})", gn2, bc2));
+      const std::string gh = filler(emit(act, fmt::format("add(%{}, %{})", gy, t2)));
+      weight_gradient(L.o, L.a_o, gh);
+      const std::string ga = dot(act, gh, L.o.w, 1, 1);
+      const std::string ge = emit(act, fmt::format("multiply(%{}, %{})", ga, L.v_));
+      const std::string gv = emit(act, fmt::format("multiply(%{}, %{})", ga, L.e));
+      const std::string gs = emit(act, fmt::format("multiply(%{}, %{})", ge, L.e));
+      const std::string gq = emit(act, fmt::format("multiply(%{}, %{})", gs, L.k_));
+      const std::string gk = emit(act, fmt::format("multiply(%{}, %{})", gs, L.q_));
+      weight_gradient(L.q, L.n1_q, gq);
+      weight_gradient(L.k, L.n1_k, gk);
+      weight_gradient(L.v, L.n1_v, gv);
+      const std::string dq = dot(act, gq, L.q.w, 1, 1);
+      const std::string dk = dot(act, gk, L.k.w, 1, 1);
+      const std::string dv = dot(act, gv, L.v.w, 1, 1);
+      const std::string gn1 = emit(act, fmt::format("add(%{}, %{})", emit(act, fmt::format("add(%{}, %{})", dq, dk)), dv));
+      const std::string p1 = emit(act, fmt::format("multiply(%{}, %{})", gn1, L.x));
+      bias_gradient(p1, kTrainModel);
+      const std::string bc1 = emit(act, fmt::format("broadcast(%{}), dimensions={{1}}", L.ln1));
+      const std::string t1 = emit(act, fmt::format("multiply(%{}, %{})", gn1, bc1));
+      gy = filler(emit(act, fmt::format("add(%{}, %{})", gh, t1)));
+    }
+    output(act, gy);  // the input's gradient
+
+    const std::string result = fmt::format("({})", fmt::join(output_shapes, ", "));
+    std::string t = "HloModule jit_train_step\n\n";
+    t += "%sum (a: f32[], b: f32[]) -> f32[] {\n  %a = f32[] parameter(0)\n  %b = f32[] parameter(1)\n";
+    t += "  ROOT %s = f32[] add(%a, %b)\n}\n\n";
+    t += fmt::format("ENTRY %train_step () -> {} {{\n", result);
+    t += params;
+    t += body;
+    t += fmt::format("  ROOT %gradients = {} tuple({})\n}}\n", result, fmt::join(outputs, ", "));
+    return t;
+  }();
+  return text;
+}
+
+// The training step, each phase once, the planner with its default timeout (10 s), as `tpuemu run`
+// gives it. Counters: seconds per phase, whether the planner timed out, and each heap over the
+// peak live bytes of the schedule placed.
+void BM_TrainingStepHlo(benchmark::State& state) {
+  const std::string& text = training_step_module();
+  hlo::SizeOptions sizes;
+  const hlo::PlacementOptions placement;
+  for (auto _ : state) {
+    auto start = std::chrono::steady_clock::now();
+    const hlo::Module m = hlo::parse_hlo(text, "training_step.hlo");
+    state.counters["read_s"] = seconds_since(start);
+    state.counters["instructions"] = static_cast<double>(m.instruction_count());
+    hlo::BufferSet list_buffers;
+    for (const char* name : {"text", "dfs", "list"}) {
+      start = std::chrono::steady_clock::now();
+      const hlo::Schedule schedule = name == std::string("text") ? hlo::text_schedule(m)
+                                     : name == std::string("dfs") ? hlo::dfs_schedule(m, sizes)
+                                                                  : hlo::list_schedule(m, sizes);
+      hlo::BufferSet set = hlo::live_buffers(m, schedule, sizes);
+      state.counters[fmt::format("{}_s", name)] = seconds_since(start);
+      if (name == std::string("list")) list_buffers = std::move(set);
+    }
+    state.counters["buffers"] = static_cast<double>(list_buffers.buffers.size());
+    for (const std::string& policy : hlo::placement_policy_names()) {
+      start = std::chrono::steady_clock::now();
+      const hlo::Placement p = hlo::place(policy, list_buffers, placement);
+      state.counters[policy + "_s"] = seconds_since(start);
+      if (p.failure && !p.timed_out) state.SkipWithError(("placement failed: " + policy).c_str());
+      state.counters[policy + "_heap/peak"] =
+          static_cast<double>(p.heap_bytes) / static_cast<double>(std::max<std::uint64_t>(p.peak_live_bytes, 1));
+      if (policy == "planner") state.counters["planner_timed_out"] = p.timed_out ? 1 : 0;
+    }
+  }
+}
+BENCHMARK(BM_TrainingStepHlo)->Unit(benchmark::kSecond)->Iterations(1);
+
 // Resident memory, from /proc/self/status: the current set and its high-water mark.
 std::uint64_t status_kib(const char* field) {
   std::FILE* f = std::fopen("/proc/self/status", "r");
@@ -266,6 +495,7 @@ bool measure_chain(std::size_t instructions, double target_seconds) {
   const auto start = std::chrono::steady_clock::now();
   const hlo::Module m = hlo::parse_hlo(text, "chain.hlo");
   const double read = seconds_since(start);
+  const std::uint64_t after_read = status_kib("VmHWM:");
   hlo::AnalysisOptions o;
   o.schedule = "text";
   o.policies = {"xla"};
@@ -276,9 +506,12 @@ bool measure_chain(std::size_t instructions, double target_seconds) {
       (static_cast<double>(peak > before ? peak - before : 0) * 1024.0 + static_cast<double>(text.size())) /
       static_cast<double>(text.size());
   const bool met = total <= target_seconds && per_byte <= 10.0 && !a.placements.empty() && !a.placements[0].failure;
-  std::printf("chain of %zu adds, %.0f MB: read %.2f s, analysis %.2f s (target %.0f s); %.1f bytes of memory per byte of text (target 10): %s\n",
+  const auto per_text_byte = [&](std::uint64_t kib) {
+    return static_cast<double>(kib > before ? kib - before : 0) * 1024.0 / static_cast<double>(text.size());
+  };
+  std::printf("chain of %zu adds, %.0f MB: read %.2f s, analysis %.2f s (target %.0f s); %.1f bytes of memory per byte of text (target 10; the module %.1f, the text 1): %s\n",
               instructions, static_cast<double>(text.size()) / 1e6, read, total - read, target_seconds, per_byte,
-              met ? "met" : "MISSED");
+              per_text_byte(after_read), met ? "met" : "MISSED");
   return met;
 }
 
@@ -290,6 +523,7 @@ int main(int argc, char** argv) {
     const std::string dir = argv[2];
     const std::pair<const char*, std::string> modules[] = {{"generated.hlo", generated_module()},
                                                            {"difficult.hlo", difficult_module()},
+                                                           {"training_step.hlo", training_step_module()},
                                                            {"chain_10mb.hlo", chain_module(255000)}};
     for (const auto& [name, text] : modules) {
       std::FILE* f = std::fopen((dir + "/" + name).c_str(), "w");

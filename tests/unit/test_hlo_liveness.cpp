@@ -397,10 +397,10 @@ TEST(HloSizes, TpuTilesByElementWidth) {
 
 TEST(HloSizes, LayoutOrderAndTheModulesOwnTiles) {
   Shape s = array(PrimitiveType::F32, {5, 300});
-  s.layout = Layout{{0, 1}, {}, 0, "0,1"};  // dim 0 is minor: physical [300, 5]
+  s.layout = std::make_shared<const Layout>(Layout{{0, 1}, {}, 0, "0,1"});  // dim 0 is minor: physical [300, 5]
   EXPECT_EQ(shape_bytes(s, {}).padded, 304u * 128 * 4);
   Shape t = array(PrimitiveType::BF16, {3, 5});
-  t.layout = Layout{{1, 0}, {{2, 128}, {2, 1}}, 1, "1,0:T(2,128)(2,1)S(1)"};
+  t.layout = std::make_shared<const Layout>(Layout{{1, 0}, {{2, 128}, {2, 1}}, 1, "1,0:T(2,128)(2,1)S(1)"});
   const ShapeBytes b = shape_bytes(t, {});
   EXPECT_EQ(b.padded, 4u * 128 * 2);  // rows to 4 (2 tiles of 2), columns to 128
   EXPECT_EQ(b.layout, "{1,0:T(2,128)(2,1)S(1)}");

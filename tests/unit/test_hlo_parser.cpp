@@ -257,8 +257,8 @@ TEST(HloParser, MultiLineInstructionsCommentsUnknownAttributesKept) {
   EXPECT_EQ(y.metadata.source_line, 4);
   EXPECT_EQ(y.attribute("frontend_attributes")->value, R"({_xla_stream_annotation="1",_scheduling_group_id="0"})");
   // Reports get one line, whitespace collapsed.
-  EXPECT_EQ(y.text.find('\n'), std::string::npos);
-  EXPECT_EQ(y.text.rfind("y = f32[8,16]{1,0} sine( x /* its operand */ ), metadata=", 0), 0u);
+  EXPECT_EQ(m.instruction_text(y).find('\n'), std::string::npos);
+  EXPECT_EQ(m.instruction_text(y).rfind("y = f32[8,16]{1,0} sine( x /* its operand */ ), metadata=", 0), 0u);
   const Instruction& z = e.instructions[2];
   EXPECT_TRUE(z.is_root);
   EXPECT_EQ(z.operands, (std::vector<std::size_t>{0, 1}));

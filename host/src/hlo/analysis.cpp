@@ -20,8 +20,9 @@ using alloc::format_bytes_apart;
 // temporaries' block with their peak, which it holds.
 HbmUsage usage_of(const BufferSet& set, const Placement& xla) {
   HbmUsage u;
-  BufferSet temporaries;
-  temporaries.positions = set.positions;
+  const auto temporary = [](const LiveBuffer& b) {
+    return b.kind == BufferKind::Temp && !b.shares_argument;
+  };
   for (const LiveBuffer& b : set.buffers) {
     // A donated argument's buffer is the output's too: an argument, and shared by the output.
     if (b.kind == BufferKind::Parameter || b.shares_argument) {
@@ -31,12 +32,11 @@ HbmUsage usage_of(const BufferSet& set, const Placement& xla) {
       u.outputs += b.bytes;
     } else if (b.kind == BufferKind::Constant) {
       u.constants += b.bytes;
-    } else {
-      temporaries.buffers.push_back(b);
     }
   }
-  u.temporaries_unpadded = peak_live_unpadded_bytes(temporaries);
-  u.temporaries_padded = peak_live_bytes(temporaries);
+  const PeakLive temporaries = peak_live(set, temporary);
+  u.temporaries_unpadded = temporaries.unpadded;
+  u.temporaries_padded = temporaries.bytes;
   u.temporaries = xla.temporaries_block_bytes;
   u.total = u.arguments + u.outputs + u.constants + u.temporaries;
   return u;

@@ -51,8 +51,6 @@ Sweep sweep(const BufferSet& set, Size size, std::int64_t probe, std::vector<Wid
   return s;
 }
 
-Wide padded(const LiveBuffer& b) { return b.bytes; }
-Wide unpadded(const LiveBuffer& b) { return b.unpadded; }
 
 }  // namespace
 
@@ -66,8 +64,10 @@ std::string_view buffer_kind_name(BufferKind kind) {
   return "HLO temp";
 }
 
-PeakLive peak_live(const BufferSet& set) {
+PeakLive peak_live(const BufferSet& set, const BufferFilter& counted) {
   std::vector<Wide> delta;
+  const auto padded = [&](const LiveBuffer& b) { return !counted || counted(b) ? Wide{b.bytes} : Wide{0}; };
+  const auto unpadded = [&](const LiveBuffer& b) { return !counted || counted(b) ? Wide{b.unpadded} : Wide{0}; };
   const Sweep bytes = sweep(set, padded, -1, delta);
   const Sweep data = sweep(set, unpadded, bytes.at, delta);
   return {.bytes = saturated(bytes.highest),
@@ -78,12 +78,12 @@ PeakLive peak_live(const BufferSet& set) {
 
 std::uint64_t peak_live_bytes(const BufferSet& set) {
   std::vector<Wide> delta;
-  return saturated(sweep(set, padded, -1, delta).highest);
+  return saturated(sweep(set, [](const LiveBuffer& b) { return Wide{b.bytes}; }, -1, delta).highest);
 }
 
 std::uint64_t peak_live_unpadded_bytes(const BufferSet& set) {
   std::vector<Wide> delta;
-  return saturated(sweep(set, unpadded, -1, delta).highest);
+  return saturated(sweep(set, [](const LiveBuffer& b) { return Wide{b.unpadded}; }, -1, delta).highest);
 }
 
 }  // namespace tpuemu::hlo

@@ -124,6 +124,29 @@ std::string Shape::to_string() const {
   return out;
 }
 
+std::string Module::instruction_text(const Instruction& instruction) const {
+  constexpr std::size_t kLimit = 400;
+  const std::string_view s = std::string_view(text).substr(
+      instruction.text_begin, instruction.text_end - std::min(instruction.text_begin, instruction.text_end));
+  std::string out;
+  out.reserve(std::min(s.size(), kLimit + 3));
+  bool space = false;
+  for (const char ch : s) {
+    if (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r') {
+      space = !out.empty();
+      continue;
+    }
+    if (space) out += ' ';
+    space = false;
+    out += ch;
+    if (out.size() >= kLimit) {
+      out += "...";
+      break;
+    }
+  }
+  return out;
+}
+
 const TypedAttributes& Instruction::typed() const {
   static const TypedAttributes kNone;  // constant: every attribute absent
   return typed_attributes ? *typed_attributes : kNone;

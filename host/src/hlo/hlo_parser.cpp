@@ -287,9 +287,20 @@ bool is_unsigned_integer(PrimitiveType t) {
          t == PrimitiveType::U16 || t == PrimitiveType::U32 || t == PrimitiveType::U64;
 }
 
+// Layouts already read, by their text: equal texts share one Layout.
+using LayoutCache = std::unordered_map<std::string, std::shared_ptr<const Layout>>;
+
 struct ShapeReader {
   Cursor& c;
   int depth = 0;
+  LayoutCache* layouts = nullptr;  // none: every layout its own
+
+  std::shared_ptr<const Layout> shared(Layout l) {
+    if (layouts == nullptr) return std::make_shared<const Layout>(std::move(l));
+    auto [it, added] = layouts->try_emplace(l.text);
+    if (added) it->second = std::make_shared<const Layout>(std::move(l));
+    return it->second;
+  }
 
   Shape shape() {
     c.skip_ws();
@@ -360,7 +371,7 @@ struct ShapeReader {
     if (s.type == PrimitiveType::Token && !s.dims.empty()) c.fail(at, "malformed shape: token has no dimensions");
     // A layout follows the ']' directly: "f32[8] {" is a shape before a computation's body.
     std::optional<SourcePos> sized_at;
-    if (c.peek() == '{' && !c.at_end()) s.layout = layout(s, sized_at);
+    if (c.peek() == '{' && !c.at_end()) s.layout = shared(layout(s, sized_at));
     checked_bytes(s, c, at);
     // The module's own tiles, tail padding and element size are what the analysis counts: the
     // bytes they store must fit 64 bits too.
@@ -765,28 +776,6 @@ Metadata parse_metadata(std::string_view v) {
   return m;
 }
 
-// One line, whitespace runs collapsed, at most kTextLimit bytes: for reports.
-constexpr std::size_t kTextLimit = 400;
-std::string one_line(std::string_view s) {
-  std::string out;
-  out.reserve(std::min(s.size(), kTextLimit + 3));
-  bool space = false;
-  for (const char ch : s) {
-    if (is_space(ch)) {
-      space = !out.empty();
-      continue;
-    }
-    if (space) out += ' ';
-    space = false;
-    out += ch;
-    if (out.size() >= kTextLimit) {
-      out += "...";
-      break;
-    }
-  }
-  return out;
-}
-
 // A computation named by an attribute, resolved once every computation is known (XLA prints
 // callees first, hand-written text may not).
 struct CalleeRef {
@@ -808,6 +797,10 @@ class Parser {
   Module module() {
     Module m;
     m.source = source_;
+    // Instructions' texts are 32-bit ranges of it; the input limit (kHloInput) is far below.
+    if (c_.text.size() > UINT32_MAX)
+      throw Error(fmt::format("{}: {} bytes of HLO text: more than 4 GiB", source_, c_.text.size()));
+    m.text = std::string(c_.text);
     c_.skip_ws();
     if (c_.at_end()) c_.fail("empty file: expected 'HloModule'");
     const SourcePos at = c_.here();
@@ -943,7 +936,7 @@ class Parser {
       if (c_.peek() != '-' || c_.peek(1) != '>') c_.fail("expected '->' after the computation's parameters");
       c_.advance();
       c_.advance();
-      ShapeReader{c_}.shape();
+      ShapeReader{c_, 0, &layouts_}.shape();
     }
     c_.expect('{', fmt::format("opening computation '{}'", comp.name));
     std::unordered_map<std::string_view, std::size_t> defined;
@@ -1029,7 +1022,7 @@ class Parser {
     inst.name = std::string(name);
     name_offset_ = name_start;
     c_.expect('=', fmt::format("after instruction name '{}'", name));
-    inst.shape = ShapeReader{c_}.shape();
+    inst.shape = ShapeReader{c_, 0, &layouts_}.shape();
     c_.skip_ws();
     const SourcePos op_at = c_.here();
     const std::size_t op_start = c_.pos;
@@ -1087,7 +1080,8 @@ class Parser {
       inst.attributes.push_back(std::move(raw.attr));
     }
     detail::check_typed_attributes(inst, source_);
-    inst.text = one_line(c_.text.substr(start, c_.pos - start));
+    inst.text_begin = static_cast<std::uint32_t>(start);
+    inst.text_end = static_cast<std::uint32_t>(c_.pos);
     return inst;
   }
 
@@ -1100,7 +1094,7 @@ class Parser {
       while (k < c_.end && (is_alpha(c_.text[k]) || is_digit(c_.text[k]))) ++k;
       shaped = k < c_.end && c_.text[k] == '[' && type_from_name(c_.text.substr(c_.pos, k - c_.pos));
     }
-    if (shaped) ShapeReader{c_}.shape();
+    if (shaped) ShapeReader{c_, 0, &layouts_}.shape();
     c_.skip_ws();
     const SourcePos at = c_.here();
     const std::string_view name = c_.name();
@@ -1155,6 +1149,7 @@ class Parser {
   std::string source_;  // before c_, which points at it
   Cursor c_;
   std::size_t name_offset_ = 0;
+  LayoutCache layouts_;
   std::unordered_map<std::string, std::size_t> names_;
   std::vector<CalleeRef> callees_;
 };

@@ -54,7 +54,7 @@ class Describer {
     b.op_name = ins.metadata.op_name;
     if (!ins.metadata.source_file.empty())
       b.source = ins.metadata.source_file + ":" + std::to_string(ins.metadata.source_line);
-    b.instruction = shorten(ins.text);
+    b.instruction = shorten(module_.instruction_text(ins));
     b.computation = comp.name;
   }
 

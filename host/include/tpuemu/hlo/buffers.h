@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -48,7 +49,9 @@ struct PeakLive {
   std::uint64_t unpadded_at_peak = 0;  // the unpadded bytes of the buffers live at `position`
   std::uint64_t unpadded = 0;          // the most unpadded bytes live at once (at any position)
 };
-PeakLive peak_live(const BufferSet& set);
+// `counted`: only the buffers it accepts are summed (empty: all of them).
+using BufferFilter = std::function<bool(const LiveBuffer&)>;
+PeakLive peak_live(const BufferSet& set, const BufferFilter& counted = {});
 // One figure of peak_live, for callers that need no other (one sweep instead of two).
 std::uint64_t peak_live_bytes(const BufferSet& set);
 std::uint64_t peak_live_unpadded_bytes(const BufferSet& set);

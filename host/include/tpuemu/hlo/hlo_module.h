@@ -93,7 +93,9 @@ struct Shape {
   PrimitiveType type = PrimitiveType::Tuple;
   std::vector<std::int64_t> dims;       // array shapes; a bounded dynamic dim <=N holds N
   std::vector<bool> dynamic;            // per dim: written <=N or ?
-  std::optional<Layout> layout;
+  // Shared and immutable: the reader gives every shape written with the same layout text one
+  // Layout (a module of millions of instructions has a handful of distinct layouts).
+  std::shared_ptr<const Layout> layout;
   std::vector<Shape> elements;          // tuple shapes
 
   bool is_tuple() const { return type == PrimitiveType::Tuple; }
@@ -142,7 +144,8 @@ struct Instruction {
   TypedAttributes& typed_for_writing();  // for the reader: the set, created when null
   bool is_root = false;
   SourcePos pos;
-  std::string text;  // the instruction's text on one line, for reports (may be shortened)
+  // Where the instruction's text is in Module::text (Module::instruction_text puts it on one line).
+  std::uint32_t text_begin = 0, text_end = 0;
 
   const Attribute* attribute(std::string_view name) const;
 };
@@ -175,10 +178,14 @@ struct Module {
   std::vector<Attribute> attributes;    // every header attribute, verbatim
   std::vector<Computation> computations;  // in textual order; callees may come before or after
   std::size_t entry = 0;
+  std::string text;  // the module's text as read: instructions' texts are ranges of it
 
   const Computation& entry_computation() const { return computations[entry]; }
   std::optional<std::size_t> find_computation(std::string_view name) const;
   std::size_t instruction_count() const;
+  // An instruction's text on one line (whitespace collapsed, comments kept), at most 400 bytes
+  // and "..." beyond: what reports show of it.
+  std::string instruction_text(const Instruction& instruction) const;
 };
 
 }  // namespace tpuemu::hlo
