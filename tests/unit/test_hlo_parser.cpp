@@ -100,7 +100,7 @@ TEST(HloParser, NamesWithoutPercentConstantsBroadcastsBitcast) {
   EXPECT_EQ(e.name, "main");
   const Instruction& zero = find(e, "zero");
   EXPECT_EQ(zero.opcode, Opcode::Constant);
-  EXPECT_EQ(zero.literal, "0");
+  EXPECT_EQ(m.literal(zero), "0");
   EXPECT_TRUE(zero.operands.empty());
   const Instruction& bias = find(e, "bias");
   ASSERT_NE(bias.attribute("dimensions"), nullptr);
@@ -200,6 +200,11 @@ TEST(HloParser, TiledLayoutsMemorySpacesDynamicDims) {
   EXPECT_EQ(dyn.dims, (std::vector<std::int64_t>{8, -1}));
   EXPECT_EQ(dyn.dynamic, (std::vector<bool>{true, true}));
   EXPECT_EQ(dyn.to_string(), "f32[<=8,?]{1,0}");
+  // Only dims up to the last dynamic one are flagged: a static shape carries no flags at all.
+  EXPECT_EQ(parse_shape("f32[<=8,4]", "t").dynamic, (std::vector<bool>{true}));
+  EXPECT_EQ(parse_shape("f32[8,<=4]", "t").dynamic, (std::vector<bool>{false, true}));
+  EXPECT_TRUE(parse_shape("f32[8,4]", "t").dynamic.empty());
+  EXPECT_EQ(parse_shape("f32[<=8,4]", "t").to_string(), "f32[<=8,4]");
   EXPECT_EQ(dyn.element_count(), 0u);
   EXPECT_EQ(find(e, "dyn").attribute("custom_call_target")->value, "\"PadToStatic\"");
 }
@@ -228,11 +233,11 @@ TEST(HloParser, HeaderAttributesAliasesAndDonation) {
   EXPECT_EQ(m.attributes[0].value, "{ {0}: (0, {}, may-alias), {1}: (1, {}, may-alias) }");
   EXPECT_FALSE(m.is_scheduled);
   const Instruction& grad = find(m.entry_computation(), "grad");
-  EXPECT_EQ(grad.metadata.op_name, "jit(train_step)/jit(main)/transpose(jvp(dot_general))");
-  EXPECT_EQ(grad.metadata.source_file, "train.py");
-  EXPECT_EQ(grad.metadata.source_line, 21);
+  EXPECT_EQ(m.metadata_of(grad).op_name, "jit(train_step)/jit(main)/transpose(jvp(dot_general))");
+  EXPECT_EQ(m.metadata_of(grad).source_file, "train.py");
+  EXPECT_EQ(m.metadata_of(grad).source_line, 21);
   EXPECT_EQ(grad.attribute("lhs_contracting_dims")->value, "{0}");
-  EXPECT_EQ(find(m.entry_computation(), "decay").literal, "0.9");
+  EXPECT_EQ(m.literal(find(m.entry_computation(), "decay")), "0.9");
 }
 
 TEST(HloParser, MultiLineInstructionsCommentsUnknownAttributesKept) {
@@ -252,9 +257,9 @@ TEST(HloParser, MultiLineInstructionsCommentsUnknownAttributesKept) {
   const Instruction& y = e.instructions[1];
   EXPECT_EQ(y.opcode, Opcode::Sine);
   EXPECT_EQ(y.operands, (std::vector<std::size_t>{0}));
-  EXPECT_EQ(y.metadata.op_name, "jit(g)/jit(main)/sin");
-  EXPECT_EQ(y.metadata.source_file, "/tmp/g.py");
-  EXPECT_EQ(y.metadata.source_line, 4);
+  EXPECT_EQ(m.metadata_of(y).op_name, "jit(g)/jit(main)/sin");
+  EXPECT_EQ(m.metadata_of(y).source_file, "/tmp/g.py");
+  EXPECT_EQ(m.metadata_of(y).source_line, 4);
   EXPECT_EQ(y.attribute("frontend_attributes")->value, R"({_xla_stream_annotation="1",_scheduling_group_id="0"})");
   // Reports get one line, whitespace collapsed.
   EXPECT_EQ(m.instruction_text(y).find('\n'), std::string::npos);

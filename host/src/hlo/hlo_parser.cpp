@@ -8,6 +8,7 @@
 #include "tpuemu/hlo/hlo_parser.h"
 
 #include <algorithm>
+#include <tuple>
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
@@ -357,7 +358,10 @@ struct ShapeReader {
           dim = c.integer("a dimension");
         }
         s.dims.push_back(dim);
-        s.dynamic.push_back(dynamic);
+        if (dynamic) {
+          s.dynamic.resize(s.dims.size(), false);
+          s.dynamic.back() = true;
+        }
         c.skip_ws();
         if (c.at_end()) c.truncated("']' closing the shape");
         if (c.peek() == ']') {
@@ -845,6 +849,7 @@ class Parser {
       if (ref.role == CalleeRef::TrueBranch) inst.branches.insert(inst.branches.begin(), callee);
       if (ref.role == CalleeRef::FalseBranch) inst.branches.push_back(callee);
     }
+    m.metadata = std::move(metadata_);
     return m;
   }
 
@@ -940,7 +945,10 @@ class Parser {
     }
     c_.expect('{', fmt::format("opening computation '{}'", comp.name));
     std::unordered_map<std::string_view, std::size_t> defined;
-    std::vector<std::vector<std::pair<std::string_view, SourcePos>>> operand_names;
+    // Operands are resolved as each instruction is read (a valid module defines them first); a
+    // name not yet defined waits in `unresolved` for the error that names it.
+    std::vector<std::pair<std::string_view, SourcePos>> operand_names;
+    std::vector<std::tuple<std::string_view, SourcePos, std::size_t>> unresolved;
     std::optional<std::size_t> root;
     // One instruction a line, as XLA prints them, up to the first '}' opening a line: reserved
     // once, the instructions are never moved by growth (a vector grown by doubling would hold up
@@ -949,7 +957,6 @@ class Parser {
     const auto lines = static_cast<std::size_t>(
         std::count(c_.text.begin() + static_cast<std::ptrdiff_t>(c_.pos), c_.text.begin() + static_cast<std::ptrdiff_t>(body_end), '\n'));
     comp.instructions.reserve(lines + 1);
-    operand_names.reserve(lines + 1);
     while (true) {
       c_.skip_ws();
       if (c_.at_end()) c_.truncated(fmt::format("'}}' closing computation '{}'", comp.name));
@@ -958,9 +965,18 @@ class Parser {
         break;
       }
       const std::size_t i = comp.instructions.size();
-      operand_names.emplace_back();
-      comp.instructions.push_back(instruction(index, i, operand_names.back()));
-      const Instruction& inst = comp.instructions.back();
+      operand_names.clear();
+      comp.instructions.push_back(instruction(index, i, operand_names));
+      Instruction& inst = comp.instructions.back();
+      inst.operands.reserve(operand_names.size());
+      for (const auto& [name, at] : operand_names) {
+        const auto found = defined.find(name);
+        if (found == defined.end()) {
+          unresolved.emplace_back(name, at, i);
+          continue;
+        }
+        inst.operands.push_back(found->second);
+      }
       std::string_view key = c_.text.substr(name_offset_, inst.name.size());
       if (const auto [it, fresh] = defined.emplace(key, i); !fresh)
         c_.fail(inst.pos, fmt::format("duplicate name '{}' (first defined at line {})", inst.name,
@@ -975,17 +991,15 @@ class Parser {
     if (c_.eat(',')) (void)attribute();
     comp.root = root.value_or(comp.instructions.size() - 1);
     comp.instructions[comp.root].is_root = true;
+    for (const auto& [name, at, i] : unresolved) {
+      const auto found = defined.find(name);
+      if (found == defined.end())
+        c_.fail(at, fmt::format("undefined operand '{}' in computation '{}'", name, comp.name));
+      c_.fail(at, fmt::format("'{}' is used before its definition (line {})", name,
+                              comp.instructions[found->second].pos.line));
+    }
     for (std::size_t i = 0; i < comp.instructions.size(); ++i) {
       Instruction& inst = comp.instructions[i];
-      for (const auto& [name, at] : operand_names[i]) {
-        const auto found = defined.find(name);
-        if (found == defined.end())
-          c_.fail(at, fmt::format("undefined operand '{}' in computation '{}'", name, comp.name));
-        if (found->second >= i)
-          c_.fail(at, fmt::format("'{}' is used before its definition (line {})", name,
-                                  comp.instructions[found->second].pos.line));
-        inst.operands.push_back(found->second);
-      }
       if (inst.opcode == Opcode::Parameter) {
         const auto n = static_cast<std::size_t>(inst.parameter_number);
         if (n >= comp.instructions.size())
@@ -1062,7 +1076,8 @@ class Parser {
       }
       std::string_view literal = c_.text.substr(lit, c_.pos - lit);
       while (!literal.empty() && is_space(literal.back())) literal.remove_suffix(1);
-      inst.literal = std::string(literal);
+      inst.literal_begin = static_cast<std::uint32_t>(lit);
+      inst.literal_end = static_cast<std::uint32_t>(lit + literal.size());
       c_.expect(')', "closing constant(");
     } else if (!c_.eat(')')) {
       do {
@@ -1122,7 +1137,9 @@ class Parser {
       if (list) c.expect('}', fmt::format("closing {}", a.name));
     };
     if (a.name == "metadata") {
-      inst.metadata = parse_metadata(a.value);
+      if (metadata_.size() == UINT32_MAX) c_.fail(a.pos, "more than 2^32 - 1 metadata attributes");
+      inst.metadata = static_cast<std::uint32_t>(metadata_.size());
+      metadata_.push_back(parse_metadata(a.value));
     } else if (a.name == "index" && inst.opcode == Opcode::GetTupleElement) {
       Cursor c = raw.at;
       inst.tuple_index = c.integer("a tuple index");
@@ -1150,6 +1167,7 @@ class Parser {
   Cursor c_;
   std::size_t name_offset_ = 0;
   LayoutCache layouts_;
+  std::vector<Metadata> metadata_{Metadata{}};  // Module::metadata, filled while reading
   std::unordered_map<std::string, std::size_t> names_;
   std::vector<CalleeRef> callees_;
 };

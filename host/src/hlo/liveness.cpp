@@ -51,9 +51,9 @@ class Describer {
       b.memory_space = shape->layout ? shape->layout->memory_space : 0;
     }
     for (ValueId c = v; flow_.value(c).copy_of != kNoValue; c = flow_.value(c).copy_of) b.name += " (copy)";
-    b.op_name = ins.metadata.op_name;
-    if (!ins.metadata.source_file.empty())
-      b.source = ins.metadata.source_file + ":" + std::to_string(ins.metadata.source_line);
+    const Metadata& metadata = module_.metadata_of(ins);
+    b.op_name = metadata.op_name;
+    if (!metadata.source_file.empty()) b.source = metadata.source_file + ":" + std::to_string(metadata.source_line);
     b.instruction = shorten(module_.instruction_text(ins));
     b.computation = comp.name;
   }

@@ -437,7 +437,7 @@ class Translator {
       case Opcode::Parameter: return Value{.kind = Kind::Weights, .source = i};
       case Opcode::Constant:
         if (x.shape.is_array() && x.shape.dims.empty())
-          return Value{.kind = literal_is_zero(x.literal) ? Kind::Zero : Kind::Scalar, .source = i};
+          return Value{.kind = literal_is_zero(module_.literal(x)) ? Kind::Zero : Kind::Scalar, .source = i};
         return Value{.kind = Kind::Weights, .source = i};
       case Opcode::Dot: return dense(i);
       case Opcode::Convolution: return convolution(i);

@@ -92,7 +92,7 @@ struct Layout {
 struct Shape {
   PrimitiveType type = PrimitiveType::Tuple;
   std::vector<std::int64_t> dims;       // array shapes; a bounded dynamic dim <=N holds N
-  std::vector<bool> dynamic;            // per dim: written <=N or ?
+  std::vector<bool> dynamic;            // per dim: written <=N or ?; dims past its end are static
   // Shared and immutable: the reader gives every shape written with the same layout text one
   // Layout (a module of millions of instructions has a handful of distinct layouts).
   std::shared_ptr<const Layout> layout;
@@ -132,10 +132,11 @@ struct Instruction {
   std::optional<std::size_t> condition, body;  // while
   std::vector<std::size_t> branches;           // conditional
   std::vector<Attribute> attributes;           // every attribute, including the ones above
-  Metadata metadata;
+  std::uint32_t metadata = 0;  // its metadata={...}: an index into Module::metadata; 0: none
   std::int64_t parameter_number = -1;  // parameter(N)
   std::int64_t tuple_index = -1;       // get-tuple-element's index=N
-  std::string literal;                 // constant(...)'s text, verbatim
+  // constant(...)'s text, verbatim: a range of Module::text (Module::literal).
+  std::uint32_t literal_begin = 0, literal_end = 0;
   // The typed attributes (hlo_attributes.h), read once with the module; each also stays in
   // `attributes` as written. Held apart, null when there are none (most instructions have none):
   // a module may have millions of instructions, and each should stay small.
@@ -179,6 +180,8 @@ struct Module {
   std::vector<Computation> computations;  // in textual order; callees may come before or after
   std::size_t entry = 0;
   std::string text;  // the module's text as read: instructions' texts are ranges of it
+  // Every instruction's metadata; the first, empty, is an instruction's without metadata.
+  std::vector<Metadata> metadata{Metadata{}};
 
   const Computation& entry_computation() const { return computations[entry]; }
   std::optional<std::size_t> find_computation(std::string_view name) const;
@@ -186,6 +189,10 @@ struct Module {
   // An instruction's text on one line (whitespace collapsed, comments kept), at most 400 bytes
   // and "..." beyond: what reports show of it.
   std::string instruction_text(const Instruction& instruction) const;
+  const Metadata& metadata_of(const Instruction& instruction) const { return metadata[instruction.metadata]; }
+  std::string_view literal(const Instruction& instruction) const {
+    return std::string_view(text).substr(instruction.literal_begin, instruction.literal_end - instruction.literal_begin);
+  }
 };
 
 }  // namespace tpuemu::hlo
