@@ -276,6 +276,48 @@ ENTRY main {
   EXPECT_EQ(outputs, 1u);
 }
 
+TEST(HloLiveness, DescriptionsAreMadeFromTheModuleWhenAsked) {
+  const Module m = parse(R"(HloModule t
+ENTRY main {
+  p = bf16[16,256]{1,0} parameter(0)
+  c = f32[8,128]{1,0} constant({...})
+  n = f32[8,128]{1,0} negate(c), metadata={op_name="jit(f)/neg" source_file="f.py" source_line=7}
+  pair = (f32[8,128]{1,0}, s32[4]{0}) custom-call(n), custom_call_target="x"
+  g = f32[8,128]{1,0} get-tuple-element(pair), index=0
+  ROOT out = (f32[8,128]{1,0}, bf16[16,256]{1,0}) tuple(g, p)
+})");
+  const BufferSet set = live_buffers(m, text_schedule(m), {});
+  const LiveBuffer* n = find_buffer(set, "n");
+  ASSERT_TRUE(n);
+  const BufferDescription d = set.describe(*n);
+  EXPECT_EQ(d.shape, "f32[8,128]{1,0:T(8,128)}");
+  EXPECT_EQ(d.op_name, "jit(f)/neg");
+  EXPECT_EQ(d.source, "f.py:7");
+  EXPECT_EQ(d.computation, "main");
+  EXPECT_NE(d.instruction.find("negate("), std::string::npos) << d.instruction;
+  // A tuple element: the leaf's shape, the instruction's text; the index table: the tuple's shape.
+  const LiveBuffer* element = find_buffer(set, "pair{1}");
+  ASSERT_TRUE(element);
+  EXPECT_EQ(element->origin.leaf, 1);
+  EXPECT_EQ(set.describe(*element).shape, "s32[4]{0:T(256)}");
+  EXPECT_TRUE(set.describe(*element).op_name.empty());
+  EXPECT_NE(set.describe(*element).instruction.find("custom-call(n)"), std::string::npos);
+  const LiveBuffer* table = find_buffer(set, "pair (index table)");
+  ASSERT_TRUE(table);
+  EXPECT_EQ(table->origin.leaf, BufferOrigin::kIndexTableLeaf);
+  EXPECT_EQ(set.describe(*table).shape, "(f32[8,128]{1,0}, s32[4]{0})");
+  // A copy keeps its value's origin and counts the copies: p returned as is is copied out.
+  const LiveBuffer* copied = find_buffer(set, "p (copy)");
+  ASSERT_TRUE(copied);
+  EXPECT_EQ(copied->origin.copies, 1u);
+  EXPECT_EQ(set.describe(*copied).shape, "bf16[16,256]{1,0:T(16,128)(2,1)}");
+  EXPECT_EQ(find_buffer(set, "p")->origin.copies, 0u);
+  // A set made by hand, or a buffer copied out of its set, has no description.
+  const BufferSet hand{.buffers = {LiveBuffer{.name = "x", .bytes = 8}}, .positions = 1};
+  EXPECT_TRUE(hand.describe(hand.buffers[0]).shape.empty());
+  EXPECT_EQ(hand.buffers[0].origin.computation, BufferOrigin::kNone);
+}
+
 TEST(HloLiveness, BadSchedulesAndRecursionAreErrors) {
   const Module m = parse(R"(HloModule s
 ENTRY main {

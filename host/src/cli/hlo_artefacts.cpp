@@ -22,9 +22,9 @@ bool placed(const hlo::Placement& p, const hlo::BufferSet& set) {
 // The model part a buffer belongs to, for the map's colours: its op_name path without the leading
 // jit(...) wrappers and without the operation itself ("jit(f)/jit(main)/attn/softmax/exp" ->
 // "attn/softmax"). Arguments are one group; an op at the top level is "(top level)".
-std::string model_part(const hlo::LiveBuffer& b) {
+std::string model_part(const hlo::LiveBuffer& b, const hlo::BufferDescription& d) {
   if (b.kind == hlo::BufferKind::Parameter) return "arguments";
-  std::vector<std::string> parts = op_name_frames(b.op_name);  // leaf first
+  std::vector<std::string> parts = op_name_frames(d.op_name);  // leaf first
   if (!parts.empty()) parts.erase(parts.begin());
   std::reverse(parts.begin(), parts.end());
   std::size_t first = 0;
@@ -38,15 +38,16 @@ std::string expansion(const hlo::LiveBuffer& b) {
   return b.unpadded == 0 ? "-" : fmt::format("{:.1f}x", static_cast<double>(b.bytes) / static_cast<double>(b.unpadded));
 }
 
-std::string detail(const hlo::LiveBuffer& b) {
+std::string detail(const hlo::LiveBuffer& b, const hlo::BufferDescription& description) {
   std::string d;
-  if (!b.op_name.empty()) d += fmt::format("op_name {}\n", b.op_name);
-  if (!b.source.empty()) d += fmt::format("source {}\n", b.source);
-  d += fmt::format("shape {}\n", b.shape);
+  if (!description.op_name.empty()) d += fmt::format("op_name {}\n", description.op_name);
+  if (!description.source.empty()) d += fmt::format("source {}\n", description.source);
+  d += fmt::format("shape {}\n", description.shape);
   d += fmt::format("{} padded, {} unpadded: padding {} ({} expansion)\n", alloc::format_bytes(b.bytes),
                    alloc::format_bytes(b.unpadded), alloc::format_bytes(b.bytes - std::min(b.bytes, b.unpadded)),
                    expansion(b));
-  d += fmt::format("{}, live at positions {} - {}\n{}", hlo::buffer_kind_name(b.kind), b.start, b.end, b.instruction);
+  d += fmt::format("{}, live at positions {} - {}\n{}", hlo::buffer_kind_name(b.kind), b.start, b.end,
+                   description.instruction);
   return d;
 }
 
@@ -64,17 +65,18 @@ profile::MemoryMap memory_map(const hlo::Analysis& a) {
     if (placed(p, set)) {
       for (std::size_t i = 0; i < set.buffers.size(); ++i) {
         const hlo::LiveBuffer& b = set.buffers[i];
+        const hlo::BufferDescription d = set.describe(b);
         profile::MapBuffer m;
         m.id = fmt::format("b{}", i);
         m.name = b.name;
-        m.layer = model_part(b);
+        m.layer = model_part(b, d);
         m.kind = std::string(hlo::buffer_kind_name(b.kind));
         m.offset = p.offsets[i];
         m.size = b.bytes;
         // A position is one instruction: the rectangle covers its last one too.
         m.start = static_cast<std::uint64_t>(b.start);
         m.end = static_cast<std::uint64_t>(b.end) + 1;
-        m.detail = detail(b);
+        m.detail = detail(b, d);
         s.buffers.push_back(std::move(m));
       }
     } else {
@@ -172,6 +174,7 @@ profile::SortableTable peak_table(const hlo::BufferSet& set, std::int64_t peak, 
   std::size_t rank = 0;
   for (const std::int64_t index : at_peak) {
     const hlo::LiveBuffer& b = set.buffers[static_cast<std::size_t>(index)];
+    const hlo::BufferDescription d = set.describe(b);
     const std::uint64_t padding = b.bytes - std::min(b.bytes, b.unpadded);
     const double factor = b.unpadded == 0 ? 0 : static_cast<double>(b.bytes) / static_cast<double>(b.unpadded);
     auto bytes = [](std::uint64_t n) {
@@ -183,9 +186,9 @@ profile::SortableTable peak_table(const hlo::BufferSet& set, std::int64_t peak, 
                       bytes(b.unpadded),
                       bytes(padding),
                       {expansion(b), factor},
-                      {b.shape, std::nullopt},
-                      {b.op_name, std::nullopt},
-                      {b.source, std::nullopt},
+                      {d.shape, std::nullopt},
+                      {d.op_name, std::nullopt},
+                      {d.source, std::nullopt},
                       {std::string(hlo::buffer_kind_name(b.kind)), std::nullopt},
                       {fmt::format("{} - {}", b.start, b.end), static_cast<double>(b.end - b.start + 1)}});
   }
@@ -198,15 +201,16 @@ std::string peak_profile(const hlo::Analysis& a, std::int64_t peak, const std::v
   std::uint64_t total = 0;
   for (const std::int64_t index : at_peak) {
     const hlo::LiveBuffer& b = set.buffers[static_cast<std::size_t>(index)];
+    const hlo::BufferDescription d = set.describe(b);
     profile::StackSample s;
     // The buffer's instruction is the leaf, under its op_name path; no op_name: the computation.
-    s.frames = op_name_frames(b.op_name);
-    if (s.frames.empty()) s.frames = {b.computation.empty() ? a.module : b.computation};
+    s.frames = op_name_frames(d.op_name);
+    if (s.frames.empty()) s.frames = {d.computation.empty() ? a.module : d.computation};
     s.frames.insert(s.frames.begin(), b.name);
     s.bytes = b.bytes;
     s.labels = {{"space", "hbm"}, {"buffer", b.name}, {"kind", std::string(hlo::buffer_kind_name(b.kind))},
-                {"shape", b.shape}, {"op_name", b.op_name}};
-    if (!b.source.empty()) s.labels.emplace_back("source", b.source);
+                {"shape", d.shape}, {"op_name", d.op_name}};
+    if (!d.source.empty()) s.labels.emplace_back("source", d.source);
     s.numbers = {{"unpadded", static_cast<std::int64_t>(b.unpadded), "bytes"},
                  {"padding", static_cast<std::int64_t>(b.bytes - std::min(b.bytes, b.unpadded)), "bytes"},
                  {"start", b.start, "positions"},

@@ -78,11 +78,20 @@ Analysis analyze(const Module& module, const AnalysisOptions& options) {
   PlacementOptions unbounded = placement;
   unbounded.capacity.reset();
   // VMEM (S(1)) is its own heap: its buffers leave the HBM set the policies place.
-  BufferSet hbm;
-  hbm.positions = a.vmem.positions = a.schedule.buffers.positions;
-  hbm.buffers.reserve(a.schedule.buffers.buffers.size());
-  for (LiveBuffer& b : a.schedule.buffers.buffers) (b.memory_space == 1 ? a.vmem : hbm).buffers.push_back(std::move(b));
-  a.schedule.buffers = std::move(hbm);
+  // In place, in order: a module of millions of buffers has no room for a second copy of them.
+  std::vector<LiveBuffer>& buffers = a.schedule.buffers.buffers;
+  a.vmem.positions = a.schedule.buffers.positions;
+  a.vmem.describer = a.schedule.buffers.describer;
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < buffers.size(); ++i) {
+    if (buffers[i].memory_space == 1) {
+      a.vmem.buffers.push_back(std::move(buffers[i]));
+      continue;
+    }
+    if (kept != i) buffers[kept] = std::move(buffers[i]);
+    ++kept;
+  }
+  buffers.erase(buffers.begin() + static_cast<std::ptrdiff_t>(kept), buffers.end());
   a.vmem_capacity = options.vmem_capacity;
   if (!a.vmem.buffers.empty()) a.vmem_xla = place("xla", a.vmem, unbounded);
   a.xla = place("xla", a.schedule.buffers, unbounded);
@@ -141,13 +150,14 @@ std::string largest_allocations(const BufferSet& set, std::string_view space, st
   std::string s = fmt::format("\nLargest program allocations in {}:\n", space);
   for (std::size_t i = 0; i < order.size(); ++i) {
     const LiveBuffer& b = *order[i];
+    const BufferDescription d = set.describe(b);
     s += fmt::format("\n  {}. Size: {}\n", i + 1, format_bytes(b.bytes));
-    if (!b.op_name.empty()) s += fmt::format("     Operator: op_name=\"{}\"{}\n", b.op_name, b.source.empty() ? "" : " source=" + b.source);
-    s += fmt::format("     Shape: {}\n", b.shape);
+    if (!d.op_name.empty()) s += fmt::format("     Operator: op_name=\"{}\"{}\n", d.op_name, d.source.empty() ? "" : " source=" + d.source);
+    s += fmt::format("     Shape: {}\n", d.shape);
     s += fmt::format("     Unpadded size: {}\n", format_bytes(b.unpadded));
     if (b.bytes > b.unpadded && b.unpadded > 0)
       s += fmt::format("     Extra memory due to padding: {} ({:.1f}x expansion)\n", format_bytes(b.bytes - b.unpadded), expansion(b));
-    s += fmt::format("     XLA label: {}\n", b.instruction);
+    s += fmt::format("     XLA label: {}\n", d.instruction);
     s += fmt::format("     Allocation type: {}\n", buffer_kind_name(b.kind));
   }
   return s;

@@ -105,7 +105,14 @@ struct HloArgs {
   bool tiled = true;
 };
 
-hlo::Analysis analyze_hlo_unlocked(const HloArgs& a, const StopToken& stop) {
+// The analysis with its module, which must outlive it: the buffers' descriptions are read from the
+// module when asked (BufferSet::describe).
+struct AnalysedHlo {
+  std::unique_ptr<const hlo::Module> module;
+  hlo::Analysis analysis;
+};
+
+AnalysedHlo analyze_hlo_unlocked(const HloArgs& a, const StopToken& stop) {
   hlo::AnalysisOptions options;
   options.stop = stop;
   options.schedule = a.schedule;
@@ -115,8 +122,11 @@ hlo::Analysis analyze_hlo_unlocked(const HloArgs& a, const StopToken& stop) {
   options.sizes.lanes = preset.dim;
   options.vmem_capacity = preset.vmem_bytes();
   options.hbm_capacity = a.hbm_capacity;
-  const hlo::Module module = a.path.empty() ? hlo::parse_hlo(a.text, "<text>") : hlo::read_hlo_file(a.path);
-  return hlo::analyze(module, options);
+  AnalysedHlo out;
+  out.module = std::make_unique<const hlo::Module>(a.path.empty() ? hlo::parse_hlo(a.text, "<text>")
+                                                                  : hlo::read_hlo_file(a.path));
+  out.analysis = hlo::analyze(*out.module, options);
+  return out;
 }
 
 // Where each policy put the schedule's HBM buffers, for plots: the buffers as columns (numpy
@@ -136,7 +146,7 @@ py::dict placements_dict(const hlo::Analysis& a) {
     end.mutable_at(i) = b.end;
     names.append(b.name);
     kinds.append(std::string(hlo::buffer_kind_name(b.kind)));
-    op_names.append(b.op_name);
+    op_names.append(set.describe(b).op_name);
   }
   py::dict buffers;
   buffers["name"] = names;
@@ -159,23 +169,24 @@ py::dict placements_dict(const hlo::Analysis& a) {
 }
 
 std::tuple<std::string, std::optional<std::string>, py::object> analyze_hlo(const HloArgs& a, bool placements) {
-  std::optional<hlo::Analysis> analysis;
+  std::optional<AnalysedHlo> analysed;
   std::string report;
   std::optional<std::string> failure;
   SignalStop signals;
   try {
     py::gil_scoped_release unlocked;
-    analysis = analyze_hlo_unlocked(a, signals.token());
-    if (analysis->out_of_memory()) {
-      const std::string oom = hlo::out_of_memory_report(*analysis);
-      failure = fmt::format("{}: {}", analysis->source, oom.substr(0, oom.find('\n')));
+    analysed = analyze_hlo_unlocked(a, signals.token());
+    const hlo::Analysis& analysis = analysed->analysis;
+    if (analysis.out_of_memory()) {
+      const std::string oom = hlo::out_of_memory_report(analysis);
+      failure = fmt::format("{}: {}", analysis.source, oom.substr(0, oom.find('\n')));
     }
-    report = hlo::analysis_to_json(*analysis).dump();
+    report = hlo::analysis_to_json(analysis).dump();
   } catch (const Interrupted&) {
     signals.raise_if_signalled();
     throw;
   }
-  return {report, failure, placements ? py::object(placements_dict(*analysis)) : py::object(py::none())};
+  return {report, failure, placements ? py::object(placements_dict(analysed->analysis)) : py::object(py::none())};
 }
 
 // The planner's result: every figure of PlanResult, the offsets in input order.

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,19 +15,38 @@ namespace tpuemu::hlo {
 enum class BufferKind { Temp, Parameter, Output, Constant };
 std::string_view buffer_kind_name(BufferKind kind);  // "HLO temp", "parameter", "output", "constant"
 
+// Where a buffer's source defined it, for its description: the value that names it (its
+// earliest), as indices into the source's own tables (for live_buffers(): Module::computations,
+// Computation::instructions, the depth-first array leaf or kIndexTableLeaf, and how many copies
+// of that value it is). Plain numbers: a buffer stays small, and copies of it carry them along.
+struct BufferOrigin {
+  static constexpr std::uint32_t kNone = 0xffffffffu;
+  static constexpr std::int32_t kIndexTableLeaf = -1;
+  std::uint32_t computation = kNone;  // kNone: a buffer made without a source
+  std::uint32_t instruction = 0;
+  std::int32_t leaf = 0;
+  std::uint32_t copies = 0;
+};
+
 // One logical buffer: live over schedule positions [start, end] (both inclusive; a position is
-// one instruction of the flattened schedule).
+// one instruction of the flattened schedule). What a user recognises it by beyond its name is made
+// on demand by its set (BufferSet::describe): a module of millions of instructions has millions
+// of buffers, and their descriptions, kept, would outweigh the module.
 struct LiveBuffer {
   std::string name;            // the defining instruction, with the tuple index for elements: "p.1{1}"
   std::uint64_t bytes = 0;     // as stored: padded to the layout's tiles
   std::uint64_t unpadded = 0;  // the shape's bytes without padding
   std::int64_t start = 0;
   std::int64_t end = 0;
-  BufferKind kind = BufferKind::Temp;
   std::int64_t memory_space = 0;  // the layout's S(n): 0 is HBM, 1 the TPU's VMEM
+  BufferOrigin origin;
+  BufferKind kind = BufferKind::Temp;
   bool whole_program = false;  // live from the first to the last position (ENTRY parameters, ...)
   bool shares_argument = false;  // an output that is a donated argument's buffer (input_output_alias)
-  // For reports: what a user recognises the buffer by.
+};
+
+// For reports: what a user recognises a buffer by.
+struct BufferDescription {
   std::string shape;        // with its tiled layout: "bf16[512,1024]{1,0:T(8,128)(2,1)}"
   std::string op_name;      // metadata op_name
   std::string source;       // "file.py:12", or empty
@@ -34,10 +54,25 @@ struct LiveBuffer {
   std::string computation;  // the computation that defines it
 };
 
+// Makes descriptions from a buffer's origin. live_buffers() gives its sets one that reads the
+// Module: the module must outlive every describe() call on the set (the set's numbers do not
+// need it).
+class BufferDescriber {
+ public:
+  virtual ~BufferDescriber() = default;
+  virtual BufferDescription describe(const LiveBuffer& buffer) const = 0;
+};
+
 // The buffers of one schedule and its length (positions 0 .. positions-1).
 struct BufferSet {
   std::vector<LiveBuffer> buffers;
   std::int64_t positions = 0;
+  std::shared_ptr<const BufferDescriber> describer;  // null: every description empty
+
+  // `buffer`'s description (one of `buffers`, or a copy of one).
+  BufferDescription describe(const LiveBuffer& buffer) const {
+    return describer ? describer->describe(buffer) : BufferDescription{};
+  }
 };
 
 // The most bytes live at once, from one sweep over the positions (the only one: every report and
