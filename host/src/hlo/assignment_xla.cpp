@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "heap_simulator.h"
 #include "placement_detail.h"
 #include "tpuemu/hlo/placement.h"
 
@@ -51,23 +52,21 @@ Placement assign_xla(const BufferSet& set, const PlacementOptions& options) {
       top += b.bytes;
     }
   }
-  BufferSet temporaries;
-  temporaries.positions = set.positions;
-  std::vector<std::size_t> index;  // each temporary's index in `set`
-  for (std::size_t i = 0; i < set.buffers.size(); ++i) {
-    if (own_allocation(set.buffers[i]) != Own::None) continue;
-    temporaries.buffers.push_back(set.buffers[i]);
-    index.push_back(i);
+  {
+    // The temporaries, simulated where they are: a module of millions of buffers has no room for
+    // a second set of them.
+    const std::vector<std::uint32_t> temporaries =
+        detail::heap_members(set, [](const LiveBuffer& b) { return own_allocation(b) == Own::None; });
+    const detail::HeapSimulation block = detail::simulate_heap(set, temporaries, alignment, options.stop);
+    const std::uint64_t base = block.heap == 0 ? top : align_up(top, alignment);
+    for (std::size_t k = 0; k < temporaries.size(); ++k) {
+      if (set.buffers[temporaries[k]].bytes != 0) p.offsets[temporaries[k]] = base + block.offsets[k];
+    }
+    p.temporaries_block_bytes = block.heap;
+    p.heap_bytes = base + block.heap;
+    p.detail = fmt::format("arguments, constants, outputs {} bytes + temporaries' block {} bytes ({})", top,
+                           block.heap, block.detail);
   }
-  const Placement block = place_xla(temporaries, options);
-  const std::uint64_t base = block.heap_bytes == 0 ? top : align_up(top, alignment);
-  for (std::size_t k = 0; k < index.size(); ++k) {
-    if (temporaries.buffers[k].bytes != 0) p.offsets[index[k]] = base + block.offsets[k];
-  }
-  p.temporaries_block_bytes = block.heap_bytes;
-  p.heap_bytes = base + block.heap_bytes;
-  p.detail = fmt::format("arguments, constants, outputs {} bytes + temporaries' block {} bytes ({})", top,
-                         block.heap_bytes, block.detail);
   detail::fill_metrics(set, p);
   return p;
 }
