@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Offline memory planner (docs/allocation.md): peak-live lower bound, two greedy placements (XLA's
-// global decreasing-size best fit and first fit in lifetime order; the lower wins per
-// time-connected group), then an exact MiniMalloc-style search (planner_search.cpp) on every
-// time-connected group of buffers still too high.
+// Offline memory planner (docs/allocation.md): peak-live lower bound, greedy placements (XLA's
+// global decreasing-size best fit on small problems, first fit and best fit in lifetime order
+// forward and backward in time; the lowest wins per time-connected group), then an exact
+// MiniMalloc-style search (planner_search.cpp) on every window (stacks and time-connected groups)
+// still too high that the search could finish within the timeout.
 #include "tpuemu/plan/planner.h"
 
 #include <algorithm>
@@ -13,6 +14,8 @@
 #include <map>
 #include <numeric>
 #include <optional>
+#include <queue>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -82,10 +85,13 @@ Wide top_of(std::span<const PlanBuffer> buffers, std::span<const std::uint64_t> 
   for (const std::size_t i : indices) h = std::max(h, Wide{offsets[i]} + buffers[i].size);
   return h;
 }
-Wide top_of(std::span<const PlanBuffer> buffers, std::span<const std::uint64_t> offsets) {
-  std::vector<std::size_t> all(buffers.size());
+std::vector<std::size_t> all_indices(std::size_t n) {
+  std::vector<std::size_t> all(n);
   std::iota(all.begin(), all.end(), std::size_t{0});
-  return top_of(buffers, offsets, all);
+  return all;
+}
+Wide top_of(std::span<const PlanBuffer> buffers, std::span<const std::uint64_t> offsets) {
+  return top_of(buffers, offsets, all_indices(buffers.size()));
 }
 std::uint64_t height_of(std::span<const PlanBuffer> buffers, std::span<const std::uint64_t> offsets) {
   return detail::saturate(top_of(buffers, offsets));
@@ -106,14 +112,15 @@ bool overlap_in_time(const PlanBuffer& a, const PlanBuffer& b) {
 
 // XLA heap simulator's global decreasing-size best fit: biggest first (ties: longest lifetime,
 // then id), each into the smallest gap between the already placed buffers it overlaps in time
-// that holds it, else on top of them.
-// Buffers the best-fit greedy pass places whatever the timeout (some 20 ms at most): a problem this
-// small gets the same placement whatever its timeout.
+// that holds it, else on top of them. Each buffer is compared with every placed one: 4 096
+// buffers take some 20 ms, 8 192 of a training step's nested window 0.4 s, its 26 000 about 5 s.
+// So it runs on problems and windows of at most kBestFitLimit buffers; its first kGreedyAlways
+// buffers always run (a problem this small gets the same placement whatever its timeout), then the
+// clock is read every 256 buffers.
 constexpr std::size_t kGreedyAlways = 4096;
+constexpr std::size_t kBestFitLimit = 8192;
 
-// Empty when the deadline passes (or `stop` asks) first: each buffer is compared with every placed
-// one, so tens of thousands of buffers take seconds. After the first kGreedyAlways the clock is
-// read every 256 buffers (a few milliseconds of work at that size).
+// Empty when the deadline passes first.
 std::optional<std::vector<std::uint64_t>> greedy(std::span<const PlanBuffer> buffers,
                                                  std::chrono::steady_clock::time_point deadline,
                                                  const StopToken& stop) {
@@ -131,9 +138,9 @@ std::optional<std::vector<std::uint64_t>> greedy(std::span<const PlanBuffer> buf
   placed.reserve(n);
   std::vector<std::pair<std::uint64_t, std::uint64_t>> busy;  // [offset, end) of overlapping buffers
   for (const std::size_t i : order) {
-    if (placed.size() >= kGreedyAlways && placed.size() % 256 == 0) {
-      stop.throw_if_requested("the planner's greedy pass");
-      if (std::chrono::steady_clock::now() > deadline) return std::nullopt;
+    if (placed.size() % 256 == 255) stop.throw_if_requested("the planner's greedy pass");
+    if (placed.size() >= kGreedyAlways && placed.size() % 256 == 0 && std::chrono::steady_clock::now() > deadline) {
+      return std::nullopt;
     }
     const auto& b = buffers[i];
     busy.clear();
@@ -161,39 +168,122 @@ std::optional<std::vector<std::uint64_t>> greedy(std::span<const PlanBuffer> buf
   return offsets;
 }
 
-// Online first fit with the lifetimes known: buffers by start time (ties: larger first, then the
-// longer-lived first), each at the lowest aligned offset free among the already placed buffers that
-// overlap it in time. This is what a first-fit allocator would do on the trace (an allocation
-// never moves), so the planner never needs more than online first fit.
-std::vector<std::uint64_t> first_fit_by_lifetime(std::span<const PlanBuffer> buffers) {
+// The free address space of an online allocator with no capacity: the maximal free gaps between
+// the live buffers, by offset and (bounded ones) by size, and the unbounded gap above them all
+// (its end is kBeyond). An offset saturated at kBeyond is beyond every capacity and takes no space.
+class FreeSpace {
+ public:
+  FreeSpace() { gaps_.emplace(0, detail::kBeyond); }
+
+  // The lowest aligned offset where `size` bytes fit.
+  std::uint64_t first_fit(std::uint64_t size, std::uint64_t alignment) const {
+    for (const auto& [start, end] : gaps_) {
+      if (const auto at = fit(start, end, size, alignment)) return *at;
+    }
+    return detail::kBeyond;
+  }
+  // In the smallest bounded gap that holds the aligned buffer (ties: the lowest), else above
+  // everything.
+  std::uint64_t best_fit(std::uint64_t size, std::uint64_t alignment) const {
+    for (auto it = by_size_.lower_bound({size, 0}); it != by_size_.end(); ++it) {
+      if (const auto at = fit(it->second, it->second + it->first, size, alignment)) return *at;
+    }
+    if (gaps_.empty()) return detail::kBeyond;
+    const auto& [start, end] = *gaps_.rbegin();
+    return end == detail::kBeyond ? align_up(start, alignment) : detail::kBeyond;
+  }
+  void take(std::uint64_t offset, std::uint64_t size) {
+    if (offset == detail::kBeyond) return;
+    const auto it = std::prev(gaps_.upper_bound(offset));
+    const auto [start, end] = *it;
+    erase(it);
+    if (start < offset) insert(start, offset);
+    const std::uint64_t top = add_sat(offset, size);
+    if (top < end) insert(top, end);
+  }
+  void give_back(std::uint64_t offset, std::uint64_t size) {
+    if (offset == detail::kBeyond) return;
+    std::uint64_t start = offset, end = add_sat(offset, size);
+    auto next = gaps_.lower_bound(start);
+    if (next != gaps_.end() && next->first == end) {
+      end = next->second;
+      next = erase(next);
+    }
+    if (next != gaps_.begin()) {
+      const auto prev = std::prev(next);
+      if (prev->second == start) {
+        start = prev->first;
+        erase(prev);
+      }
+    }
+    insert(start, end);
+  }
+
+ private:
+  static std::optional<std::uint64_t> fit(std::uint64_t start, std::uint64_t end, std::uint64_t size,
+                                           std::uint64_t alignment) {
+    const std::uint64_t at = align_up(start, alignment);
+    if (end == detail::kBeyond) return at;  // the unbounded gap holds anything
+    if (exceeds(at, size, end)) return std::nullopt;
+    return at;
+  }
+  void insert(std::uint64_t start, std::uint64_t end) {
+    gaps_.emplace(start, end);
+    if (end != detail::kBeyond) by_size_.emplace(end - start, start);
+  }
+  std::map<std::uint64_t, std::uint64_t>::iterator erase(std::map<std::uint64_t, std::uint64_t>::iterator it) {
+    if (it->second != detail::kBeyond) by_size_.erase({it->second - it->first, it->first});
+    return gaps_.erase(it);
+  }
+
+  std::map<std::uint64_t, std::uint64_t> gaps_;                 // start -> end
+  std::set<std::pair<std::uint64_t, std::uint64_t>> by_size_;  // (size, start) of bounded gaps
+};
+
+enum class Fit { First, Best };
+enum class Direction { Forward, Backward };
+
+// An online allocator with the lifetimes known: buffers by start time (ties: larger first, then the
+// longer-lived first), each placed among the already placed buffers that overlap it in time, at
+// the lowest aligned offset free (first fit) or in the smallest free gap that holds it (best fit).
+// This is what a first-fit or best-fit allocator would do on the trace (an allocation never
+// moves), so the planner never needs more than those online policies. Backward runs the same on
+// the time-reversed problem (buffers by end time, latest first): where lifetimes nest, as a
+// training step's activations do, the two directions meet different orders of births. n log n
+// plus, per buffer, the free gaps scanned (first fit) or the gaps too small for the alignment
+// (best fit).
+std::vector<std::uint64_t> fit_by_lifetime(std::span<const PlanBuffer> buffers, Fit how, Direction direction) {
+  const bool forward = direction == Direction::Forward;
+  // Times as the pass sees them: birth and death, in the pass's order (the negation of an int64
+  // is avoided: backward compares the original times the other way round).
+  const auto born_before = [&](std::int64_t x, std::int64_t y) { return forward ? x < y : x > y; };
+  const auto birth = [&](const PlanBuffer& b) { return forward ? b.lower : b.upper; };
+  const auto death = [&](const PlanBuffer& b) { return forward ? b.upper : b.lower; };
   const std::size_t n = buffers.size();
   const auto order = sorted_indices(n, [&](std::size_t x, std::size_t y) {
     const auto& a = buffers[x];
     const auto& b = buffers[y];
-    if (a.lower != b.lower) return a.lower < b.lower;
+    if (birth(a) != birth(b)) return born_before(birth(a), birth(b));
     if (a.size != b.size) return a.size > b.size;
-    if (a.upper != b.upper) return a.upper > b.upper;
+    if (death(a) != death(b)) return born_before(death(b), death(a));
     return x < y;
   });
-  // Placed in order of lower, so a placed buffer overlaps the current one iff its upper is later
-  // than the current lower: keep the live ones ordered by offset.
   std::vector<std::uint64_t> offsets(n, 0);
-  std::map<std::uint64_t, std::size_t> live;  // offset -> buffer (live buffers never share one)
-  std::multimap<std::int64_t, std::uint64_t> ends;  // upper -> offset, to expire
+  FreeSpace space;
+  // Placed buffers by death, the first to die on top: a buffer is freed once it no longer
+  // overlaps the one being placed (lifetimes are half-open).
+  const auto dies_later = [&](std::size_t x, std::size_t y) { return born_before(death(buffers[y]), death(buffers[x])); };
+  std::priority_queue<std::size_t, std::vector<std::size_t>, decltype(dies_later)> live(dies_later);
   for (const std::size_t i : order) {
     const auto& b = buffers[i];
-    while (!ends.empty() && ends.begin()->first <= b.lower) {
-      live.erase(ends.begin()->second);
-      ends.erase(ends.begin());
+    while (!live.empty() && !born_before(birth(b), death(buffers[live.top()]))) {
+      const std::size_t j = live.top();
+      live.pop();
+      space.give_back(offsets[j], buffers[j].size);
     }
-    std::uint64_t at = align_up(0, b.alignment);
-    for (const auto& [offset, j] : live) {
-      if (!exceeds(at, b.size, offset)) break;
-      at = std::max(at, align_up(add_sat(offset, buffers[j].size), b.alignment));
-    }
-    offsets[i] = at;
-    live.emplace(at, i);
-    ends.emplace(b.upper, at);
+    offsets[i] = how == Fit::First ? space.first_fit(b.size, b.alignment) : space.best_fit(b.size, b.alignment);
+    space.take(offsets[i], b.size);
+    live.push(i);
   }
   return offsets;
 }
@@ -218,9 +308,7 @@ std::vector<std::vector<std::size_t>> time_groups(std::span<const PlanBuffer> bu
   return groups;
 }
 std::vector<std::vector<std::size_t>> time_groups(std::span<const PlanBuffer> buffers) {
-  std::vector<std::size_t> all(buffers.size());
-  std::iota(all.begin(), all.end(), std::size_t{0});
-  return time_groups(buffers, std::move(all));
+  return time_groups(buffers, all_indices(buffers.size()));
 }
 
 // Windows (docs/allocation.md, "Windows"): in a time-connected group, a buffer live over the
@@ -350,35 +438,63 @@ std::optional<std::string> check_placement(std::span<const PlanBuffer> buffers,
 
 namespace {
 
-// The greedy placement: two greedy passes, and per time-connected group (independent: neither
-// pass compares buffers that don't overlap in time) the lower of the two. Online first fit takes
-// n log n and always runs; the size-ordered best fit compares pairs and runs while the timeout
-// allows (with no time for it, first fit's placement is the greedy one, timed_out), and on more
-// than kGreedyAlways buffers only when first fit does not fit.
-struct GreedyPlacement {
-  std::vector<std::uint64_t> offsets;
-  bool timed_out = false;
-};
-
-GreedyPlacement greedy_placement(std::span<const PlanBuffer> buffers,
-                                 const std::vector<std::vector<std::size_t>>& groups, std::uint64_t capacity,
-                                 std::chrono::steady_clock::time_point deadline, const StopToken& stop,
-                                 bool large_best_fit = true) {
-  std::vector<std::uint64_t> ff = first_fit_by_lifetime(buffers);
-  if (buffers.size() > kGreedyAlways && (top_of(buffers, ff) <= capacity || !large_best_fit)) {
-    // Fits already: best fit would spend seconds for nothing; or the caller runs it per window.
-    return {std::move(ff), false};
-  }
-  auto best_fit = greedy(buffers, deadline, stop);
-  if (!best_fit) return {std::move(ff), true};
-  if (top_of(buffers, *best_fit) > capacity) {
-    for (const auto& group : groups) {
-      if (top_of(buffers, ff, group) < top_of(buffers, *best_fit, group)) {
-        for (const std::size_t i : group) (*best_fit)[i] = ff[i];
-      }
+// Per group of `groups`, `other`'s offsets where its placement of the group is lower.
+void keep_lower_per_group(std::span<const PlanBuffer> buffers, const std::vector<std::vector<std::size_t>>& groups,
+                          std::vector<std::uint64_t>& offsets, const std::vector<std::uint64_t>& other) {
+  for (const auto& group : groups) {
+    if (top_of(buffers, other, group) < top_of(buffers, offsets, group)) {
+      for (const std::size_t i : group) offsets[i] = other[i];
     }
   }
-  return {std::move(*best_fit), false};
+}
+
+// The greedy placement: up to five greedy passes, and per time-connected group (independent: no
+// pass compares buffers that don't overlap in time) the lowest. First fit and best fit in lifetime
+// order, forward and backward in time, take n log n and always run. On at most `best_fit_limit`
+// buffers the size-ordered best fit runs first (while the timeout allows) and stands alone when it
+// fits the capacity.
+std::vector<std::uint64_t> greedy_placement(std::span<const PlanBuffer> buffers,
+                                            const std::vector<std::vector<std::size_t>>& groups,
+                                            std::uint64_t capacity, std::size_t best_fit_limit,
+                                            std::chrono::steady_clock::time_point deadline, const StopToken& stop) {
+  std::optional<std::vector<std::uint64_t>> by_size;
+  if (buffers.size() <= best_fit_limit) {
+    by_size = greedy(buffers, deadline, stop);
+    if (by_size && top_of(buffers, *by_size) <= capacity) return std::move(*by_size);
+  }
+  stop.throw_if_requested("the planner's greedy pass");
+  std::vector<std::uint64_t> online = fit_by_lifetime(buffers, Fit::First, Direction::Forward);
+  keep_lower_per_group(buffers, groups, online, fit_by_lifetime(buffers, Fit::Best, Direction::Forward));
+  keep_lower_per_group(buffers, groups, online, fit_by_lifetime(buffers, Fit::First, Direction::Backward));
+  keep_lower_per_group(buffers, groups, online, fit_by_lifetime(buffers, Fit::Best, Direction::Backward));
+  if (!by_size) return online;
+  keep_lower_per_group(buffers, groups, *by_size, online);
+  return std::move(*by_size);
+}
+
+// The exact search places every buffer of a window at least once, and each of its nodes looks at
+// every (buffer, section) pair of the window (the look-ahead bounds): measured on a training
+// step's nested windows (bench_hlo's BM_TrainingStepHlo) at 2 to 3 ns a pair on windows of 1 000
+// to 2 000 buffers and 6 to 7 ns at 3 000 to 26 000. So a window where buffers x pairs x 2 ns
+// exceeds the timeout cannot be searched to its end in time: it is not searched, its greedy
+// placement stands. Without this an attempt spent its whole timeout on such a window (the
+// training step's window of 26 000 buffers: seconds per node).
+constexpr double kSearchSecondsPerPair = 2e-9;
+
+// The least time a search of `members` could take, by the measure above.
+double least_search_seconds(std::span<const PlanBuffer> buffers, const std::vector<std::size_t>& members) {
+  std::vector<std::int64_t> ends;
+  ends.reserve(2 * members.size());
+  for (const std::size_t i : members) {
+    ends.push_back(buffers[i].lower);
+    ends.push_back(buffers[i].upper);
+  }
+  std::sort(ends.begin(), ends.end());
+  ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
+  const auto section = [&](std::int64_t t) { return std::lower_bound(ends.begin(), ends.end(), t) - ends.begin(); };
+  double pairs = 0;
+  for (const std::size_t i : members) pairs += static_cast<double>(section(buffers[i].upper) - section(buffers[i].lower));
+  return static_cast<double>(members.size()) * pairs * kSearchSecondsPerPair;
 }
 
 PlanResult plan_in_canonical_order(std::span<const PlanBuffer> buffers, const PlanOptions& options,
@@ -396,17 +512,15 @@ PlanResult plan_in_canonical_order(std::span<const PlanBuffer> buffers, const Pl
     return r;
   }
 
-  // The timeout bounds everything from here: the greedy pass as well as the search.
+  // The timeout bounds everything from here: the size-ordered greedy pass as well as the search.
   const double timeout = std::clamp(std::isnan(options.timeout_seconds) ? 0.0 : options.timeout_seconds,
                                     0.0, 1e7);
   const auto deadline =
       start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout));
 
-  // On a large problem best fit runs per window (below), where it compares far fewer pairs.
-  GreedyPlacement greedy = greedy_placement(buffers, time_groups(buffers), capacity, deadline, options.stop,
-                                            /*large_best_fit=*/false);
-  r.offsets = std::move(greedy.offsets);
-  bool timed_out = greedy.timed_out;
+  // Beyond kGreedyAlways buffers the size-ordered best fit runs per window (below), where it compares
+  // far fewer pairs.
+  r.offsets = greedy_placement(buffers, time_groups(buffers), capacity, kGreedyAlways, deadline, options.stop);
   r.greedy_height = height_of(buffers, r.offsets);
   r.height = r.greedy_height;
   const auto finish_solved = [&] {
@@ -427,40 +541,61 @@ PlanResult plan_in_canonical_order(std::span<const PlanBuffer> buffers, const Pl
   // time-connected groups, and a group the greedy pass already fits keeps its placement (greedy
   // only ever compares buffers that overlap in time, so it is the same per group). With stacks
   // every window is placed above its base: by its own greedy pass where that fits, else searched.
-  timed_out = timed_out || timeout == 0;  // no time for a search: the greedy placement is the best effort
+  bool timed_out = timeout == 0;  // no time for a search: the greedy placement is the best effort
   const std::vector<std::uint64_t> greedy_offsets = r.offsets;
   const Decomposition d = decompose(buffers);
   const bool stacks = !d.stacked.empty();
   for (const auto& [i, offset] : d.stacked) r.offsets[i] = offset;
   std::vector<PlanBuffer> window_buffers;
   std::vector<detail::SearchBuffer> search_buffers;
-  // The window's own greedy placement above its base (first fit alone when `quick`).
+  // The window's own greedy placement above its base (first fit alone when `quick`); its top.
   const auto place_greedily = [&](const Window& w, std::uint64_t room, bool quick) {
     window_buffers.clear();
     for (const std::size_t i : w.members) window_buffers.push_back(buffers[i]);
-    std::vector<std::size_t> whole(window_buffers.size());
-    std::iota(whole.begin(), whole.end(), std::size_t{0});
     const std::vector<std::uint64_t> local =
-        quick ? first_fit_by_lifetime(window_buffers)
-              : greedy_placement(window_buffers, {whole}, room, deadline, options.stop).offsets;
+        quick ? fit_by_lifetime(window_buffers, Fit::First, Direction::Forward)
+              : greedy_placement(window_buffers, {all_indices(window_buffers.size())}, room, kBestFitLimit,
+                                 deadline, options.stop);
     for (std::size_t k = 0; k < w.members.size(); ++k) r.offsets[w.members[k]] = add_sat(w.base, local[k]);
-    return top_of(window_buffers, local) <= room;
+    return Wide{w.base} + top_of(window_buffers, local);
   };
+  const auto infeasible = [&](std::string reason) {
+    r.status = PlanStatus::Infeasible;
+    r.reason = std::move(reason);
+    r.offsets.clear();
+    r.height = 0;
+    r.seconds = seconds_since(start);
+    return r;
+  };
+  // Windows too large for the search keep their greedy placement. What they need bounds what this
+  // planner reaches at any capacity, so the other windows are searched with that much room.
+  // A window gets a greedy pass of its own above its base, except a group of a small problem without
+  // stacks: the whole greedy pass was the same on it.
+  const bool own_greedy = stacks || buffers.size() > kGreedyAlways;
+  Wide unsearched_top = 0;
+  std::vector<bool> searchable(d.windows.size(), true);
+  for (std::size_t k = 0; k < d.windows.size() && !timed_out; ++k) {
+    const Window& w = d.windows[k];
+    if (w.base > capacity) break;  // infeasible: reported below
+    if (least_search_seconds(buffers, w.members) <= timeout) continue;
+    searchable[k] = false;
+    r.unsearched_buffers += w.members.size();
+    unsearched_top = std::max(unsearched_top, own_greedy ? place_greedily(w, capacity - w.base, false)
+                                                         : top_of(buffers, r.offsets, w.members));
+  }
+  r.unsearched_height = detail::saturate(unsearched_top);
+  const std::uint64_t reach = std::max(capacity, r.unsearched_height);
   std::size_t next = 0;
   for (; next < d.windows.size() && !timed_out; ++next) {
     const Window& w = d.windows[next];
-    if (!stacks && top_of(buffers, r.offsets, w.members) <= capacity) continue;
     if (w.base > capacity) {
-      r.status = PlanStatus::Infeasible;
-      r.reason = fmt::format("the buffers live throughout their time span need {} bytes of the capacity {}", w.base,
-                             capacity);
-      r.offsets.clear();
-      r.height = 0;
-      r.seconds = seconds_since(start);
-      return r;
+      return infeasible(fmt::format("the buffers live throughout their time span need {} bytes of the capacity {}",
+                                    w.base, capacity));
     }
-    const std::uint64_t room = capacity - w.base;
-    if ((stacks || buffers.size() > kGreedyAlways) && place_greedily(w, room, false)) continue;
+    if (!searchable[next]) continue;
+    if (!stacks && top_of(buffers, r.offsets, w.members) <= reach) continue;
+    const std::uint64_t room = reach - w.base;
+    if (own_greedy && place_greedily(w, room, false) <= reach) continue;
     search_buffers.clear();
     for (const std::size_t i : w.members) {
       const auto& b = buffers[i];
@@ -473,36 +608,36 @@ PlanResult plan_in_canonical_order(std::span<const PlanBuffer> buffers, const Pl
                                                              .portfolio = options.portfolio},
                                                             options.stop);
     r.search_nodes += s.nodes;
-    if (s.outcome == detail::SearchOutcome::Exhausted) {
-      r.status = PlanStatus::Infeasible;
-      r.reason = "exhaustive search found no placement";
-      r.offsets.clear();
-      r.height = 0;
-      r.seconds = seconds_since(start);
-      return r;
-    }
+    // No placement within reach - base >= capacity - base: a proof for the capacity too.
+    if (s.outcome == detail::SearchOutcome::Exhausted) return infeasible("exhaustive search found no placement");
     if (s.outcome == detail::SearchOutcome::Timeout) {
       timed_out = true;
       break;
     }
     for (std::size_t k = 0; k < w.members.size(); ++k) r.offsets[w.members[k]] = add_sat(w.base, s.offsets[k]);
   }
-  if (timed_out && stacks) {
+  const bool beyond_search = r.unsearched_height > capacity;
+  if (!timed_out && !beyond_search) return finish_solved();
+  if (stacks) {
     // The windows not reached get first fit above their bases; the whole greedy placement stands
     // where it is lower.
-    for (; next < d.windows.size(); ++next) (void)place_greedily(d.windows[next], 0, true);
+    for (; next < d.windows.size(); ++next) {
+      if (searchable[next]) (void)place_greedily(d.windows[next], 0, true);
+    }
     if (top_of(buffers, greedy_offsets) < top_of(buffers, r.offsets)) r.offsets = greedy_offsets;
   }
-  if (timed_out) {
-    r.status = PlanStatus::Timeout;
-    r.height = height_of(buffers, r.offsets);
-    r.seconds = seconds_since(start);
-    r.reason = fmt::format("no placement within capacity found in {:g} s; best placement needs {} bytes",
-                           timeout, r.height == detail::kBeyond ? std::string("more than 2^64 - 1")
-                                                                 : std::to_string(r.height));
-    return r;
+  r.status = PlanStatus::Timeout;
+  r.height = height_of(buffers, r.offsets);
+  r.seconds = seconds_since(start);
+  const std::string needs =
+      r.height == detail::kBeyond ? std::string("more than 2^64 - 1") : std::to_string(r.height);
+  r.reason = fmt::format("no placement within capacity found in {:g} s; best placement needs {} bytes", timeout, needs);
+  if (beyond_search) {
+    r.reason += fmt::format(" ({} buffers are in windows too large for an exact search in that time; placed "
+                            "greedily, they need {} bytes)",
+                            r.unsearched_buffers, r.unsearched_height);
   }
-  return finish_solved();
+  return r;
 }
 
 }  // namespace
@@ -536,6 +671,10 @@ nlohmann::json plan_result_to_json(const PlanResult& r) {
                       {"status", status}, {"solved_by_greedy", r.solved_by_greedy},
                       {"height", r.height}, {"search_nodes", r.search_nodes}, {"seconds", r.seconds}};
   if (!r.reason.empty()) j["reason"] = r.reason;
+  if (r.unsearched_buffers != 0) {
+    j["unsearched_buffers"] = r.unsearched_buffers;
+    j["unsearched_height"] = r.unsearched_height;
+  }
   return j;
 }
 

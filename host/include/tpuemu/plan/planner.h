@@ -60,6 +60,11 @@ struct PlanResult {
   std::uint64_t greedy_height = 0;     // what the greedy pass alone needed
   bool solved_by_greedy = false;
   std::uint64_t search_nodes = 0;
+  // Windows too large for the exact search keep their greedy placement (docs/allocation.md,
+  // "Windows"): their buffers and the top of that placement (0 when the greedy placement of the
+  // whole fit at once). A capacity below that top ends in Timeout without waiting for the deadline.
+  std::uint64_t unsearched_buffers = 0;
+  std::uint64_t unsearched_height = 0;
   double seconds = 0;
   std::string reason;  // one line: why infeasible / what timed out
 };
@@ -70,7 +75,8 @@ PlanResult plan_buffers(std::span<const PlanBuffer> buffers, const PlanOptions& 
 
 // The result's figures as `tpuemu plan --json` prints them: status ("solved", "timeout",
 // "infeasible"), peak live bytes, greedy height, whether greedy solved it, height, search nodes,
-// seconds, and the reason when there is one. The caller adds where the buffers came from and went.
+// seconds, the reason when there is one, and the unsearched buffers and height when there are
+// any. The caller adds where the buffers came from and went.
 nlohmann::json plan_result_to_json(const PlanResult& result);
 
 // Max over time of the total size of live buffers.
