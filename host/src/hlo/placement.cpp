@@ -90,9 +90,8 @@ Placement place_planner(const BufferSet& set, const PlacementOptions& options) {
     return options.planner_timeout_seconds -
            std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   };
-  const auto attempt = [&](std::uint64_t capacity) {
-    return plan::plan_buffers(
-        plan, {.capacity = capacity, .timeout_seconds = std::max(remaining(), 0.0), .stop = options.stop});
+  const auto attempt = [&](std::uint64_t capacity, double seconds) {
+    return plan::plan_buffers(plan, {.capacity = capacity, .timeout_seconds = std::max(seconds, 0.0), .stop = options.stop});
   };
   const auto take = [&](const plan::PlanResult& r) {
     if (r.offsets.size() != plan.size()) return false;
@@ -103,47 +102,80 @@ Placement place_planner(const BufferSet& set, const PlacementOptions& options) {
   std::string how;
   if (options.capacity) {
     // A capacity to meet: one run, its outcome as the planner gives it.
-    const plan::PlanResult r = attempt(*options.capacity);
+    const plan::PlanResult r = attempt(*options.capacity, remaining());
     nodes = r.search_nodes;
     if (r.status == plan::PlanStatus::Infeasible) p.failure = r.reason;
     p.timed_out = r.status == plan::PlanStatus::Timeout;
     if (!take(r)) p.offsets.clear();
     how = fmt::format("capacity {} bytes{}", *options.capacity, r.reason.empty() ? std::string() : fmt::format("; {}", r.reason));
   } else {
-    // The smallest heap the planner reaches within its timeout: bisection between the peak live
-    // bytes (no placement needs less) and XLA's heap (a placement that exists), each run given the
-    // time left. A run that times out ends the search with the best placement found.
-    const Placement xla = assign_xla(set, options);
-    std::uint64_t lo = peak_live_bytes(set), hi = xla.heap_bytes;
+    // The smallest heap the planner reaches within its timeout (docs/hlo.md, "planner"): bisection
+    // between the peak live bytes (no placement needs less) and the lowest heap placed so far,
+    // each run given half the time left. Solved runs lower the top; proven-infeasible ones raise
+    // the bottom, and so do runs that time out (unproven: the bisection goes on above them) and
+    // the windows too large for the search (what they need is the least this planner reaches).
+    // It stops when the gap is below 1/1024 of the heap. XLA's placement stands where the planner
+    // found none as low; it is computed only when the planner's heap is above the peak.
+    const std::uint64_t peak = peak_live_bytes(set);
+    std::uint64_t lo = peak, hi = 0;  // hi: the heap of the placement taken (when `have`)
     bool have = false;
-    std::uint64_t target = lo;
+    std::uint64_t target = lo, unsearched = 0;
+    int runs = 0;
     for (;;) {
-      const plan::PlanResult r = attempt(target);
+      const plan::PlanResult r = attempt(target, remaining() / 2);
+      ++runs;
       nodes += r.search_nodes;
-      if (r.status == plan::PlanStatus::Solved) {
-        have = take(r);
-        hi = std::min(hi, r.height);
-        if (hi <= lo) break;
-      } else if (r.status == plan::PlanStatus::Infeasible) {
-        lo = target + 1;
+      if (r.status == plan::PlanStatus::Infeasible) {
+        lo = std::max(lo, target + 1);
       } else {
-        p.timed_out = true;
-        how = "; the timeout ended the search";
-        if (!have && !(r.offsets.size() == plan.size() && r.height <= xla.heap_bytes && take(r))) {
-          p.offsets = xla.offsets;  // nothing better found in time: XLA's placement stands
-          how += ", XLA's placement kept";
+        // Solved, or the best placement of a run that missed its target: valid either way.
+        if (r.offsets.size() == plan.size() && (!have || r.height < hi) && take(r)) {
+          hi = r.height;
+          have = true;
         }
-        have = true;
+        if (r.status == plan::PlanStatus::Timeout) {
+          lo = std::max({lo, target + 1, r.unsearched_height});
+          unsearched = std::max(unsearched, r.unsearched_buffers);
+          // A search that ran out of time, unless the windows beyond the search set the height.
+          if (r.height > r.unsearched_height) p.timed_out = true;
+        }
+      }
+      if (have && (hi <= lo || hi - lo <= hi / 1024)) break;
+      if (remaining() <= 0) {
+        p.timed_out = true;
         break;
       }
-      if (lo > hi || remaining() <= 0) {
-        if (remaining() <= 0 && lo <= hi) p.timed_out = true;
-        break;
-      }
-      target = have ? lo + (hi - lo) / 2 : hi;
+      // Without a placement yet, the greedy height is one the next run places.
+      target = have ? lo + (hi - lo) / 2 : std::max(lo, r.greedy_height);
     }
-    if (!have) p.offsets = xla.offsets;  // XLA's heap was already the lowest the search proved
-    how = fmt::format("lowest heap searched between {} and {} bytes{}", peak_live_bytes(set), xla.heap_bytes, how);
+    how = fmt::format("lowest heap searched from the peak {} bytes in {} run{}", peak, runs, runs == 1 ? "" : "s");
+    if (unsearched != 0) how += fmt::format("; {} buffers in windows too large for the search placed greedily", unsearched);
+    if (p.timed_out) how += "; the timeout ended the search";
+    // XLA gives arguments, constants and outputs allocations of their own and packs the rest, the
+    // temporaries, into one block above them (assignment_xla.cpp): its heap is at least their
+    // bytes plus the temporaries' peak. At or below that, its placement cannot be lower, and its
+    // heap simulation (seconds on a large training step) is not needed.
+    const auto xla_lower_bound = [&] {
+      std::uint64_t own = 0;
+      std::vector<plan::PlanBuffer> temporaries;
+      for (std::size_t k = 0; k < plan.size(); ++k) {
+        const LiveBuffer& b = set.buffers[index[k]];
+        if (b.kind == BufferKind::Parameter || b.kind == BufferKind::Constant || b.kind == BufferKind::Output ||
+            b.shares_argument) {
+          own += b.bytes;
+        } else {
+          temporaries.push_back(plan[k]);
+        }
+      }
+      return own + plan::peak_live_bytes(temporaries);
+    };
+    if (!have || (hi > peak && hi > xla_lower_bound())) {
+      const Placement xla = assign_xla(set, options);
+      if (!have || xla.heap_bytes < hi) {
+        p.offsets = xla.offsets;  // nothing as low found: XLA's placement stands
+        how += fmt::format(", XLA's placement kept ({} bytes)", xla.heap_bytes);
+      }
+    }
   }
   p.detail = fmt::format("{}, {} search nodes", how, nodes);
   p.heap_bytes = p.offsets.empty() ? 0 : detail::heap_of(set, p.offsets);
