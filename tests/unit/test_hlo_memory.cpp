@@ -1,18 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0
 // The analysis in little memory (docs/hlo.md, "Size limits"): the compact structures give the
 // figures the plain ones gave. The xla heap simulator's index by time against a scan of every
-// placed chunk, on random sets of every shape of live range.
+// placed chunk, on random sets of every shape of live range; the schedules' peaks, swept without
+// their buffers, against the buffers' own; the dataflow without its positions.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <filesystem>
 #include <limits>
 #include <random>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "tpuemu/hlo/alias_analysis.h"
 #include "tpuemu/hlo/buffers.h"
+#include "tpuemu/hlo/hlo_parser.h"
+#include "tpuemu/hlo/liveness.h"
 #include "tpuemu/hlo/placement.h"
 
 namespace tpuemu::hlo {
@@ -146,6 +151,69 @@ TEST(HloMemory, XlaAssignmentSimulatesTheTemporariesAlone) {
     }
   }
   EXPECT_EQ(p.heap_bytes, own + block.heap_bytes);
+}
+
+std::vector<std::filesystem::path> modules() {
+  std::vector<std::filesystem::path> files;
+  const std::filesystem::path data = std::filesystem::path(TPUEMU_TEST_DATA_DIR) / "hlo";
+  for (const auto& e : std::filesystem::directory_iterator(data))
+    if (e.is_regular_file() && e.path().extension() == ".hlo") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+TEST(HloMemory, SchedulePeaksWithoutBuffersAreTheBuffersPeaks) {
+  const std::vector<std::filesystem::path> files = modules();
+  ASSERT_GE(files.size(), 10u);
+  for (const std::filesystem::path& file : files) {
+    const Module m = read_hlo_file(file);
+    for (const SizeOptions& sizes : {SizeOptions{}, SizeOptions{.tiled = false}}) {
+      std::vector<ScheduleChoice::Peak> expected;
+      for (const Schedule& s : {text_schedule(m), dfs_schedule(m, sizes), list_schedule(m, sizes)}) {
+        const BufferSet set = live_buffers(m, s, sizes);
+        expected.push_back({s.name, peak_live_bytes(set), peak_live_unpadded_bytes(set)});
+      }
+      for (const std::string name : {"text", "dfs", "list", "best"}) {
+        const ScheduleChoice c = choose_schedule(m, name, sizes);
+        ASSERT_EQ(c.peaks.size(), 3u);
+        for (std::size_t k = 0; k < 3; ++k) {
+          EXPECT_EQ(c.peaks[k].name, expected[k].name);
+          EXPECT_EQ(c.peaks[k].peak_live_bytes, expected[k].peak_live_bytes) << file << " " << name << " " << k;
+          EXPECT_EQ(c.peaks[k].peak_live_bytes_unpadded, expected[k].peak_live_bytes_unpadded) << file << " " << name;
+        }
+        EXPECT_EQ(c.schedule.name, c.name);
+        EXPECT_EQ(peak_live_bytes(c.buffers), peak_live_bytes(live_buffers(m, c.schedule, sizes))) << file;
+        if (name != "best") {
+          EXPECT_EQ(c.name, name);
+        } else {
+          std::size_t best = 0;
+          for (std::size_t k = 1; k < 3; ++k)
+            if (expected[k].peak_live_bytes < expected[best].peak_live_bytes) best = k;
+          EXPECT_EQ(c.name, expected[best].name) << file;
+        }
+      }
+    }
+  }
+}
+
+TEST(HloMemory, DataflowWithoutItsPositionsKeepsItsValuesAndBuffers) {
+  const Module m = read_hlo_file(std::filesystem::path(TPUEMU_TEST_DATA_DIR) / "hlo" / "while_loop.hlo");
+  AliasAnalysis alias = AliasAnalysis::run(m, text_schedule(m), {});
+  const std::int64_t positions = alias.dataflow().positions();
+  const std::vector<HloValue> values = alias.dataflow().values();
+  const std::size_t windows = alias.dataflow().windows().size();
+  const std::size_t buffers = alias.buffer_count();
+  ASSERT_GT(positions, 0);
+  EXPECT_FALSE(alias.dataflow().result(0).empty() && alias.dataflow().operands(positions - 1).empty());
+  alias.release_positions();
+  EXPECT_EQ(alias.dataflow().positions(), positions);
+  ASSERT_EQ(alias.dataflow().values().size(), values.size());
+  for (std::size_t v = 0; v < values.size(); ++v) {
+    EXPECT_EQ(alias.dataflow().values()[v].position, values[v].position);
+    EXPECT_EQ(alias.dataflow().values()[v].bytes, values[v].bytes);
+  }
+  EXPECT_EQ(alias.dataflow().windows().size(), windows);
+  EXPECT_EQ(alias.buffer_count(), buffers);
 }
 
 }  // namespace

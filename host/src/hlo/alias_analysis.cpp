@@ -19,8 +19,13 @@ AliasAnalysis AliasAnalysis::run(const Module& module, const Schedule& schedule,
   a.grow(a.flow_);
   a.resolve_results(module);
   a.number_buffers();
+  // The union-find is done: buffer_of_ answers from here on (fresh vectors free the storage).
+  a.parent_ = std::vector<ValueId>();
+  a.flags_ = std::vector<std::uint8_t>();
   return a;
 }
+
+void AliasAnalysis::release_positions() { flow_.release_positions(); }
 
 std::vector<ValueId> AliasAnalysis::values_of(std::uint32_t buffer) const {
   std::vector<ValueId> out;
@@ -30,6 +35,10 @@ std::vector<ValueId> AliasAnalysis::values_of(std::uint32_t buffer) const {
 }
 
 void AliasAnalysis::grow(const Dataflow& flow) {
+  if (parent_.capacity() < flow.values().capacity()) {
+    parent_.reserve(flow.values().capacity());
+    flags_.reserve(flow.values().capacity());
+  }
   for (std::size_t v = parent_.size(); v < flow.values().size(); ++v) {
     const HloValue& value = flow.values()[v];
     parent_.push_back(static_cast<ValueId>(v));

@@ -6,6 +6,7 @@
 #include "tpuemu/hlo/dataflow.h"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -59,6 +60,15 @@ ValueId Dataflow::add_value(const HloValue& v) {
   return static_cast<ValueId>(values_.size() - 1);
 }
 
+void Dataflow::release_positions() {
+  // Assigned fresh vectors: clearing would keep their storage.
+  steps_ = std::vector<Step>();
+  result_begin_ = std::vector<std::uint32_t>{0};
+  result_values_ = std::vector<ValueId>();
+  operand_begin_ = std::vector<std::uint32_t>{0};
+  operand_positions_ = std::vector<std::int32_t>();
+}
+
 ValueId Dataflow::add_copy(ValueId source, std::int32_t position) {
   HloValue c = values_[source];
   c.copy_of = source;
@@ -75,6 +85,7 @@ namespace {
 // before buffer assignment, so each computation has one caller); a bound keeps a module whose
 // call graph doubles at every level from exhausting memory.
 constexpr std::int32_t kMaxPositions = std::int32_t{1} << 25;
+constexpr std::size_t kMaxEntries = std::numeric_limits<std::uint32_t>::max();
 
 }  // namespace
 
@@ -89,16 +100,69 @@ class DataflowBuilder {
       throw Error(module_.source, "module has no ENTRY computation");
     if (schedule_.order.size() != module_.computations.size())
       throw Error(module_.source, "schedule '" + schedule_.name + "' does not cover every computation");
+    reserve();
     instantiate(module_.entry, nullptr);
     return std::move(flow_);
   }
 
  private:
   std::int32_t step() {
-    if (next_pos_ >= kMaxPositions)
-      throw Error(module_.source, "the flattened schedule exceeds " + std::to_string(kMaxPositions) +
-                                      " positions (computations called from very many sites)");
+    if (next_pos_ >= kMaxPositions) throw_too_many_positions();
     return next_pos_++;
+  }
+  // The flattened schedule's tables allocated once, at their size: each instruction is one
+  // position, and a while's condition and body, a call's callee and a conditional's branches are
+  // instantiated where they run. Values and result leaves are counted one a position (most
+  // instructions define one array). A module the walk will refuse (a computation that calls
+  // itself, beyond 2^25 positions) reserves nothing more.
+  void reserve() {
+    struct Count {
+      std::uint64_t positions = 0, operands = 0;
+    };
+    const std::size_t n = module_.computations.size();
+    std::vector<std::optional<Count>> counted(n);
+    std::vector<bool> open(n, false);
+    constexpr std::uint64_t kCap = std::uint64_t{1} << 40;
+    const auto count = [&](const auto& self, std::size_t c) -> Count {
+      if (c >= n || open[c]) return {};
+      if (counted[c]) return *counted[c];
+      open[c] = true;
+      Count total;
+      const auto add = [&](const Count& more) {
+        total.positions = std::min(kCap, total.positions + more.positions);
+        total.operands = std::min(kCap, total.operands + more.operands);
+      };
+      for (const Instruction& ins : module_.computations[c].instructions) {
+        const std::uint64_t reads = ins.opcode == Opcode::GetTupleElement ? std::min<std::size_t>(1, ins.operands.size())
+                                                                          : ins.operands.size();
+        add({1, reads});
+        if (ins.opcode == Opcode::While) {
+          if (ins.condition) add(self(self, *ins.condition));
+          if (ins.body) add(self(self, *ins.body));
+        } else if (ins.opcode == Opcode::Call && !ins.called.empty()) {
+          add(self(self, ins.called.front()));
+        } else if (ins.opcode == Opcode::Conditional) {
+          for (const std::size_t b : ins.branches) add(self(self, b));
+        }
+      }
+      open[c] = false;
+      counted[c] = total;
+      return total;
+    };
+    const Count total = count(count, module_.entry);
+    if (total.positions > static_cast<std::uint64_t>(kMaxPositions) || total.operands > kMaxEntries) return;
+    const auto positions = static_cast<std::size_t>(total.positions);
+    flow_.steps_.reserve(positions);
+    flow_.result_begin_.reserve(positions + 1);
+    flow_.operand_begin_.reserve(positions + 1);
+    flow_.operand_positions_.reserve(static_cast<std::size_t>(total.operands));
+    flow_.result_values_.reserve(positions);
+    flow_.values_.reserve(positions);
+  }
+
+  [[noreturn]] void throw_too_many_positions() const {
+    throw Error(module_.source, "the flattened schedule exceeds " + std::to_string(kMaxPositions) +
+                                    " positions (computations called from very many sites)");
   }
 
   // Records the next position (positions are committed in order, callees' before their caller's):
@@ -107,11 +171,14 @@ class DataflowBuilder {
     const Instruction& ins = module_.computations[c].instructions[i];
     const bool table_only = ins.opcode == Opcode::GetTupleElement;
     flow_.steps_.push_back({c, static_cast<std::uint32_t>(i), table, table_only});
+    flow_.positions_ = static_cast<std::int64_t>(flow_.steps_.size());
     flow_.result_values_.insert(flow_.result_values_.end(), leaves_.begin(), leaves_.end());
-    flow_.result_begin_.push_back(flow_.result_values_.size());
     for (std::size_t n = 0; n < ins.operands.size() && !(table_only && n > 0); ++n)
       flow_.operand_positions_.push_back(at[ins.operands[n]]);
-    flow_.operand_begin_.push_back(flow_.operand_positions_.size());
+    if (flow_.result_values_.size() > kMaxEntries || flow_.operand_positions_.size() > kMaxEntries)
+      throw Error(module_.source, "the flattened schedule's results or operands exceed 2^32-1 entries");
+    flow_.result_begin_.push_back(static_cast<std::uint32_t>(flow_.result_values_.size()));
+    flow_.operand_begin_.push_back(static_cast<std::uint32_t>(flow_.operand_positions_.size()));
   }
 
   void forward(std::int32_t q) {
@@ -122,7 +189,7 @@ class DataflowBuilder {
   // A value for one array leaf defined at p; kNoValue for a leaf without storage.
   ValueId define_leaf(std::uint32_t c, std::size_t i, std::size_t leaf, const Shape& shape, std::int32_t p,
                       BufferKind kind, bool readonly, bool entry_parameter = false) {
-    const ShapeBytes sb = shape_bytes(shape, sizes_);
+    const detail::ShapeSizes::Bytes sb = sizes_.of(shape);
     if (sb.padded == 0 && sb.unpadded == 0) return kNoValue;
     return flow_.add_value({.computation = c,
                             .instruction = static_cast<std::uint32_t>(i),
@@ -193,7 +260,7 @@ class DataflowBuilder {
     on_stack_[c] = true;
     const auto cid = static_cast<std::uint32_t>(c);
     const std::vector<std::size_t>& order = schedule_.order[c];
-    const std::vector<std::int64_t>& last_use = last_uses(c);
+    const std::vector<std::int32_t>& last_use = last_uses(c);
     std::vector<std::int32_t> at(comp.instructions.size(), -1);  // position of each instruction here
     const bool entry = args == nullptr;
     const std::int32_t first = next_pos_;
@@ -366,23 +433,25 @@ class DataflowBuilder {
   // For each instruction of computation c: the last schedule index (in c's order) at which its
   // value is read, following the instructions that forward it (tuple, get-tuple-element, bitcast);
   // a ROOT value is read after the last index.
-  const std::vector<std::int64_t>& last_uses(std::size_t c) {
-    std::vector<std::int64_t>& last = last_use_[c];
+  const std::vector<std::int32_t>& last_uses(std::size_t c) {
+    std::vector<std::int32_t>& last = last_use_[c];
     if (!last.empty()) return last;
     const Computation& comp = module_.computations[c];
     const std::vector<std::size_t>& order = schedule_.order[c];
     const std::size_t n = comp.instructions.size();
     check_order(comp, order);
-    std::vector<std::int64_t> index(n);
-    for (std::size_t k = 0; k < order.size(); ++k) index[order[k]] = static_cast<std::int64_t>(k);
+    // Indices in 32 bits: a computation this large could not be flattened anyway.
+    if (n > static_cast<std::size_t>(kMaxPositions)) throw_too_many_positions();
+    std::vector<std::int32_t> index(n);
+    for (std::size_t k = 0; k < order.size(); ++k) index[order[k]] = static_cast<std::int32_t>(k);
     last.assign(n, -1);
     for (std::size_t k = order.size(); k-- > 0;) {
       const std::size_t i = order[k];
       const Instruction& ins = comp.instructions[i];
-      if (i == comp.root) last[i] = static_cast<std::int64_t>(n);
+      if (i == comp.root) last[i] = static_cast<std::int32_t>(n);
       const bool forwards = ins.opcode == Opcode::Tuple || detail::forwards_operand(ins.opcode);
       for (const std::size_t o : ins.operands)
-        last[o] = std::max({last[o], index[i], forwards ? last[i] : std::int64_t{-1}});
+        last[o] = std::max({last[o], index[i], forwards ? last[i] : std::int32_t{-1}});
     }
     return last;
   }
@@ -407,11 +476,11 @@ class DataflowBuilder {
 
   const Module& module_;
   const Schedule& schedule_;
-  SizeOptions sizes_;
+  detail::ShapeSizes sizes_;
   CarriedValues& carried_;
   Dataflow flow_;
   std::vector<bool> on_stack_;
-  std::vector<std::vector<std::int64_t>> last_use_;
+  std::vector<std::vector<std::int32_t>> last_use_;
   std::vector<ValueId> leaves_;  // the result of the instruction being walked
   std::int32_t next_pos_ = 0;
 };

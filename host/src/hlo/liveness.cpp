@@ -5,15 +5,21 @@
 // (live_range.cpp). Names are made here, once per buffer; descriptions when a report asks.
 #include <memory>
 #include <string>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <vector>
 
 #include "liveness_detail.h"
+#include "peak_sweep.h"
 #include "tpuemu/hlo/alias_analysis.h"
 #include "tpuemu/hlo/live_range.h"
 #include "tpuemu/hlo/liveness.h"
 
 namespace tpuemu::hlo {
 namespace {
+
+static_assert(BufferOrigin::kIndexTableLeaf == kIndexTable, "an origin's leaf is its value's");
 
 std::string shorten(const std::string& text) {
   constexpr std::size_t kMax = 160;
@@ -77,105 +83,179 @@ class ModuleDescriber final : public BufferDescriber {
   SizeOptions sizes_;
 };
 
-// A buffer's name and origin from the value that names it: the defining instruction, with the
-// tuple index of an element ("p.1{1}"), "(index table)" for a tuple's table, "(copy)" for each
-// copy made of it; its memory space the leaf's layout's.
+// A buffer's name from its origin: the defining instruction, with the tuple index of an element
+// ("p.1{1}"), "(index table)" for a tuple's table, "(copy)" for each copy made of it; and its
+// memory space, the leaf's layout's.
 class Namer {
  public:
-  Namer(const Module& module, const Dataflow& flow) : module_(module), flow_(flow) {}
+  explicit Namer(const Module& module) : module_(module) {}
 
-  void name(ValueId v, LiveBuffer& b) {
-    const HloValue& value = flow_.value(v);
-    const Instruction& ins = module_.computations[value.computation].instructions[value.instruction];
-    b.origin = {.computation = value.computation, .instruction = value.instruction, .leaf = value.leaf};
-    if (value.leaf == kIndexTable) {
+  void name(LiveBuffer& b) {
+    const BufferOrigin& o = b.origin;
+    const Instruction& ins = module_.computations[o.computation].instructions[o.instruction];
+    if (o.leaf == BufferOrigin::kIndexTableLeaf) {
       b.name = ins.name + " (index table)";
     } else if (!ins.shape.is_tuple()) {
       b.name = ins.name;
       b.memory_space = ins.shape.layout ? ins.shape.layout->memory_space : 0;
     } else {
-      const detail::ShapeLeaf& leaf = leaves(value)[static_cast<std::size_t>(value.leaf)];
+      const detail::ShapeLeaf& leaf = leaves(o)[static_cast<std::size_t>(o.leaf)];
       b.name = ins.name + detail::path_text(leaf.path);
       b.memory_space = leaf.shape->layout ? leaf.shape->layout->memory_space : 0;
     }
-    for (ValueId c = v; flow_.value(c).copy_of != kNoValue; c = flow_.value(c).copy_of) {
-      b.name += " (copy)";
-      ++b.origin.copies;
-    }
+    for (std::uint32_t c = 0; c < o.copies; ++c) b.name += " (copy)";
   }
 
  private:
-  // A tuple-shaped instruction's leaves, kept for the next values: an instruction's values are
+  // A tuple-shaped instruction's leaves, kept for the next buffers: an instruction's values are
   // numbered together, so its buffers mostly are too.
-  const std::vector<detail::ShapeLeaf>& leaves(const HloValue& value) {
-    if (!leaves_valid_ || leaves_computation_ != value.computation || leaves_instruction_ != value.instruction) {
-      leaves_ = detail::leaves_of(module_.computations[value.computation].instructions[value.instruction].shape);
-      leaves_computation_ = value.computation;
-      leaves_instruction_ = value.instruction;
+  const std::vector<detail::ShapeLeaf>& leaves(const BufferOrigin& o) {
+    if (!leaves_valid_ || leaves_computation_ != o.computation || leaves_instruction_ != o.instruction) {
+      leaves_ = detail::leaves_of(module_.computations[o.computation].instructions[o.instruction].shape);
+      leaves_computation_ = o.computation;
+      leaves_instruction_ = o.instruction;
       leaves_valid_ = true;
     }
     return leaves_;
   }
 
   const Module& module_;
-  const Dataflow& flow_;
   std::vector<detail::ShapeLeaf> leaves_;
   std::uint32_t leaves_computation_ = 0, leaves_instruction_ = 0;
   bool leaves_valid_ = false;
 };
 
-}  // namespace
+// Per buffer of one schedule, what its peaks and its LiveBuffer are made of, in a few bytes: the
+// dataflow and the alias analysis (many times larger) are gone before the buffers are made.
+struct BufferTable {
+  std::int64_t positions = 0;
+  std::vector<std::uint64_t> bytes, unpadded;
+  std::vector<LiveInterval> ranges;
+  // With origins only:
+  std::vector<BufferOrigin> origins;
+  std::vector<BufferKind> kinds;
+  std::vector<bool> whole_program, shares_argument;
 
-BufferSet live_buffers(const Module& module, const Schedule& schedule, const SizeOptions& sizes) {
-  const AliasAnalysis alias = AliasAnalysis::run(module, schedule, sizes);
+  std::size_t size() const { return bytes.size(); }
+};
+
+BufferTable buffer_table(const Module& module, const Schedule& schedule, const SizeOptions& sizes, bool origins) {
+  AliasAnalysis alias = AliasAnalysis::run(module, schedule, sizes);
   const Dataflow& flow = alias.dataflow();
-  const BufferLiveRanges ranges = buffer_live_ranges(alias, value_live_ranges(flow));
+  BufferTable t;
+  t.positions = flow.positions();
+  {
+    // The values' ranges are all the positions are needed for: they go before the buffers' are
+    // made.
+    std::vector<LiveInterval> values = value_live_ranges(flow);
+    alias.release_positions();
+    BufferLiveRanges ranges = buffer_live_ranges(alias, values);
+    t.ranges = std::move(ranges.ranges);
+    if (origins) t.whole_program = std::move(ranges.whole_program);
+  }
 
   // Per buffer: its earliest-defined value names and describes it (the loop state by the value
   // entering the loop, a donated output by its argument); its size is its largest value's.
   const std::size_t n = alias.buffer_count();
-  std::vector<ValueId> first(n, kNoValue);
-  std::vector<std::uint64_t> bytes(n, 0), unpadded(n, 0);
-  std::vector<bool> parameter(n, false), constant(n, false);
+  t.bytes.assign(n, 0);
+  t.unpadded.assign(n, 0);
+  std::vector<ValueId> first;
+  std::vector<bool> parameter, constant;
+  if (origins) {
+    first.assign(n, kNoValue);
+    parameter.assign(n, false);
+    constant.assign(n, false);
+  }
   for (std::size_t v = 0; v < flow.values().size(); ++v) {
     const HloValue& value = flow.values()[v];
     const std::uint32_t b = alias.buffer_of(static_cast<ValueId>(v));
+    t.bytes[b] = std::max(t.bytes[b], value.bytes);
+    t.unpadded[b] = std::max(t.unpadded[b], value.unpadded);
+    if (!origins) continue;
     if (first[b] == kNoValue || value.position < flow.value(first[b]).position) first[b] = static_cast<ValueId>(v);
-    bytes[b] = std::max(bytes[b], value.bytes);
-    unpadded[b] = std::max(unpadded[b], value.unpadded);
     parameter[b] = parameter[b] || value.kind == BufferKind::Parameter;
     constant[b] = constant[b] || value.kind == BufferKind::Constant;
   }
+  if (!origins) return t;
 
-  BufferSet set;
-  set.positions = flow.positions();
-  set.buffers.resize(n);
-  set.describer = std::make_shared<ModuleDescriber>(module, sizes);
-  Namer namer(module, flow);
+  t.origins.resize(n);
+  t.kinds.resize(n);
+  t.shares_argument.assign(n, false);
   for (std::uint32_t b = 0; b < n; ++b) {
-    LiveBuffer& out = set.buffers[b];
-    namer.name(first[b], out);
-    out.bytes = bytes[b];
-    out.unpadded = unpadded[b];
-    out.start = ranges.ranges[b].start;
-    out.end = ranges.ranges[b].end;
-    out.whole_program = ranges.whole_program[b];
+    const HloValue& value = flow.value(first[b]);
+    BufferOrigin& o = t.origins[b];
+    o = {.computation = value.computation, .instruction = value.instruction, .leaf = value.leaf};
+    for (ValueId c = first[b]; flow.value(c).copy_of != kNoValue; c = flow.value(c).copy_of) ++o.copies;
     // An output that is a donated argument is reported as an output sharing the argument; a
     // parameter or constant returned as is stays what it is.
     if (alias.shares_argument(b)) {
-      out.kind = BufferKind::Output;
-      out.shares_argument = true;
+      t.kinds[b] = BufferKind::Output;
+      t.shares_argument[b] = true;
     } else if (parameter[b]) {
-      out.kind = BufferKind::Parameter;
+      t.kinds[b] = BufferKind::Parameter;
     } else if (alias.is_output(b)) {
-      out.kind = BufferKind::Output;
+      t.kinds[b] = BufferKind::Output;
     } else if (constant[b]) {
-      out.kind = BufferKind::Constant;
+      t.kinds[b] = BufferKind::Constant;
     } else {
-      out.kind = BufferKind::Temp;
+      t.kinds[b] = BufferKind::Temp;
     }
+  }
+  return t;
+}
+
+// The dataflow and the alias analysis of a module of millions of positions leave holes in the
+// heap that the buffers, one block, do not fit: the C library is asked to hand their pages back
+// to the system, or they would count in the process's memory while the buffers are made.
+void return_free_memory() {
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
+}
+
+// Visits every buffer of the table with the size `size(b)`, for detail::sweep_live.
+template <typename Size>
+auto each_buffer(const BufferTable& t, Size size) {
+  return [&t, size](const auto& visit) {
+    for (std::size_t b = 0; b < t.size(); ++b) visit(t.ranges[b].start, t.ranges[b].end, size(b));
+  };
+}
+
+}  // namespace
+
+BufferSet live_buffers(const Module& module, const Schedule& schedule, const SizeOptions& sizes) {
+  const BufferTable t = buffer_table(module, schedule, sizes, true);
+  return_free_memory();
+  BufferSet set;
+  set.positions = t.positions;
+  set.buffers.resize(t.size());
+  set.describer = std::make_shared<ModuleDescriber>(module, sizes);
+  Namer namer(module);
+  for (std::size_t b = 0; b < t.size(); ++b) {
+    LiveBuffer& out = set.buffers[b];
+    out.origin = t.origins[b];
+    namer.name(out);
+    out.bytes = t.bytes[b];
+    out.unpadded = t.unpadded[b];
+    out.start = t.ranges[b].start;
+    out.end = t.ranges[b].end;
+    out.whole_program = t.whole_program[b];
+    out.kind = t.kinds[b];
+    out.shares_argument = t.shares_argument[b];
   }
   return set;
 }
+
+namespace detail {
+
+SchedulePeaks live_peaks(const Module& module, const Schedule& schedule, const SizeOptions& sizes) {
+  const BufferTable t = buffer_table(module, schedule, sizes, false);
+  return_free_memory();
+  return {.padded = saturated(sweep_live(t.positions, each_buffer(t, [&](std::size_t b) { return t.bytes[b]; }), -1).highest),
+          .unpadded =
+              saturated(sweep_live(t.positions, each_buffer(t, [&](std::size_t b) { return t.unpadded[b]; }), -1).highest)};
+}
+
+}  // namespace detail
 
 }  // namespace tpuemu::hlo

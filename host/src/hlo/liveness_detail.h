@@ -1,16 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 // Layer hlo, private: what the liveness units (dataflow.cpp, alias_analysis.cpp, liveness.cpp),
 // schedule.cpp and shape_bytes.cpp share - 64-bit arithmetic that saturates instead of wrapping,
-// which opcodes define no buffer of their own, and a shape's array leaves with their tuple paths.
+// which opcodes define no buffer of their own, a shape's array leaves with their tuple paths, and
+// a schedule's peaks without its buffers.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <limits>
+#include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "tpuemu/hlo/hlo_module.h"
+#include "tpuemu/hlo/liveness.h"
 
 namespace tpuemu::hlo::detail {
 
@@ -89,5 +94,78 @@ inline std::string path_text(const std::vector<std::int64_t>& path) {
 inline bool path_has_prefix(const std::vector<std::int64_t>& path, const std::vector<std::int64_t>& prefix) {
   return path.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), path.begin());
 }
+
+// shape_bytes() of array shapes, remembered by type, layout and dimensions (all it reads): a module
+// of millions of instructions has few distinct shapes, and sizing one takes a few allocations.
+// Holds at most kMaxShapes shapes (then starts afresh), so a module of as many distinct ones stays
+// in bounded memory.
+class ShapeSizes {
+ public:
+  explicit ShapeSizes(const SizeOptions& sizes) : sizes_(sizes) {}
+
+  struct Bytes {
+    std::uint64_t padded = 0;
+    std::uint64_t unpadded = 0;
+  };
+  Bytes of(const Shape& shape) {
+    if (!shape.is_array()) {
+      const ShapeBytes sb = shape_bytes(shape, sizes_);
+      return {sb.padded, sb.unpadded};
+    }
+    const View view{shape.type, shape.layout.get(), shape.dims};
+    if (const auto it = known_.find(view); it != known_.end()) return it->second;
+    if (known_.size() >= kMaxShapes) known_.clear();
+    const ShapeBytes sb = shape_bytes(shape, sizes_);
+    const Bytes bytes{sb.padded, sb.unpadded};
+    known_.emplace(Key{shape.type, shape.layout.get(), shape.dims}, bytes);
+    return bytes;
+  }
+
+ private:
+  static constexpr std::size_t kMaxShapes = std::size_t{1} << 16;
+  // The layout by identity: the reader shares one Layout among equal layout texts, and the
+  // module (which owns them) outlives the cache.
+  struct Key {
+    PrimitiveType type;
+    const Layout* layout;
+    std::vector<std::int64_t> dims;
+  };
+  struct View {
+    PrimitiveType type;
+    const Layout* layout;
+    std::span<const std::int64_t> dims;
+  };
+  struct Hash {
+    using is_transparent = void;
+    static std::size_t of(PrimitiveType type, const Layout* layout, std::span<const std::int64_t> dims) {
+      std::size_t h = std::hash<const void*>{}(layout) ^ (static_cast<std::size_t>(type) * 0x9e3779b97f4a7c15u);
+      for (const std::int64_t d : dims) h = (h ^ std::hash<std::int64_t>{}(d)) * 0x100000001b3u;
+      return h;
+    }
+    std::size_t operator()(const Key& k) const { return of(k.type, k.layout, k.dims); }
+    std::size_t operator()(const View& v) const { return of(v.type, v.layout, v.dims); }
+  };
+  struct Equal {
+    using is_transparent = void;
+    static bool same(PrimitiveType ta, const Layout* la, std::span<const std::int64_t> da, PrimitiveType tb,
+                     const Layout* lb, std::span<const std::int64_t> db) {
+      return ta == tb && la == lb && std::equal(da.begin(), da.end(), db.begin(), db.end());
+    }
+    bool operator()(const Key& a, const Key& b) const { return same(a.type, a.layout, a.dims, b.type, b.layout, b.dims); }
+    bool operator()(const View& a, const Key& b) const { return same(a.type, a.layout, a.dims, b.type, b.layout, b.dims); }
+    bool operator()(const Key& a, const View& b) const { return same(a.type, a.layout, a.dims, b.type, b.layout, b.dims); }
+  };
+
+  SizeOptions sizes_;
+  std::unordered_map<Key, Bytes, Hash, Equal> known_;
+};
+
+// The padded and unpadded peaks live_buffers(module, schedule, sizes) has, without making its
+// buffers: the schedules not chosen need no more (liveness.cpp).
+struct SchedulePeaks {
+  std::uint64_t padded = 0;
+  std::uint64_t unpadded = 0;
+};
+SchedulePeaks live_peaks(const Module& module, const Schedule& schedule, const SizeOptions& sizes);
 
 }  // namespace tpuemu::hlo::detail

@@ -24,6 +24,8 @@ class AliasAnalysis final : public CarriedValues {
   static AliasAnalysis run(const Module& module, const Schedule& schedule, const SizeOptions& sizes);
 
   const Dataflow& dataflow() const { return flow_; }
+  // Dataflow::release_positions() on the analysis's dataflow; the buffers stay.
+  void release_positions();
 
   // Buffers are numbered in the order of their first value; a buffer's values are the ones
   // joined into it.

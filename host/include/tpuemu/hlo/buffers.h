@@ -12,7 +12,7 @@
 
 namespace tpuemu::hlo {
 
-enum class BufferKind { Temp, Parameter, Output, Constant };
+enum class BufferKind : std::uint8_t { Temp, Parameter, Output, Constant };
 std::string_view buffer_kind_name(BufferKind kind);  // "HLO temp", "parameter", "output", "constant"
 
 // Where a buffer's source defined it, for its description: the value that names it (its

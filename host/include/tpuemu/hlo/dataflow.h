@@ -67,7 +67,7 @@ class CarriedValues {
 
 class Dataflow {
  public:
-  std::int64_t positions() const { return static_cast<std::int64_t>(steps_.size()); }
+  std::int64_t positions() const { return positions_; }
   const std::vector<HloValue>& values() const { return values_; }
   const HloValue& value(ValueId v) const { return values_[v]; }
 
@@ -98,6 +98,11 @@ class Dataflow {
   // A copy of `source` defined at `position` (kind Temp, not read-only), for copy insertion.
   ValueId add_copy(ValueId source, std::int32_t position);
 
+  // Frees what each position holds (its instruction, result, index table and operands), keeping
+  // the values, the windows and positions(): for a caller done with the positions, as
+  // live_buffers() is once the live ranges are known (a module of millions of positions).
+  void release_positions();
+
  private:
   friend class DataflowBuilder;
   struct Step {
@@ -108,10 +113,11 @@ class Dataflow {
   ValueId add_value(const HloValue& v);
 
   std::vector<HloValue> values_;
+  std::int64_t positions_ = 0;
   std::vector<Step> steps_;
-  std::vector<std::size_t> result_begin_{0};  // result(p): result_values_[begin[p], begin[p+1])
+  std::vector<std::uint32_t> result_begin_{0};  // result(p): result_values_[begin[p], begin[p+1])
   std::vector<ValueId> result_values_;
-  std::vector<std::size_t> operand_begin_{0};
+  std::vector<std::uint32_t> operand_begin_{0};
   std::vector<std::int32_t> operand_positions_;
   std::vector<ComputationWindow> windows_;
   std::vector<std::int32_t> entry_parameters_;
