@@ -125,6 +125,15 @@ class Namer {
   bool leaves_valid_ = false;
 };
 
+// The dataflow and the alias analysis of a module of millions of positions leave holes in the
+// heap that the buffers, one block, do not fit: the C library is asked to hand their pages back
+// to the system, or they would count in the process's memory while the buffers are made.
+void return_free_memory() {
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
+}
+
 // Per buffer of one schedule, what its peaks and its LiveBuffer are made of, in a few bytes: the
 // dataflow and the alias analysis (many times larger) are gone before the buffers are made.
 struct BufferTable {
@@ -140,6 +149,7 @@ struct BufferTable {
 };
 
 BufferTable buffer_table(const Module& module, const Schedule& schedule, const SizeOptions& sizes, bool origins) {
+  return_free_memory();  // of what came before: the schedule's making, other liveness runs
   AliasAnalysis alias = AliasAnalysis::run(module, schedule, sizes);
   const Dataflow& flow = alias.dataflow();
   BufferTable t;
@@ -204,15 +214,6 @@ BufferTable buffer_table(const Module& module, const Schedule& schedule, const S
   return t;
 }
 
-// The dataflow and the alias analysis of a module of millions of positions leave holes in the
-// heap that the buffers, one block, do not fit: the C library is asked to hand their pages back
-// to the system, or they would count in the process's memory while the buffers are made.
-void return_free_memory() {
-#if defined(__GLIBC__)
-  malloc_trim(0);
-#endif
-}
-
 // Visits every buffer of the table with the size `size(b)`, for detail::sweep_live.
 template <typename Size>
 auto each_buffer(const BufferTable& t, Size size) {
@@ -225,7 +226,7 @@ auto each_buffer(const BufferTable& t, Size size) {
 
 BufferSet live_buffers(const Module& module, const Schedule& schedule, const SizeOptions& sizes) {
   const BufferTable t = buffer_table(module, schedule, sizes, true);
-  return_free_memory();
+  return_free_memory();  // of the dataflow and the alias analysis
   BufferSet set;
   set.positions = t.positions;
   set.buffers.resize(t.size());
@@ -250,7 +251,6 @@ namespace detail {
 
 SchedulePeaks live_peaks(const Module& module, const Schedule& schedule, const SizeOptions& sizes) {
   const BufferTable t = buffer_table(module, schedule, sizes, false);
-  return_free_memory();
   return {.padded = saturated(sweep_live(t.positions, each_buffer(t, [&](std::size_t b) { return t.bytes[b]; }), -1).highest),
           .unpadded =
               saturated(sweep_live(t.positions, each_buffer(t, [&](std::size_t b) { return t.unpadded[b]; }), -1).highest)};

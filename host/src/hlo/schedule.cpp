@@ -66,6 +66,7 @@ class Graph {
   std::span<std::uint32_t> operands_to_order(std::size_t i) {
     return {operands_.data() + operand_begin_[i], operand_begin_[i + 1] - operand_begin_[i]};
   }
+  std::size_t edges() const { return operands_.size(); }
   std::span<const std::uint32_t> users(std::size_t i) const {
     return {users_.data() + user_begin_[i], user_begin_[i + 1] - user_begin_[i]};
   }
@@ -175,7 +176,9 @@ std::vector<std::size_t> list_order(const Computation& comp, detail::ShapeSizes&
   std::vector<std::uint64_t> bytes(n);
   for (std::size_t i = 0; i < n; ++i) bytes[i] = defined_bytes(comp.instructions[i], sizes);
   // sources(i): the defining instructions of the buffers i's value consists of.
-  FlatLists sources;
+  FlatLists sources;  // reserved as most instructions define one buffer: no regrowth to fragment the heap
+  sources.begin.reserve(n + 1);
+  sources.items.reserve(n);
   std::vector<std::uint32_t> gathered;
   const auto gather = [&](std::span<const std::uint32_t> from, const FlatLists& lists) {
     gathered.clear();
@@ -196,6 +199,8 @@ std::vector<std::size_t> list_order(const Computation& comp, detail::ShapeSizes&
   }
   // uses(i): the buffers i reads; readers(s): the instructions that read buffer s, in order.
   FlatLists uses;
+  uses.begin.reserve(n + 1);
+  uses.items.reserve(g.edges());
   std::vector<std::uint32_t> remaining(n, 0);
   for (std::size_t i = 0; i < n; ++i) {
     gather(g.operands(i), sources);
