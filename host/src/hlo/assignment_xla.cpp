@@ -39,25 +39,31 @@ Own own_allocation(const LiveBuffer& b) {
 Placement assign_xla(const BufferSet& set, const PlacementOptions& options) {
   detail::check_buffers(set);
   const std::uint64_t alignment = std::max<std::uint64_t>(options.alignment, 1);
+  // The allocations of their own are stacked from 0, group by group, in buffer order.
+  const auto stack_own = [&](const auto& place_at) {
+    std::uint64_t top = 0;
+    for (const Own group : {Own::Argument, Own::Constant, Own::Output}) {
+      for (std::size_t i = 0; i < set.buffers.size(); ++i) {
+        const LiveBuffer& b = set.buffers[i];
+        if (b.bytes == 0 || own_allocation(b) != group) continue;  // 0 bytes: at 0, no space
+        top = align_up(top, alignment);
+        place_at(i, top);
+        top += b.bytes;
+      }
+    }
+    return top;
+  };
+  const std::uint64_t top = stack_own([](std::size_t, std::uint64_t) {});
   Placement p;
   p.policy = "xla";
-  p.offsets.assign(set.buffers.size(), 0);
-  std::uint64_t top = 0;
-  for (const Own group : {Own::Argument, Own::Constant, Own::Output}) {
-    for (std::size_t i = 0; i < set.buffers.size(); ++i) {
-      const LiveBuffer& b = set.buffers[i];
-      if (b.bytes == 0 || own_allocation(b) != group) continue;  // 0 bytes: at 0, no space
-      top = align_up(top, alignment);
-      p.offsets[i] = top;
-      top += b.bytes;
-    }
-  }
   {
     // The temporaries, simulated where they are: a module of millions of buffers has no room for
-    // a second set of them.
+    // a second set of them, nor for the offsets before the simulation is done with its own.
     const std::vector<std::uint32_t> temporaries =
         detail::heap_members(set, [](const LiveBuffer& b) { return own_allocation(b) == Own::None; });
     const detail::HeapSimulation block = detail::simulate_heap(set, temporaries, alignment, options.stop);
+    p.offsets.assign(set.buffers.size(), 0);
+    stack_own([&](std::size_t i, std::uint64_t offset) { p.offsets[i] = offset; });
     const std::uint64_t base = block.heap == 0 ? top : align_up(top, alignment);
     for (std::size_t k = 0; k < temporaries.size(); ++k) {
       if (set.buffers[temporaries[k]].bytes != 0) p.offsets[temporaries[k]] = base + block.offsets[k];
