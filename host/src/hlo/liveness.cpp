@@ -5,10 +5,10 @@
 // (live_range.cpp). Names are made here, once per buffer; descriptions when a report asks.
 #include <memory>
 #include <string>
+#include <vector>
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
-#include <vector>
 
 #include "liveness_detail.h"
 #include "peak_sweep.h"
@@ -125,9 +125,10 @@ class Namer {
   bool leaves_valid_ = false;
 };
 
-// The dataflow and the alias analysis of a module of millions of positions leave holes in the
-// heap that the buffers, one block, do not fit: the C library is asked to hand their pages back
-// to the system, or they would count in the process's memory while the buffers are made.
+// What one phase freed (a scheduler's lists, the dataflow and the alias analysis of a module of
+// millions of positions) stays resident in the heap when glibc's raised mmap threshold kept it off
+// mmap, and the next phase's tables, other sizes, do not fit its holes: the C library is asked to
+// hand the free pages back to the system, or they would count in the process's memory twice.
 void return_free_memory() {
 #if defined(__GLIBC__)
   malloc_trim(0);
@@ -155,8 +156,8 @@ BufferTable buffer_table(const Module& module, const Schedule& schedule, const S
   BufferTable t;
   t.positions = flow.positions();
   {
-    // The values' ranges are all the positions are needed for: they go before the buffers' are
-    // made.
+    // The positions are needed for the values' ranges only: they are freed before the buffers'
+    // ranges are made.
     std::vector<LiveInterval> values = value_live_ranges(flow);
     alias.release_positions();
     BufferLiveRanges ranges = buffer_live_ranges(alias, values);
