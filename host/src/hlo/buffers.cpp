@@ -3,12 +3,12 @@
 // and sizes").
 #include "tpuemu/hlo/buffers.h"
 
-#include "peak_sweep.h"
+#include "tpuemu/plan/peak_sweep.h"
 
 namespace tpuemu::hlo {
 
-using detail::saturated;
-using detail::WideBytes;
+using plan::saturated;
+using plan::WideBytes;
 
 std::string_view buffer_kind_name(BufferKind kind) {
   switch (kind) {
@@ -35,8 +35,8 @@ auto each_buffer(const BufferSet& set, Size size) {
 PeakLive peak_live(const BufferSet& set, const BufferFilter& counted) {
   const auto padded = [&](const LiveBuffer& b) { return !counted || counted(b) ? b.bytes : 0; };
   const auto unpadded = [&](const LiveBuffer& b) { return !counted || counted(b) ? b.unpadded : 0; };
-  const detail::Sweep bytes = detail::sweep_live(set.positions, each_buffer(set, padded), -1);
-  const detail::Sweep data = detail::sweep_live(set.positions, each_buffer(set, unpadded), bytes.at);
+  const plan::Sweep bytes = plan::sweep_live(set.positions, each_buffer(set, padded), -1);
+  const plan::Sweep data = plan::sweep_live(set.positions, each_buffer(set, unpadded), bytes.at);
   return {.bytes = saturated(bytes.highest),
           .position = bytes.at,
           .unpadded_at_peak = saturated(data.live_at_probe),
@@ -44,12 +44,12 @@ PeakLive peak_live(const BufferSet& set, const BufferFilter& counted) {
 }
 
 std::uint64_t peak_live_bytes(const BufferSet& set) {
-  return saturated(detail::sweep_live(set.positions, each_buffer(set, [](const LiveBuffer& b) { return b.bytes; }), -1).highest);
+  return saturated(plan::sweep_live(set.positions, each_buffer(set, [](const LiveBuffer& b) { return b.bytes; }), -1).highest);
 }
 
 std::uint64_t peak_live_unpadded_bytes(const BufferSet& set) {
   return saturated(
-      detail::sweep_live(set.positions, each_buffer(set, [](const LiveBuffer& b) { return b.unpadded; }), -1).highest);
+      plan::sweep_live(set.positions, each_buffer(set, [](const LiveBuffer& b) { return b.unpadded; }), -1).highest);
 }
 
 }  // namespace tpuemu::hlo

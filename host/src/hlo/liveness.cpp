@@ -11,7 +11,7 @@
 #endif
 
 #include "liveness_detail.h"
-#include "peak_sweep.h"
+#include "tpuemu/plan/peak_sweep.h"
 #include "tpuemu/hlo/alias_analysis.h"
 #include "tpuemu/hlo/live_range.h"
 #include "tpuemu/hlo/liveness.h"
@@ -215,7 +215,7 @@ BufferTable buffer_table(const Module& module, const Schedule& schedule, const S
   return t;
 }
 
-// Visits every buffer of the table with the size `size(b)`, for detail::sweep_live.
+// Visits every buffer of the table with the size `size(b)`, for plan::sweep_live.
 template <typename Size>
 auto each_buffer(const BufferTable& t, Size size) {
   return [&t, size](const auto& visit) {
@@ -252,9 +252,10 @@ namespace detail {
 
 SchedulePeaks live_peaks(const Module& module, const Schedule& schedule, const SizeOptions& sizes) {
   const BufferTable t = buffer_table(module, schedule, sizes, false);
-  return {.padded = saturated(sweep_live(t.positions, each_buffer(t, [&](std::size_t b) { return t.bytes[b]; }), -1).highest),
-          .unpadded =
-              saturated(sweep_live(t.positions, each_buffer(t, [&](std::size_t b) { return t.unpadded[b]; }), -1).highest)};
+  return {.padded = plan::saturated(
+              plan::sweep_live(t.positions, each_buffer(t, [&](std::size_t b) { return t.bytes[b]; }), -1).highest),
+          .unpadded = plan::saturated(
+              plan::sweep_live(t.positions, each_buffer(t, [&](std::size_t b) { return t.unpadded[b]; }), -1).highest)};
 }
 
 }  // namespace detail

@@ -23,6 +23,7 @@
 #include <fmt/format.h>
 
 #include "planner_search.h"
+#include "tpuemu/plan/peak_sweep.h"
 #include "tpuemu/base/error.h"
 
 namespace tpuemu::plan {
@@ -49,32 +50,29 @@ struct Peak {
   std::int64_t time = 0;
 };
 
+// Lifetimes are half-open [lower, upper) at any int64 times: ranked into dense positions (each
+// distinct lower or upper one position), a buffer covers the positions rank(lower) ..
+// rank(upper) - 1, which the one sweep (peak_sweep.h) counts. A peak beyond 2^64 - 1 is reported
+// as 2^64 - 1, which no capacity exceeds (so it is infeasible).
 Peak peak_of(std::span<const PlanBuffer> buffers) {
-  // (time, is_start, size): ends sort before starts at the same time (half-open lifetimes).
-  std::vector<std::tuple<std::int64_t, bool, std::uint64_t>> events;
-  events.reserve(2 * buffers.size());
+  std::vector<std::int64_t> times;
+  times.reserve(2 * buffers.size());
   for (const auto& b : buffers) {
-    events.emplace_back(b.lower, true, b.size);
-    events.emplace_back(b.upper, false, b.size);
+    times.push_back(b.lower);
+    times.push_back(b.upper);
   }
-  std::sort(events.begin(), events.end());
-  // Summed in 128 bits: sizes near 2^64 must not wrap around to a small peak. A peak beyond
-  // 2^64 - 1 is reported as 2^64 - 1, which no capacity exceeds (so it is infeasible).
-  Peak peak;
-  unsigned __int128 live = 0, highest = 0;
-  for (const auto& [time, start, size] : events) {
-    if (!start) {
-      live -= size;
-      continue;
-    }
-    live += size;
-    if (live > highest) {
-      highest = live;
-      peak.time = time;
-    }
-  }
-  peak.bytes = highest > UINT64_MAX ? UINT64_MAX : static_cast<std::uint64_t>(highest);
-  return peak;
+  std::sort(times.begin(), times.end());
+  times.erase(std::unique(times.begin(), times.end()), times.end());
+  const auto rank = [&](std::int64_t t) {
+    return static_cast<std::int64_t>(std::lower_bound(times.begin(), times.end(), t) - times.begin());
+  };
+  const Sweep s = sweep_live(
+      static_cast<std::int64_t>(times.size()),
+      [&](const auto& visit) {
+        for (const auto& b : buffers) visit(rank(b.lower), rank(b.upper) - 1, b.size);
+      },
+      -1);
+  return {.bytes = saturated(s.highest), .time = times.empty() ? 0 : times[static_cast<std::size_t>(s.at)]};
 }
 
 // The top of a placement in 128 bits: an offset saturated at kBeyond (an alignment or a top past

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Layer hlo, private: the peak-live sweep over schedule positions (docs/hlo.md, "Liveness,
-// schedules and sizes"), on buffers given by a visitor, so that peak_live() sweeps a BufferSet and
-// the schedule choice sweeps a schedule's buffers without making them.
+// Layer plan: the one peak-live sweep - the most bytes live at once over buffers with lifetimes,
+// from start/end deltas over dense positions (docs/hlo.md, "Liveness, schedules and sizes";
+// docs/allocation.md, "Algorithm"). Buffers come from a visitor, so hlo's peak_live() sweeps a
+// BufferSet, its schedule choice a schedule's buffers without making them, and the planner its
+// buffers' lifetimes ranked into positions.
 #pragma once
 
 #include <algorithm>
@@ -9,16 +11,16 @@
 #include <limits>
 #include <vector>
 
-#include "liveness_detail.h"
 
-namespace tpuemu::hlo::detail {
+namespace tpuemu::plan {
 
 // Bytes can saturate at 2^64-1 each, so sums that could pass 2^63 run in 128 bits and saturate
 // only when reported.
 __extension__ typedef __int128 WideBytes;
 
 inline std::uint64_t saturated(WideBytes bytes) {
-  return bytes > static_cast<WideBytes>(kSaturated) ? kSaturated : static_cast<std::uint64_t>(bytes);
+  constexpr std::uint64_t kMost = std::numeric_limits<std::uint64_t>::max();
+  return bytes > static_cast<WideBytes>(kMost) ? kMost : static_cast<std::uint64_t>(bytes);
 }
 
 struct Sweep {
@@ -68,4 +70,4 @@ Sweep sweep_live(std::int64_t positions, const ForEach& for_each, std::int64_t p
   return sweep_with<WideBytes>(last, for_each, probe);
 }
 
-}  // namespace tpuemu::hlo::detail
+}  // namespace tpuemu::plan
