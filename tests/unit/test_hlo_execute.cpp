@@ -21,7 +21,7 @@ void expect_has(const std::string& message, std::string_view part) {
 
 const std::filesystem::path kData = std::filesystem::path(TPUEMU_TEST_DATA_DIR) / "hlo";
 
-HloModel translate(std::string_view text) { return model_from_hlo(hlo::parse_hlo(text, "t.hlo")); }
+HloModel translate(std::string_view text) { return model_from_hlo(hlo::parse_hlo(std::string(text), "t.hlo")); }
 
 // The translation's error message, or "" when it translates.
 std::string error_of(std::string_view text) {

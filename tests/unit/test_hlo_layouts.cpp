@@ -24,7 +24,7 @@ std::string module_with(std::string_view shape) {
 
 std::string error_of(std::string_view text) {
   try {
-    (void)parse_hlo(text, "m.hlo");
+    (void)parse_hlo(std::string(text), "m.hlo");
   } catch (const Error& e) {
     return e.what();
   }

@@ -39,7 +39,7 @@ std::string error_of(const std::filesystem::path& path) {
 
 std::string parse_error(std::string_view text) {
   try {
-    (void)parse_hlo(text, "m.hlo");
+    (void)parse_hlo(std::string(text), "m.hlo");
   } catch (const Error& e) {
     return e.what();
   }

@@ -791,10 +791,11 @@ struct CalleeRef {
 
 class Parser {
  public:
-  Parser(std::string_view text, std::string source) : source_(std::move(source)) {
-    c_.text = text;
+  // The module keeps the text (instructions' texts and literals are ranges of it): taken, not copied.
+  Parser(std::string text, std::string source) : source_(std::move(source)), text_(std::move(text)) {
+    c_.text = text_;
     c_.source = &source_;
-    c_.end = text.size();
+    c_.end = text_.size();
     c_.skip_byte_order_mark();
   }
 
@@ -804,7 +805,6 @@ class Parser {
     // Instructions' texts are 32-bit ranges of it; the input limit (kHloInput) is far below.
     if (c_.text.size() > UINT32_MAX)
       throw Error(fmt::format("{}: {} bytes of HLO text: more than 4 GiB", source_, c_.text.size()));
-    m.text = std::string(c_.text);
     c_.skip_ws();
     if (c_.at_end()) c_.fail("empty file: expected 'HloModule'");
     const SourcePos at = c_.here();
@@ -843,13 +843,14 @@ class Parser {
       Instruction& inst = m.computations[ref.computation].instructions[ref.instruction];
       const std::size_t callee = found->second;
       inst.called.push_back(callee);
-      if (ref.role == CalleeRef::Condition) inst.condition = callee;
-      if (ref.role == CalleeRef::Body) inst.body = callee;
+      if (ref.role == CalleeRef::Condition) inst.condition = static_cast<std::uint32_t>(callee);
+      if (ref.role == CalleeRef::Body) inst.body = static_cast<std::uint32_t>(callee);
       if (ref.role == CalleeRef::Branch) inst.branches.push_back(callee);
       if (ref.role == CalleeRef::TrueBranch) inst.branches.insert(inst.branches.begin(), callee);
       if (ref.role == CalleeRef::FalseBranch) inst.branches.push_back(callee);
     }
     m.metadata = std::move(metadata_);
+    m.text = std::move(text_);  // the cursor's view of it is not read again
     return m;
   }
 
@@ -1052,8 +1053,10 @@ class Parser {
     c_.expect('(', fmt::format("after opcode '{}'", op_text));
     std::size_t count = 0;
     if (*op == Opcode::Parameter) {
-      inst.parameter_number = c_.integer("a parameter number");
-      if (inst.parameter_number < 0) c_.fail(op_at, "a negative parameter number");
+      const std::int64_t number = c_.integer("a parameter number");
+      if (number < 0) c_.fail(op_at, "a negative parameter number");
+      if (number > INT32_MAX) c_.fail(op_at, fmt::format("parameter({}): more than 2^31 - 1", number));
+      inst.parameter_number = static_cast<std::int32_t>(number);
       c_.expect(')', "closing parameter(");
     } else if (*op == Opcode::Constant) {
       // The literal, verbatim: scan to the ')' that closes constant(.
@@ -1142,8 +1145,10 @@ class Parser {
       metadata_.push_back(parse_metadata(a.value));
     } else if (a.name == "index" && inst.opcode == Opcode::GetTupleElement) {
       Cursor c = raw.at;
-      inst.tuple_index = c.integer("a tuple index");
-      if (inst.tuple_index < 0) c.fail(a.pos, "a negative tuple index");
+      const std::int64_t index = c.integer("a tuple index");
+      if (index < 0) c.fail(a.pos, "a negative tuple index");
+      if (index > INT32_MAX) c.fail(a.pos, fmt::format("tuple index {}: more than 2^31 - 1", index));
+      inst.tuple_index = static_cast<std::int32_t>(index);
     } else if (a.name == "to_apply" || a.name == "calls" || a.name == "called_computations" ||
                (inst.opcode == Opcode::SelectAndScatter && (a.name == "select" || a.name == "scatter"))) {
       callee(CalleeRef::Called);
@@ -1164,6 +1169,7 @@ class Parser {
   }
 
   std::string source_;  // before c_, which points at it
+  std::string text_;    // likewise
   Cursor c_;
   std::size_t name_offset_ = 0;
   LayoutCache layouts_;
@@ -1174,9 +1180,9 @@ class Parser {
 
 }  // namespace
 
-Module parse_hlo(std::string_view text, std::string source) {
+Module parse_hlo(std::string text, std::string source) {
   check_text(text, source);
-  Parser parser(text, std::move(source));
+  Parser parser(std::move(text), std::move(source));
   return parser.module();
 }
 

@@ -124,29 +124,30 @@ struct Attribute {
 struct Instruction {
   std::string name;  // without the '%'
   Opcode opcode = Opcode{};
+  bool is_root = false;
+  std::uint32_t metadata = 0;  // its metadata={...}: an index into Module::metadata; 0: none
   Shape shape;
   std::vector<std::size_t> operands;  // indices into the computation's instructions
   // Computations it runs, as indices into Module::computations, from to_apply, calls, condition,
   // body, branch_computations, called_computations (in that order of appearance).
   std::vector<std::size_t> called;
-  std::optional<std::size_t> condition, body;  // while
-  std::vector<std::size_t> branches;           // conditional
-  std::vector<Attribute> attributes;           // every attribute, including the ones above
-  std::uint32_t metadata = 0;  // its metadata={...}: an index into Module::metadata; 0: none
-  std::int64_t parameter_number = -1;  // parameter(N)
-  std::int64_t tuple_index = -1;       // get-tuple-element's index=N
+  std::optional<std::uint32_t> condition, body;  // while
+  std::vector<std::size_t> branches;             // conditional
+  std::vector<Attribute> attributes;             // every attribute, including the ones above
+  // parameter(N) and get-tuple-element's index=N; -1 elsewhere. The reader refuses N >= 2^31.
+  std::int32_t parameter_number = -1;
+  std::int32_t tuple_index = -1;
   // constant(...)'s text, verbatim: a range of Module::text (Module::literal).
   std::uint32_t literal_begin = 0, literal_end = 0;
+  // Where the instruction's text is in Module::text (Module::instruction_text puts it on one line).
+  std::uint32_t text_begin = 0, text_end = 0;
+  SourcePos pos;
   // The typed attributes (hlo_attributes.h), read once with the module; each also stays in
   // `attributes` as written. Held apart, null when there are none (most instructions have none):
   // a module may have millions of instructions, and each should stay small.
   std::shared_ptr<TypedAttributes> typed_attributes;
   const TypedAttributes& typed() const;  // an empty set (every attribute absent) when null
   TypedAttributes& typed_for_writing();  // for the reader: the set, created when null
-  bool is_root = false;
-  SourcePos pos;
-  // Where the instruction's text is in Module::text (Module::instruction_text puts it on one line).
-  std::uint32_t text_begin = 0, text_end = 0;
 
   const Attribute* attribute(std::string_view name) const;
 };

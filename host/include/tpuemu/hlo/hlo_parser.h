@@ -24,7 +24,8 @@ inline constexpr InputLimits kHloInput{std::size_t{128} << 20, std::size_t{128} 
 // not yet defined operand, a duplicate name, a wrong operand count for the opcode, a malformed
 // shape or layout, a shape whose element count, byte size or tiled size does not fit 64 bits, an
 // undefined computation, or a byte that is not text.
-Module parse_hlo(std::string_view text, std::string source);
+// The module keeps the text (Module::text): pass it with std::move to spare a copy.
+Module parse_hlo(std::string text, std::string source);
 
 // Reads one shape and its layout, the whole text (blanks and comments around it allowed), with
 // the checks parse_hlo makes on every shape: "f32[8,128]{1,0:T(8,128)S(1)}", "(f32[2], s32[])".
