@@ -250,7 +250,7 @@ void check_option_combinations(const RunArgs& a) {
 
 // A JAX/XLA program (HLO text) without --execute is analysed, not run: the options the analysis
 // reads, and no other.
-int run_hlo_workload(const RunArgs& a, const WorkloadInput& input) {
+int run_hlo_workload(const RunArgs& a, WorkloadInput& input) {
   refuse_options_except(*a.command, {"--preset", "--schedule", "--allocator", "--hbm-capacity", "--untiled", "--report",
                                      "--json", "--quiet", "--out"},
                         "applies to workloads the core runs, not to an HLO program's memory analysis (--execute runs a "
@@ -281,7 +281,7 @@ hlo_exec::HloModel hlo_model_to_execute(const WorkloadInput& input) {
 
 int run_run(const RunArgs& a) {
   // Read once (standard input and FIFOs cannot be read twice) and known by its content.
-  const std::optional<WorkloadInput> input =
+  std::optional<WorkloadInput> input =
       a.workload_file.empty() ? std::nullopt : std::optional(read_workload_input(a.workload_file));
   const bool hlo = input && input->hlo;
   if (hlo && !a.execute) return run_hlo_workload(a, *input);

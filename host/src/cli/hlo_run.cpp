@@ -40,7 +40,7 @@ int run_hlo(const HloRunArgs& a) {
   options.vmem_capacity = preset.vmem_bytes();  // buffers the program places in S(1)
   if (!a.hbm_capacity.empty()) options.hbm_capacity = alloc::parse_bytes(a.hbm_capacity);
   options.stop = out.stop_token();
-  const hlo::Module module = a.input->hlo_module();
+  const hlo::Module module = a.input->take_hlo_module();
   const hlo::Analysis analysis = hlo::analyze(module, options);
   const nlohmann::json j = hlo::analysis_to_json(analysis);
   if (!a.report_file.empty()) out.file(a.report_file, json_text(j));

@@ -20,7 +20,7 @@ inline const std::vector<std::string> kHloOnlyPolicies = {"xla", "planner"};
 struct HloRunArgs {
   const CommonOptions* common = nullptr;
   std::string file;
-  const WorkloadInput* input = nullptr;  // the program, read once
+  WorkloadInput* input = nullptr;  // the program, read once (its text handed to the module)
   std::string preset;        // its lane count sizes the tiles; empty: tpu-v4-like
   std::string schedule;      // empty: text when the module is scheduled, else best
   std::string allocator;     // a policy, or all (the default)

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "workload_input.h"
 
+#include <utility>
+
 #include "tpuemu/hlo/hlo_parser.h"
 
 namespace tpuemu::cli {
@@ -17,6 +19,11 @@ WorkloadInput read_workload_input(const std::string& path) {
 hlo::Module WorkloadInput::hlo_module() const {
   check_input_limits(text, source, hlo::kHloInput);
   return hlo::parse_hlo(text, source);
+}
+
+hlo::Module WorkloadInput::take_hlo_module() {
+  check_input_limits(text, source, hlo::kHloInput);
+  return hlo::parse_hlo(std::move(text), source);
 }
 
 JsonDocument WorkloadInput::json() const {

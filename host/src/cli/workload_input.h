@@ -27,6 +27,9 @@ struct WorkloadInput {
   bool hlo = false;
 
   hlo::Module hlo_module() const;  // parse_hlo, errors at SOURCE:LINE:COL
+  // The same, handing the text over to the module (which keeps its text) instead of copying it:
+  // `text` is empty after. For the one reading of a large program.
+  hlo::Module take_hlo_module();
   JsonDocument json() const;       // bounded like any JSON file (kJsonInput), then parsed
 };
 
