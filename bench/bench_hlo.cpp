@@ -199,6 +199,28 @@ const std::string& difficult_module() {
   return text;
 }
 
+// Reads `text` and runs the liveness of each schedule, each phase timed into the state's counters
+// (read_s, text_s, dfs_s, list_s); returns the module and the memory-minimizing schedule's buffers,
+// which the policies place (as "best" usually picks). The module outlives the buffers it describes.
+std::pair<hlo::Module, hlo::BufferSet> timed_read_and_liveness(benchmark::State& state, const std::string& text,
+                                                                const char* source, const hlo::SizeOptions& sizes) {
+  auto start = std::chrono::steady_clock::now();
+  std::pair<hlo::Module, hlo::BufferSet> out{hlo::parse_hlo(text, source), hlo::BufferSet{}};
+  const hlo::Module& m = out.first;
+  state.counters["read_s"] = seconds_since(start);
+  state.counters["instructions"] = static_cast<double>(m.instruction_count());
+  for (const char* name : {"text", "dfs", "list"}) {
+    start = std::chrono::steady_clock::now();
+    const hlo::Schedule schedule = name == std::string("text") ? hlo::text_schedule(m)
+                                   : name == std::string("dfs") ? hlo::dfs_schedule(m, sizes)
+                                                                : hlo::list_schedule(m, sizes);
+    hlo::BufferSet set = hlo::live_buffers(m, schedule, sizes);
+    state.counters[fmt::format("{}_s", name)] = seconds_since(start);
+    if (name == std::string("list")) out.second = std::move(set);
+  }
+  return out;
+}
+
 // Each phase once, alone: a planner search is bounded by its timeout, not by the iterations.
 void BM_DifficultHlo(benchmark::State& state) {
   const std::string& text = difficult_module();
@@ -206,20 +228,8 @@ void BM_DifficultHlo(benchmark::State& state) {
   hlo::PlacementOptions placement;
   placement.planner_timeout_seconds = 2;
   for (auto _ : state) {
+    auto [m, list_buffers] = timed_read_and_liveness(state, text, "difficult.hlo", sizes);
     auto start = std::chrono::steady_clock::now();
-    const hlo::Module m = hlo::parse_hlo(text, "difficult.hlo");
-    state.counters["read_s"] = seconds_since(start);
-    state.counters["instructions"] = static_cast<double>(m.instruction_count());
-    hlo::BufferSet list_buffers;
-    for (const char* name : {"text", "dfs", "list"}) {
-      start = std::chrono::steady_clock::now();
-      const hlo::Schedule schedule = name == std::string("text") ? hlo::text_schedule(m)
-                                     : name == std::string("dfs") ? hlo::dfs_schedule(m, sizes)
-                                                                  : hlo::list_schedule(m, sizes);
-      hlo::BufferSet set = hlo::live_buffers(m, schedule, sizes);
-      state.counters[fmt::format("{}_s", name)] = seconds_since(start);
-      if (name == std::string("list")) list_buffers = std::move(set);
-    }
     // Placement on the memory-minimizing schedule's buffers, as "best" usually picks.
     for (const std::string& policy : hlo::placement_policy_names()) {
       start = std::chrono::steady_clock::now();
@@ -429,20 +439,8 @@ void BM_TrainingStepHlo(benchmark::State& state) {
   hlo::SizeOptions sizes;
   const hlo::PlacementOptions placement;
   for (auto _ : state) {
+    auto [m, list_buffers] = timed_read_and_liveness(state, text, "training_step.hlo", sizes);
     auto start = std::chrono::steady_clock::now();
-    const hlo::Module m = hlo::parse_hlo(text, "training_step.hlo");
-    state.counters["read_s"] = seconds_since(start);
-    state.counters["instructions"] = static_cast<double>(m.instruction_count());
-    hlo::BufferSet list_buffers;
-    for (const char* name : {"text", "dfs", "list"}) {
-      start = std::chrono::steady_clock::now();
-      const hlo::Schedule schedule = name == std::string("text") ? hlo::text_schedule(m)
-                                     : name == std::string("dfs") ? hlo::dfs_schedule(m, sizes)
-                                                                  : hlo::list_schedule(m, sizes);
-      hlo::BufferSet set = hlo::live_buffers(m, schedule, sizes);
-      state.counters[fmt::format("{}_s", name)] = seconds_since(start);
-      if (name == std::string("list")) list_buffers = std::move(set);
-    }
     state.counters["buffers"] = static_cast<double>(list_buffers.buffers.size());
     for (const std::string& policy : hlo::placement_policy_names()) {
       start = std::chrono::steady_clock::now();
