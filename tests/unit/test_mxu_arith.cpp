@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// The core model's MXU arithmetic (sim/tlm mxu_arith.h, AVX2 where the CPU has it) against the
-// array's contract computed the plain way, column by column through the contract's processing
-// element (tpuemu/spec/arith.h: arith::mac), over every DIM the model accepts and every rotation
-// of the weight ring it keeps.
+// The core model's MXU arithmetic (sim/tlm mxu_arith.h: AVX2 where the CPU has it, and the
+// portable path on its own) against the array's contract computed the plain way, column by column
+// through the contract's processing element (tpuemu/spec/arith.h: arith::mac), over every DIM the
+// model accepts and every rotation of the weight ring it keeps.
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -39,6 +39,9 @@ TEST(MxuArith, RowProductMatchesTheContractAtEveryDimAndRingRotation) {
       mxu_weight_pairs(ring.data(), top, dim, pairs.data());
       mxu_row_product(x.data(), pairs.data(), dim, out.data());
       EXPECT_EQ(out, reference(x, ring, top, dim)) << "dim " << dim << " top " << top;
+      // The portable path on its own: what a machine without AVX2 (or another architecture) runs.
+      mxu_row_product_portable(x.data(), pairs.data(), dim, out.data());
+      EXPECT_EQ(out, reference(x, ring, top, dim)) << "portable, dim " << dim << " top " << top;
     }
   }
 }
@@ -52,6 +55,8 @@ TEST(MxuArith, ExtremeOperandsGiveTheExactSums) {
   std::vector<std::int32_t> out(dim);
   mxu_weight_pairs(ring.data(), 0, dim, pairs.data());
   mxu_row_product(x.data(), pairs.data(), dim, out.data());
+  for (std::int32_t v : out) ASSERT_EQ(v, 128 * 128 * 256);
+  mxu_row_product_portable(x.data(), pairs.data(), dim, out.data());
   for (std::int32_t v : out) ASSERT_EQ(v, 128 * 128 * 256);
 }
 

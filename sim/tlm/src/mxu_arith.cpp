@@ -4,7 +4,11 @@
 
 #include <cstddef>
 
+// The vector path is x86's (AVX2); other architectures build the portable one alone.
+#if defined(__x86_64__) || defined(__i386__)
+#define TPUEMU_MXU_AVX2 1
 #include <immintrin.h>
+#endif
 
 #include "tpuemu/spec/arith.h"
 
@@ -13,6 +17,7 @@ namespace {
 
 namespace arith = spec::arith;  // the element arithmetic every model of the core shares
 
+#ifdef TPUEMU_MXU_AVX2
 // out[n] = sum_k in[k] * W[k][n] over the weights as int16 pairs (W[k][n], W[k+1][n]) per column n.
 // With AVX2 (checked at run time) each multiply-add of pairs does 16 products on 8 columns. A block
 // of up to 64 columns keeps its Accs accumulators in registers across all k, so each input pair is
@@ -47,11 +52,12 @@ __attribute__((target("avx2"))) void row_times_weights_avx2(const std::uint8_t* 
   }
 }
 
+#endif  // TPUEMU_MXU_AVX2
+
 // The definition: every column is a chain of processing elements (arith::mac), as in the array.
 // The AVX2 path computes the same sums in another order, which wrapping int32 addition allows;
-// tests/unit/test_mxu_arith.cpp checks whichever path this machine takes against arith::mac.
-void row_times_weights_portable(const std::uint8_t* input, const std::int16_t* pairs, std::uint32_t dim,
-                                std::int32_t* out) {
+// tests/unit/test_mxu_arith.cpp checks both paths against arith::mac.
+void row_times_weights(const std::uint8_t* input, const std::int16_t* pairs, std::uint32_t dim, std::int32_t* out) {
   for (std::size_t n = 0; n < dim; ++n) out[n] = 0;
   for (std::size_t k = 0; k < dim; k += 2) {
     const auto a0 = static_cast<std::int8_t>(input[k]);
@@ -67,12 +73,19 @@ void row_times_weights_portable(const std::uint8_t* input, const std::int16_t* p
 }  // namespace
 
 void mxu_row_product(const std::uint8_t* input, const std::int16_t* pairs, std::uint32_t dim, std::int32_t* out) {
+#ifdef TPUEMU_MXU_AVX2
   static const bool avx2 = __builtin_cpu_supports("avx2");
   if (avx2) {
     row_times_weights_avx2(input, pairs, dim, out);
-  } else {
-    row_times_weights_portable(input, pairs, dim, out);
+    return;
   }
+#endif
+  row_times_weights(input, pairs, dim, out);
+}
+
+void mxu_row_product_portable(const std::uint8_t* input, const std::int16_t* pairs, std::uint32_t dim,
+                              std::int32_t* out) {
+  row_times_weights(input, pairs, dim, out);
 }
 
 void mxu_weight_pairs(const std::int8_t* weights, std::uint32_t top, std::uint32_t dim, std::int16_t* pairs) {

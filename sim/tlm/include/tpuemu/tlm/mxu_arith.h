@@ -18,8 +18,12 @@ namespace tpuemu::tlm {
 // weight ring); pairs: DIM*DIM int16. dim is a power of two >= 8.
 void mxu_weight_pairs(const std::int8_t* weights, std::uint32_t top, std::uint32_t dim, std::int16_t* pairs);
 
-// out[n] = sum_k int8(input[k]) * W[k][n], with W given as mxu_weight_pairs built it. AVX2 when
-// the CPU has it (checked at run time), otherwise portable C++; both give the same bits.
+// out[n] = sum_k int8(input[k]) * W[k][n], with W given as mxu_weight_pairs built it. AVX2 on an
+// x86 build whose CPU has it (checked at run time), otherwise mxu_row_product_portable; both give
+// the same bits.
 void mxu_row_product(const std::uint8_t* input, const std::int16_t* pairs, std::uint32_t dim, std::int32_t* out);
+// The definition in plain C++ (every column a chain of arith::mac), what other architectures run.
+void mxu_row_product_portable(const std::uint8_t* input, const std::int16_t* pairs, std::uint32_t dim,
+                              std::int32_t* out);
 
 }  // namespace tpuemu::tlm
