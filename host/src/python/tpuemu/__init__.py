@@ -118,12 +118,9 @@ def plan(buffers, capacity, *, timeout=10.0):
         timeout = float(timeout)
     except (TypeError, ValueError):
         raise Error(f"timeout={timeout!r}: not a number") from None
-    try:
-        result = json.loads(_tpuemu.plan_json(rows, _integer("capacity", capacity), timeout))
-    except Error as e:
-        if "infeasible" in str(e):
-            raise OutOfMemory(str(e)) from None
-        raise
+    result = json.loads(_tpuemu.plan_json(rows, _integer("capacity", capacity), timeout))
+    if result["status"] == "infeasible":
+        raise OutOfMemory(f"plan: infeasible: {result['reason']}")
     result["offsets"] = np.asarray(result["offsets"], dtype=np.uint64)
     return result
 
