@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The one address decoder of the HBM stack (docs/hbm.md "Address mapping"), the C++ mirror of
-// the controller's hbm_addr_map: a byte address is the burst offset, then the five fields in an
-// order of the contract's field codes (spec::hbm::kAddressFields), least significant first.
-// The decoder itself is the contract's (tpuemu/spec/hbm_address.h); this adds the device geometry.
+// A device geometry's HBM address layout: the field widths of a dram::Config under an order of the
+// contract's field codes (docs/hbm.md "Address mapping"). The decoder is the contract's one,
+// tpuemu/spec/hbm_address.h, which this only feeds.
 #pragma once
 
 #include <array>
