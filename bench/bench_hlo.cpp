@@ -554,7 +554,7 @@ int main(int argc, char** argv) {
               static_cast<double>(m.instruction_count()) / (total - read));
   std::printf("read + analysis: %.3f s against a target of 2 s: %s\n", total, total < 2.0 ? "met" : "MISSED");
   if (!valid) std::printf("a placement failed\n");
-  // The chains of docs/hlo.md, "Size limits": 10 MB in 5 s, 100 MB in 60 s.
+  // The chains of docs/hlo.md, "Memory": 10 MB in 5 s, 100 MB in 60 s.
   bool chains = measure_chain(255000, 5.0);
   chains = measure_chain(1900000, 60.0) && chains;
   return total < 2.0 && valid && chains ? 0 : 1;

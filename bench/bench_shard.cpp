@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// What threads buy a sharded run (docs/sharding.md, "Execution"): the transformer FFN (batch 8)
+// What threads buy a sharded run (docs/sharding.md, "The runner"): the transformer FFN (batch 8)
 // on `default`, data parallel over N = 1, 2, 4, 8 devices, simulated serially (--jobs 1) and on
 // two threads (--jobs 2), the two alternating in every iteration; the cycles must agree. Also the
 // serial wall time per device, from which the scaling law of docs/sharding.md is read.

@@ -38,6 +38,27 @@ down that builds on its own (a CMakeLists.txt: sim/tlm/, firmware/board/, exampl
 folder is covered when the section names it (`sim/tlm/`), or a row that names its parent
 (`firmware/`) names it relative to that (`board/`).
 
+Options: every `--option` given to a tpuemu command (`tpuemu run ... --preset`, `./build/tpuemu
+plan ...`) in a doc or a source file's comments is one the command's `--help` lists. The command's
+arguments run to the end of its backtick span (or of the logical line, in a code block) or to what
+ends a command before that (`|`, `&&`, `;`, a shell comment; in prose also `)`, `, ` or the end
+of a sentence), so the options of other tools (cmake, ctest, mpirun before `./build/tpuemu`,
+pytest, gtest) are never read as tpuemu's. The help comes from --tpuemu BINARY (default: tpuemu of
+the --build tree, else ROOT/build/tpuemu; without one the options are not checked, with a note on
+stderr, unless --tpuemu names a file that is missing, a finding).
+
+Sections: a reference to a section of a doc - the doc's name (docs/hbm.md, hlo.md, or a link to it)
+followed by the section's title in double quotes (`docs/hbm.md, "Queues"`, `[hlo.md](hlo.md),
+"Artefacts"`), or a link's #anchor - names a heading of that doc (numbering such as "5." aside) or
+the bold lead of one of its paragraphs or list items (`**Dominance**.`); the title may be the
+start of the heading up to a word's end ("Queues" for "Queues and write batching"), case and
+backticks aside. An anchor is a heading's GitHub anchor. Checked in the docs and in comments,
+where a reference may run over two comment lines.
+
+The layer table: a doc's table whose first column is "layer" and which has a "builds on" column
+lists the layers of host/layers.txt in its order, and each row's "builds on" names (before a ';',
+after which come libraries that are no layers) exactly the layers layers.txt gives it.
+
 References that do not belong in docs or comments, which explain their decisions themselves:
 
   - a tracker reference: "issue 12", "issues 9 and 11", "#12";
@@ -49,8 +70,9 @@ They are looked for in the docs (the whole text) and in the comments of every so
 Python/shell/CMake; test fixtures and example programs are data and are skipped, as for the SPDX
 check).
 
-  check-docs.py [ROOT] [--build DIR]           the repository's docs and sources; exit 1 on findings
-  check-docs.py --root ROOT [--build DIR] FILE...   only these files (docs by their .md suffix)
+  check-docs.py [ROOT] [--build DIR] [--tpuemu BINARY]   the repository's docs and sources
+  check-docs.py --root ROOT [--build DIR] [--tpuemu BINARY] FILE...   only these files (docs by
+                                                                      their .md suffix)
 
 Each finding is one line "file:line: ..."; the exit status is 1 when there is any.
 """
@@ -304,6 +326,275 @@ def reference_findings(path, rel, is_doc):
     return findings
 
 
+# ------------------------------------------------------------------------------------------------
+# Options of tpuemu commands: every `--option` after `tpuemu <command>` is one of that command's.
+# ------------------------------------------------------------------------------------------------
+HELP_OPTION_RE = re.compile(r"^\s+((?:-\w,)*--[\w-]+)")
+# `tpuemu run`, `./build/tpuemu run`, `build-ci/tpuemu sweep`: the command word after the program.
+COMMAND_RE = re.compile(r"(?<![\w.-])(?:[\w.\-]*/)*tpuemu\s+([a-z][\w-]*)")
+OPTION_RE = re.compile(r"(?:^|(?<=[\s\[(|=,]))(--[A-Za-z0-9][\w-]*)")
+# What ends a command line: another command of a pipeline or list, a shell comment; in prose also
+# a closing parenthesis or the end of a sentence.
+SHELL_END_RE = re.compile(r"\|\||\||&&|;|\s#")
+PROSE_END_RE = re.compile(r"\|\||\||&&|;|\s#|\)|\.(?:\s|$)|,\s")
+
+
+def tpuemu_options(binary):
+    """{command: its options} from `tpuemu --help` and `tpuemu <command> --help`; "" for the
+    program's own options."""
+    import subprocess
+
+    def help_text(*args):
+        run = subprocess.run([binary, *args, "--help"], capture_output=True, text=True, timeout=60)
+        if run.returncode != 0:
+            raise RuntimeError(f"{binary} {' '.join(args)} --help: exit {run.returncode}")
+        return run.stdout
+
+    def options(text):
+        found = set()
+        for line in text.splitlines():
+            match = HELP_OPTION_RE.match(line)
+            if match:
+                found.update(o for o in match.group(1).split(",") if o.startswith("--"))
+        return found
+
+    top = help_text()
+    commands = {"": options(top)}
+    in_commands = False
+    for line in top.splitlines():
+        if line.startswith("Subcommands:"):
+            in_commands = True
+        elif in_commands and re.match(r"^  [a-z][\w-]*\s", line):
+            name = line.split()[0]
+            commands[name] = options(help_text(name)) | {"--help"}
+        elif in_commands and line and not line.startswith(" "):
+            in_commands = False
+    return commands
+
+
+def command_spans(text, in_code):
+    """(command, the text of its arguments) of each `tpuemu <command> ...` in a line: up to the end
+    of its backtick span (or of the line in a code block), or what ends a command before that."""
+    spans = []
+    for match in COMMAND_RE.finditer(text):
+        rest = text[match.end():]
+        in_backticks = text[:match.start()].count("`") % 2 == 1
+        if in_backticks:
+            rest = rest.split("`", 1)[0]
+        end = (SHELL_END_RE if in_code or in_backticks else PROSE_END_RE).search(rest)
+        if not (in_code or in_backticks):
+            rest = rest.split("`", 1)[0]
+        spans.append((match.group(1), rest[:end.start()] if end and end.start() < len(rest)
+                      else rest))
+    return spans
+
+
+def option_findings(rel, numbered_lines, commands):
+    """Options given to a tpuemu command that its --help does not list."""
+    findings = []
+    for number, text, in_code in numbered_lines:
+        for command, arguments in command_spans(text, in_code):
+            if command not in commands or not command:
+                continue
+            for option in dict.fromkeys(OPTION_RE.findall(arguments)):
+                if option not in commands[command]:
+                    findings.append(f"{rel}:{number}: 'tpuemu {command} {option}': no such option "
+                                    f"(tpuemu {command} --help)")
+    return findings
+
+
+def doc_lines(path):
+    """(line number, text, in a code block) of a doc; a code block's continued lines (ending in
+    a backslash) joined into the first."""
+    out, in_code, pending = [], False, None
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f.read().splitlines(), start=1):
+            if line.lstrip().startswith("```"):
+                in_code = not in_code
+                continue
+            if in_code and pending:
+                pending[1] += " " + line.rstrip("\\")
+                if not line.endswith("\\"):
+                    out.append(tuple(pending))
+                    pending = None
+                continue
+            if in_code and line.endswith("\\"):
+                pending = [number, line.rstrip("\\"), True]
+                continue
+            out.append((number, URL_RE.sub(" ", line), in_code))
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# Section references: `docs/hbm.md, "Queues"`, `[hlo.md](hlo.md), "Artefacts"`, `cli.md#outputs`.
+# ------------------------------------------------------------------------------------------------
+# A doc's name, bare or as a link's target, then the section's title in double quotes.
+SECTION_REF_RE = re.compile(r"(?:\[[^\]\n]*\]\(((?:[\w.\-]+/)*[\w.\-]+\.md)(?:#[\w\-]+)?\)|"
+                            r"(?<![\w./-])((?:[\w.\-]+/)*[\w.\-]+\.md)(?![\w./#)-]))"
+                            r",?[ \t]+(?:section[ \t]+)?\"([^\"\n]+)\"")
+ANCHOR_RE = re.compile(r"((?:[\w.\-]+/)*[\w.\-]+\.md)#([\w\-]+)")
+HEADING_RE = re.compile(r"^#+\s+(?:\d+(?:\.\d+)*\.?\s+)?(.*?)\s*#*$")
+BOLD_LEAD_RE = re.compile(r"^\s*(?:[-*+]\s+|\d+\.\s+)?\*\*([^*]+?)\*\*")
+
+
+def normalised(title):
+    return " ".join(title.replace("`", "").replace("*", "").split()).lower().rstrip(".:")
+
+
+def slug(heading):
+    """GitHub's anchor of a heading."""
+    text = heading.replace("`", "").strip().lower()
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+class Sections:
+    """The sections of each doc: its headings and the bold leads of its paragraphs and items."""
+
+    def __init__(self):
+        self.cache = {}
+
+    def of(self, path):
+        if path not in self.cache:
+            headings, leads, in_code = [], [], False
+            with open(path, encoding="utf-8") as f:
+                for line in f.read().splitlines():
+                    if line.lstrip().startswith("```"):
+                        in_code = not in_code
+                    elif not in_code and line.startswith("#"):
+                        headings.append(HEADING_RE.match(line).group(1))
+                    elif not in_code:
+                        lead = BOLD_LEAD_RE.match(line)
+                        if lead:
+                            leads.append(lead.group(1))
+            self.cache[path] = (headings, leads)
+        return self.cache[path]
+
+    def has_title(self, path, title):
+        """A heading or bold lead that is the title, or starts with it and goes on after a word
+        ("Queues" for "Queues and write batching", "Accuracy" for "Accuracy (measured)")."""
+        want = normalised(title)
+        headings, leads = self.of(path)
+        for name in map(normalised, headings + leads):
+            if name == want or (name.startswith(want) and not name[len(want)].isalnum()):
+                return True
+        return False
+
+    def has_anchor(self, path, anchor):
+        return anchor.lower() in {slug(h) for h in self.of(path)[0]}
+
+
+def resolve_doc(name, referrer_dir, tree):
+    """The doc a reference names: a path from the root or from the referring file's folder, else
+    the one doc of that name; None when there is none or more than one."""
+    for base in ((tree.root, referrer_dir) if "/" in name else (referrer_dir, tree.root)):
+        candidate = os.path.normpath(os.path.join(base, name))
+        if os.path.isfile(candidate) and candidate.startswith(tree.root + os.sep):
+            return candidate
+    matches = [f for f in tree.files if (f == name or f.endswith("/" + name)) and not skipped(f)]
+    return os.path.join(tree.root, matches[0]) if len(matches) == 1 else None
+
+
+def joined_text(numbered):
+    """One string of (line number, text) pieces and, per character offset, the line it is on."""
+    text, starts = "", []
+    for number, piece in numbered:
+        starts.append((len(text), number))
+        text += piece + " "
+    def line_at(offset):
+        line = starts[0][1] if starts else 1
+        for start, number in starts:
+            if start > offset:
+                break
+            line = number
+        return line
+    return text, line_at
+
+
+def comment_body(text):
+    """A comment without its markers (//, ///, /*, *, #), so a reference may span lines."""
+    return re.sub(r"^\s*(?:/\*+|\*+/?|/{2,}!?|#+)\s?", "", text.strip()).removesuffix("*/")
+
+
+def section_findings(path, rel, tree, sections, is_doc):
+    """References to a section ("Title" after a doc's name, or #anchor) the doc does not have."""
+    if is_doc:
+        with open(path, encoding="utf-8") as f:
+            numbered = list(enumerate(f.read().splitlines(), start=1))
+    else:
+        numbered = [(n, comment_body(t)) for n, t in numbered_text(path, is_doc=False)]
+    text, line_at = joined_text(numbered)
+    referrer = os.path.dirname(os.path.abspath(path))
+    findings = []
+    for match in SECTION_REF_RE.finditer(text):
+        name, title = match.group(1) or match.group(2), match.group(3)
+        doc = resolve_doc(name, referrer, tree)
+        if doc and not sections.has_title(doc, title):
+            findings.append(f"{rel}:{line_at(match.start(3))}: '{name}, \"{' '.join(title.split())}"
+                            f"\"': no such section (heading or bold lead)")
+    for match in ANCHOR_RE.finditer(text):
+        name, anchor = match.groups()
+        doc = resolve_doc(name, referrer, tree)
+        if doc and not sections.has_anchor(doc, anchor):
+            findings.append(f"{rel}:{line_at(match.start())}: '{name}#{anchor}': no such heading")
+    return findings
+
+
+# ------------------------------------------------------------------------------------------------
+# The host layer table: a doc's table whose columns are "layer" and "builds on ..." is
+# host/layers.txt, row for row.
+# ------------------------------------------------------------------------------------------------
+def read_layers(root):
+    """[(layer, [layers it builds on])] of host/layers.txt, in its order."""
+    layers = []
+    with open(os.path.join(root, "host", "layers.txt"), encoding="utf-8") as f:
+        for line in f:
+            line = line.split("#", 1)[0].strip()
+            if line:
+                name, _, below = line.partition(":")
+                layers.append((name.strip(), below.split()))
+    return layers
+
+
+def layer_table_findings(path, rel, root):
+    """Where a doc's layer table differs from host/layers.txt: the layers and their order, and
+    each row's layers in "builds on" (before a ';', after which come libraries that are no
+    layers)."""
+    layers_path = os.path.join(root, "host", "layers.txt")
+    if not os.path.exists(layers_path):
+        return []
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    expected = read_layers(root)
+    names = {name for name, _ in expected}
+    findings = []
+    for start, line in enumerate(lines):
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if not line.lstrip().startswith("|") or cells[0].lower() != "layer" or \
+                not any(c.lower().startswith("builds on") for c in cells):
+            continue
+        column = next(i for i, c in enumerate(cells) if c.lower().startswith("builds on"))
+        rows = []
+        for number in range(start + 2, len(lines)):
+            if not lines[number].lstrip().startswith("|"):
+                break
+            row = [c.strip() for c in lines[number].strip().strip("|").split("|")]
+            layer = row[0].strip("`")
+            below = row[column].split(";", 1)[0] if column < len(row) else ""
+            rows.append((number + 1, layer, [w for w in re.findall(r"[\w]+", below) if w in names]))
+        listed = [layer for _, layer, _ in rows]
+        if listed != [name for name, _ in expected]:
+            findings.append(f"{rel}:{start + 1}: the layer table lists {', '.join(listed)}; "
+                            f"host/layers.txt has {', '.join(n for n, _ in expected)} (in this "
+                            f"order)")
+        wanted = dict(expected)
+        for number, layer, below in rows:
+            if layer in wanted and sorted(below) != sorted(wanted[layer]):
+                findings.append(f"{rel}:{number}: layer '{layer}' builds on "
+                                f"{', '.join(below) or 'no layer'} in the table, on "
+                                f"{', '.join(wanted[layer]) or 'no layer'} in host/layers.txt")
+    return findings
+
+
 def is_source(rel):
     name = rel.rsplit("/", 1)[-1]
     suffix = os.path.splitext(name)[1]
@@ -315,6 +606,8 @@ def main(argv):
     parser.add_argument("root", nargs="?", help="the repository (default: the one of this script)")
     parser.add_argument("--root", dest="root_option", help="the repository, with FILE arguments")
     parser.add_argument("--build", help="a build tree whose generated files docs may name")
+    parser.add_argument("--tpuemu", help="the tpuemu binary whose --help lists each command's "
+                        "options (default: tpuemu of the build tree, else ROOT/build/tpuemu)")
     parser.add_argument("files", nargs="*", help=argparse.SUPPRESS)
     args, extra = parser.parse_known_args(argv)
     root = args.root_option or args.root or os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -337,12 +630,31 @@ def main(argv):
         sources = [(os.path.join(root, rel), rel) for rel in walk_files(root) if is_source(rel)]
 
     findings = [] if files else layout_findings(root)
+    binary = args.tpuemu or os.path.join(args.build or os.path.join(root, "build"), "tpuemu")
+    commands = None
+    if os.path.isfile(binary) and os.access(binary, os.X_OK):
+        commands = tpuemu_options(os.path.abspath(binary))
+    elif args.tpuemu:
+        findings.append(f"{os.path.relpath(binary, root)}:0: no tpuemu binary here, so the options "
+                        f"of commands cannot be checked (build the target tpuemu)")
+    else:
+        print(f"check-docs: no {binary}: the options of tpuemu commands are not checked",
+              file=sys.stderr)
+    sections = Sections()
     for path, rel in docs:
         findings += path_findings(path, rel, tree)
         findings += reference_findings(path, rel, True)
+        findings += section_findings(path, rel, tree, sections, True)
+        findings += layer_table_findings(path, rel, root)
+        if commands:
+            findings += option_findings(rel, doc_lines(path), commands)
     for path, rel in sources:
         findings += doc_page_findings(path, rel, tree)
         findings += reference_findings(path, rel, False)
+        findings += section_findings(path, rel, tree, sections, False)
+        if commands:
+            findings += option_findings(
+                rel, [(n, t, False) for n, t in numbered_text(path, is_doc=False)], commands)
     def place(finding):
         file, line, _ = finding.split(":", 2)
         return file, int(line)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The analysis in little memory (docs/hlo.md, "Size limits"): the compact structures give the
+// The analysis in little memory (docs/hlo.md, "Memory"): the compact structures give the
 // figures the plain ones gave. The xla heap simulator's index by time against a scan of every
 // placed chunk, on random sets of every shape of live range; the schedules' peaks, swept without
 // their buffers, against the buffers' own; the dataflow without its positions.

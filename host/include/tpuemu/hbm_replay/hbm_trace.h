@@ -175,10 +175,10 @@ struct HbmReplayReport {
 // are offered in source order, at most one per channel on the controller's lanes at a time (a
 // channel takes one request per cycle), with ids recycled and at most options.max_in_flight
 // offered and unanswered; so a busy channel holds back only its own requests, up to the window
-// (docs/hbm-trace.md, "Replay"). Read data are checked against the writes of the run (Error on a
-// mismatch). Runs until every request is answered, then calls finish(). Throws Error for a fault
-// of the system (a timing violation, a missed refresh deadline) or a stall longer than
-// options.stall_limit.
+// (docs/hbm-trace.md, "How a trace is replayed"). Read data are checked against the writes of the
+// run (Error on a mismatch). Runs until every request is answered, then calls finish(). Throws
+// Error for a fault of the system (a timing violation, a missed refresh deadline) or a stall
+// longer than options.stall_limit.
 HbmReplayReport replay_hbm(const HbmTimingSet& set, HbmRequestSource& source,
                            const HbmReplayOptions& options = {});
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// How the devices of a sharded run reach each other's data (docs/sharding.md, "Execution"): in one
+// How the devices of a sharded run reach each other's data (docs/sharding.md, "The runner"): in one
 // process every device is local; under mpirun each rank holds an equal, contiguous group of the
 // devices and the exchange carries parts between ranks (tpuemu/shard_mpi). The runner calls the
 // same operations in the same order on every rank.

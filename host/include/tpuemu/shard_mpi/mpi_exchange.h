@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The sharded runner's Exchange across OpenMPI ranks (docs/sharding.md, "Execution"): a run
+// The sharded runner's Exchange across OpenMPI ranks (docs/sharding.md, "The runner"): a run
 // launched as `mpirun -np R tpuemu run ... --devices N` gives each rank N/R devices; parts, clocks
 // and errors travel by MPI_Allgatherv and MPI_Allreduce on MPI_COMM_WORLD.
 #pragma once
