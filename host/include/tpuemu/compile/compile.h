@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Layer 6 of the host runtime: workloads to programs.
+// The host layer `compile` (host/layers.txt): workloads to programs.
 //
 // compile_matmul tiles C = A . B (int8 x int8 -> int32, optionally requantised to int8 with ReLU)
 // into VMEM-sized blocks and emits a software-pipelined program: DMA loads run `buffers` deep

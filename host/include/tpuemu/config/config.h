@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Layer 1 of the host runtime: hardware presets (configs/presets/*.json). The JSON input helpers
+// The host layer `config`: hardware presets (configs/presets/*.json). The JSON input helpers
 // they are read with (exact file:line:column errors, JSON pointers) are in tpuemu/base/json.h.
 #pragma once
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Layer 1 of the host runtime: HBM timing sets (configs/hbm/<name>.json, docs/hbm.md, with
+// The host layer `config`: HBM timing sets (configs/hbm/<name>.json, docs/hbm.md, with
 // the decisions behind the shipped values). Load, validate, derive
 // bandwidths and capacities, map byte addresses to DRAM coordinates.
 #pragma once

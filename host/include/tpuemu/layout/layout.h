@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Layer 2 of the host runtime: how a 2-D host array is laid out in device memory.
+// The host layer `layout`: how a 2-D host array is laid out in device memory.
 //
 // TPU tiling (openxla tiled_layout.md) with the lane count taken from the preset (dim), the rule
 // of tpu_tiles.h (tpu_tile_rows), which the HLO sizes use too:

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Layer 5 of the host runtime: the instruction set of docs/isa.md as C++ values, its 256-bit
+// The host layer `program`: the instruction set of docs/isa.md as C++ values, its 256-bit
 // encoding, and a text assembler/disassembler.
 //
 // An Instruction is one of the operations below (a std::variant, so an operand that does not
