@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Runs every `./build/tpuemu ...` command of the README exactly as written (continuation lines
-# joined, the trailing comment dropped by the shell) and checks that each exits 0. They run in a
+# joined, the trailing comment dropped by the shell), those under a launcher too (`mpirun ...
+# ./build/tpuemu ...`), and checks that each exits 0. They run in a
 # scratch directory whose `build` and `examples` are links to the build tree and the source's
 # examples, so the outputs they name (series.csv, my.csv, plan.csv, mlp-run/) land there, not in the source.
 # The quick-start commands (bash scripts/...) are what CI itself runs and are not repeated here.
@@ -23,7 +24,8 @@ for line in text.splitlines():
         continue
     if not in_block:
         continue
-    if pending or line.startswith("./build/tpuemu"):
+    launched = " ./build/tpuemu " in line and line.split(" ", 1)[0] in ("mpirun", "mpiexec")
+    if pending or line.startswith("./build/tpuemu") or launched:
         pending += line.rstrip("\\").rstrip() + " " if line.endswith("\\") else line
         if not line.endswith("\\"):
             out.append(pending)
@@ -41,6 +43,7 @@ while IFS= read -r cmd; do
     fail "(exit $?) $cmd"
   fi
 done <<<"$commands"
+grep -q '^mpirun .*\./build/tpuemu' <<<"$commands" || fail "no mpirun command found in the README"
 rm -f "$tmp/err"  # the checks below are not about the last command's stderr
 [[ $count -ge 10 ]] || fail "only $count README commands found"
 for f in series.csv my.csv plan.csv mlp-run/memory.pb.gz mlp-run/trace.json; do
