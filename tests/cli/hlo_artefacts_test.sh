@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# `tpuemu run PROGRAM.hlo -o DIR` (docs/hlo.md, "Artefacts"): report.html with every policy's memory
-# map and the buffers-at-peak table, memory.pb.gz whose stacks are the op_name paths (read back
-# with `go tool pprof`: go is part of scripts/setup.sh, so a missing go fails here), the
+# `tpuemu analyze PROGRAM.hlo -o DIR` (docs/hlo.md, "Artefacts"): report.html with every policy's
+# memory map and the buffers-at-peak table, memory.pb.gz whose stacks are the op_name paths (read
+# back with `go tool pprof`: go is part of scripts/setup.sh, so a missing go fails here), the
 # per-position fragmentation.csv, summary.json equal to --json; all or nothing. Host code only
 # (label quick).
 set -u
@@ -19,11 +19,11 @@ if ! command -v go >/dev/null; then
 fi
 
 # ---- every file, summary.json equal to --json
-check artefacts 0 "" -- run "$module" -o "$tmp/art"
+check artefacts 0 "" -- analyze "$module" -o "$tmp/art"
 for f in summary.json fragmentation.csv memory.pb.gz report.html; do
   [[ -s "$tmp/art/$f" ]] && pass "$f written" || fail "$f missing or empty"
 done
-check json 0 "" -- run "$module" --json
+check json 0 "" -- analyze "$module" --json
 cp "$tmp/out" "$tmp/analysis.json"
 python3 - "$tmp/art/summary.json" "$tmp/analysis.json" <<'PY' && pass "summary.json parses and equals --json" || fail "summary.json differs from --json"
 import json, sys
@@ -101,7 +101,7 @@ if ! command -v chromium >/dev/null; then
   fail "chromium is not installed (scripts/setup.sh)"
 else
   # mlp3's buffers at peak differ in padding, in an order that is not their sizes'.
-  check mlp3 0 "" -- run "$data/mlp3.hlo" -o "$tmp/mlp3"
+  check mlp3 0 "" -- analyze "$data/mlp3.hlo" -o "$tmp/mlp3"
   # The page, plus a click on "padding" and then on "size" twice (largest first, then smallest first).
   sed 's|</body>|<script>const h = [...document.querySelectorAll("#buffers-at-peak-table th")]; const col = (n) => h.find((t) => t.textContent === n); col("padding").click(); window.byPadding = [...document.querySelectorAll("#buffers-at-peak-table tbody tr")].map((r) => r.cells[h.indexOf(col("padding"))].dataset.sort).join(","); col("size").click(); col("size").click(); document.body.dataset.byPadding = window.byPadding; document.querySelector("rect.buffer[data-name=\\"dot.1\\"]").dispatchEvent(new MouseEvent("mouseover", {bubbles: true, clientX: 10, clientY: 10})); document.body.dataset.tooltip = document.getElementById("tooltip").textContent;</script></body>|' \
     "$tmp/mlp3/report.html" >"$tmp/clicked.html"
@@ -149,20 +149,20 @@ for name, rs in policies.items():
 PY
 
 # ---- out of memory: the analysis's exit 1, the artefacts still written, failed policies say why
-check oom 1 "Ran out of memory" -- run "$module" --hbm-capacity 4MiB -o "$tmp/oom"
+check oom 1 "Ran out of memory" -- analyze "$module" --hbm-capacity 4MiB -o "$tmp/oom"
 [[ -s "$tmp/oom/report.html" && -s "$tmp/oom/memory.pb.gz" ]] && grep -q 'class="failure">bfc failed' "$tmp/oom/report.html" &&
   pass "out of memory: artefacts with each failed policy's reason" || fail "out of memory artefacts"
 # One policy: one map.
-check one_policy 0 "" -- run "$module" --allocator xla -o "$tmp/one"
+check one_policy 0 "" -- analyze "$module" --allocator xla -o "$tmp/one"
 [[ $(grep -c '<figure class="map"' "$tmp/one/report.html") -eq 1 ]] && pass "--allocator xla: one map" || fail "--allocator xla maps"
 
 # ---- all or nothing
 mkdir -p "$tmp/blocked/report.html"
-check blocked 1 "report.html: is a directory" -- run "$module" -o "$tmp/blocked"
+check blocked 1 "report.html: is a directory" -- analyze "$module" -o "$tmp/blocked"
 [[ $(ls "$tmp/blocked") == "report.html" && -z $(ls "$tmp/blocked/report.html") ]] &&
   pass "a write that cannot happen leaves nothing" || fail "blocked left $(ls "$tmp/blocked")"
-check bad_module 1 "binary_garbage.hlo:5:26" -- run "$data/bad/binary_garbage.hlo" -o "$tmp/bad"
+check bad_module 1 "binary_garbage.hlo:5:26" -- analyze "$data/bad/binary_garbage.hlo" -o "$tmp/bad"
 [[ ! -e "$tmp/bad" ]] && pass "a bad module leaves no directory" || fail "a bad module made $tmp/bad"
-check dash 2 "-o -" -- run "$module" -o -
+check dash 2 "-o -" -- analyze "$module" -o -
 
 finish

@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # HLO text however it comes in (docs/hlo.md, "Reading HLO text"): on standard input (a file or a
 # pipe), through a FIFO or a process substitution, as a dump opening with a // comment or a UTF-8
-# byte order mark - told from a JSON workload by content, by the reader's own sniffing, in `run`,
-# `trace` and `trace --also`. Malformed layouts refused at their token with nothing written;
-# `--execute` naming the tensor of size 0 at its line; the out-of-memory line with exact bytes
+# byte order mark - told from a JSON workload by content, by the reader's own sniffing, in
+# `analyze`, `run`, `trace` and `trace --also`. Malformed layouts refused at their token with nothing
+# written; `run` naming the tensor of size 0 at its line; the out-of-memory line with exact bytes
 # when the rounded figures print equal. Host code only (label quick).
 set -u
 tpuemu=$1
@@ -23,19 +23,19 @@ for j in (a, b):
 assert a == b
 PY
 }
-"$tpuemu" run "$mlp" --json >"$tmp/ref.json" || fail "reference analysis"
+"$tpuemu" analyze "$mlp" --json >"$tmp/ref.json" || fail "reference analysis"
 
 # ---- standard input, a pipe, a FIFO, a process substitution: sniffed by content
-check stdin_file 0 "" -- run - --json <"$mlp"
+check stdin_file 0 "" -- analyze - --json <"$mlp"
 same_analysis && pass "stdin (a file): the file's analysis" || fail "stdin (a file): analysis differs"
-check stdin_pipe 0 "" -- run - --json < <(cat "$mlp")
+check stdin_pipe 0 "" -- analyze - --json < <(cat "$mlp")
 same_analysis && pass "stdin (a pipe): the file's analysis" || fail "stdin (a pipe): analysis differs"
 grep -q '"source": "standard input"' "$tmp/out" && pass "stdin named standard input" || fail "stdin source name"
 mkfifo "$tmp/program"
 (cat "$mlp" >"$tmp/program" &)
-check fifo 0 "" -- run "$tmp/program" --json
+check fifo 0 "" -- analyze "$tmp/program" --json
 same_analysis && pass "FIFO not named *.hlo: the file's analysis" || fail "FIFO: analysis differs"
-check process_substitution 0 "" -- run <(cat "$mlp") --json
+check process_substitution 0 "" -- analyze <(cat "$mlp") --json
 same_analysis && pass "process substitution: the file's analysis" || fail "process substitution: analysis differs"
 check trace_stdin 0 "" -- trace - --steps 2 < <(cat "$mlp")
 head -1 "$tmp/out" | grep -q '^time,event,id,size' && grep -q ',alloc,s1\.jit_mlp\.temp,' "$tmp/out" &&
@@ -48,10 +48,10 @@ check trace_also_json 2 "--also: '.*mlp\\.json' is not HLO text" -- \
 
 # ---- what the reader skips before HloModule, the sniffing skips: a // line, a BOM, /* */
 { echo "// XLA dump of jit_mlp, after optimizations"; cat "$mlp"; } >"$tmp/module_0002.jit_mlp.txt"
-check dump_line_comment 0 "" -- run "$tmp/module_0002.jit_mlp.txt" --json
+check dump_line_comment 0 "" -- analyze "$tmp/module_0002.jit_mlp.txt" --json
 same_analysis && pass "// comment first: analysed" || fail "// comment first: analysis differs"
 { printf '\xef\xbb\xbf'; cat "$mlp"; } >"$tmp/bom.txt"
-check byte_order_mark 0 "" -- run "$tmp/bom.txt" --json
+check byte_order_mark 0 "" -- analyze "$tmp/bom.txt" --json
 same_analysis && pass "UTF-8 BOM first: analysed" || fail "UTF-8 BOM first: analysis differs"
 check byte_order_mark_stdin 0 "" -- trace - --steps 1 < <(printf '\xef\xbb\xbf/* c */ // d\n'; cat "$mlp")
 
@@ -69,7 +69,7 @@ check json_line_limit 1 "standard input:1: line longer than the 1 MiB limit of a
 bad_layout() {  # NAME SHAPE COLUMN CAUSE
   printf 'HloModule m\nENTRY e {\n  ROOT p = %s parameter(0)\n}\n' "$2" >"$tmp/$1.hlo"
   check "layout $1" 1 "^tpuemu: error: .*/$1\\.hlo:3:$3: $4" -- \
-    run "$tmp/$1.hlo" -o "$tmp/$1.out" --report "$tmp/$1.report.json"
+    analyze "$tmp/$1.hlo" -o "$tmp/$1.out" --report "$tmp/$1.report.json"
   [[ ! -e "$tmp/$1.out" && ! -e "$tmp/$1.report.json" && ! -s "$tmp/out" ]] &&
     pass "layout $1: nothing written" || fail "layout $1: output left"
 }
@@ -83,12 +83,12 @@ bad_layout huge_space 'f32[2]{0:S(99999999999)}' 23 \
   "malformed layout: memory space S\\(99999999999\\) is not in 0\\.\\.255"
 bad_layout element_size 'f32[2]{0:E(129)}' 23 "malformed layout: element size E\\(129\\) is not in 0\\.\\.128 bits"
 check layout_stdin 1 "^tpuemu: error: standard input:3:23: malformed layout: dimension 0 appears twice" -- \
-  run - < <(cat "$tmp/dimension_twice.hlo")
+  analyze - < <(cat "$tmp/dimension_twice.hlo")
 check layout_trace 1 "dimension_twice\\.hlo:3:23: malformed layout" -- \
   trace "$tmp/dimension_twice.hlo" --steps 2 -o "$tmp/trace.csv"
 [[ ! -e "$tmp/trace.csv" ]] && pass "trace of a bad layout: no trace written" || fail "trace.csv left"
 
-# ---- --execute: a tensor of size 0 named at its instruction, never as a --batch nobody gave
+# ---- run: a tensor of size 0 named at its instruction, never as a --batch nobody gave
 cat >"$tmp/empty.hlo" <<'HLO'
 HloModule m
 ENTRY e {
@@ -97,20 +97,20 @@ ENTRY e {
   ROOT d = f32[0,4] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
 }
 HLO
-empty_cause="--execute: 'x' of shape \\[0,32\\]: dimension 0 is 0; a tensor on the device holds 1\\.\\.1048576"
-check execute_empty 1 "^tpuemu: error: .*/empty\\.hlo:3:3: $empty_cause values" -- \
-  run "$tmp/empty.hlo" --execute --backend fake -o "$tmp/empty.out"
+empty_cause="'x' of shape \\[0,32\\]: dimension 0 is 0; a tensor on the device holds 1\\.\\.1048576 values"
+check execute_empty 1 "^tpuemu: error: .*/empty\\.hlo:3:3: $empty_cause.*; \`tpuemu analyze .*/empty\\.hlo\` analyses its memory" -- \
+  run "$tmp/empty.hlo" --backend fake -o "$tmp/empty.out"
 [[ ! -e "$tmp/empty.out" ]] && pass "execute_empty: nothing written" || fail "execute_empty: output left"
 grep -q -- "--batch" "$tmp/err" && fail "execute_empty names --batch" || pass "execute_empty does not name --batch"
 
 # ---- out of memory by a byte: the rounded figures print equal, the exact ones tell them apart
 printf 'HloModule m\nENTRY e {\n  ROOT p = u8[4097] parameter(0)\n}\n' >"$tmp/oom.hlo"
-"$tpuemu" run "$tmp/oom.hlo" --untiled --hbm-capacity 1 --json >"$tmp/oom.json" 2>/dev/null
+"$tpuemu" analyze "$tmp/oom.hlo" --untiled --hbm-capacity 1 --json >"$tmp/oom.json" 2>/dev/null
 used=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["out_of_memory"]["used_bytes"])' \
   "$tmp/oom.json")
 by_one="Used 8\\.00 KiB \\($used B\\) of 8\\.00 KiB \\($((used - 1)) B\\) hbm\\. Exceeded hbm capacity by 1 B\\."
 check oom_by_one_byte 1 "$by_one" -- \
-  run "$tmp/oom.hlo" --untiled --hbm-capacity $((used - 1))
-check oom_apart 1 "Used 8\\.00 KiB of 4\\.00 KiB hbm\\." -- run "$tmp/oom.hlo" --untiled --hbm-capacity 4096
+  analyze "$tmp/oom.hlo" --untiled --hbm-capacity $((used - 1))
+check oom_apart 1 "Used 8\\.00 KiB of 4\\.00 KiB hbm\\." -- analyze "$tmp/oom.hlo" --untiled --hbm-capacity 4096
 
 finish

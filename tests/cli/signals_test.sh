@@ -46,8 +46,8 @@ stops() {
   fi
 }
 
-stops "run X.hlo, the planner's search, SIGINT" INT "$tmp/a1" -- run "$tmp/hard.hlo" --allocator planner --schedule text -o "$tmp/a1"
-stops "run X.hlo, the planner's search, SIGTERM" TERM "$tmp/a2.json" -- run "$tmp/hard.hlo" --allocator planner --schedule text --report "$tmp/a2.json"
+stops "analyze X.hlo, the planner's search, SIGINT" INT "$tmp/a1" -- analyze "$tmp/hard.hlo" --allocator planner --schedule text -o "$tmp/a1"
+stops "analyze X.hlo, the planner's search, SIGTERM" TERM "$tmp/a2.json" -- analyze "$tmp/hard.hlo" --allocator planner --schedule text --report "$tmp/a2.json"
 stops "plan, the search, SIGINT" INT "$tmp/p.csv" -- plan "$tmp/hard.csv" --capacity 2420000 --timeout 600 -o "$tmp/p.csv"
 stops "hbm, a long pattern, SIGINT" INT "$tmp/h.json" -- hbm --pattern random --requests 100000000 -o "$tmp/h.json"
 stops "run on tlm, the C++ reference of a large matmul, SIGINT" INT "$tmp/r.json" -- run --matmul 4096x4096x2048 --preset default --backend tlm --report "$tmp/r.json"

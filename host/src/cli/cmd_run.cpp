@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// tpuemu run: a workload (JSON file or --matmul) compiled, run on a backend, checked bit-exactly
-// against the C++ reference and reported.
+// tpuemu run: a workload (JSON file or --matmul) or a JAX/XLA program (HLO text) compiled, run on a
+// backend, checked bit-exactly against the C++ reference and reported. A program's memory analysis
+// is `tpuemu analyze` (cmd_analyze.cpp).
 #include <unistd.h>
 
 #include <cctype>
@@ -21,6 +22,7 @@
 #include "outputs.h"
 #include "progress.h"
 #include "tpuemu/alloc/alloc_trace.h"
+#include "tpuemu/base/text.h"
 #include "tpuemu/compile/model.h"
 #include "tpuemu/compile/workload.h"
 #include "tpuemu/config/config.h"
@@ -42,10 +44,9 @@ namespace {
 
 struct RunArgs {
   CommonOptions common;
-  const CLI::App* command = nullptr;  // to see which options were given (an HLO program takes few)
-  std::string schedule;
+  const CLI::App* command = nullptr;  // to see which options were given
+  std::string schedule;  // analyze's option: refused here, naming analyze
   std::string workload_file;
-  bool execute = false;  // an HLO program run on the device instead of analysed
   std::string preset;
   std::string matmul;
   bool requantize = false;
@@ -248,34 +249,15 @@ void check_option_combinations(const RunArgs& a) {
   }
 }
 
-// A JAX/XLA program (HLO text) without --execute is analysed, not run: the options the analysis
-// reads, and no other.
-int run_hlo_workload(const RunArgs& a, WorkloadInput& input) {
-  refuse_options_except(*a.command, {"--preset", "--schedule", "--allocator", "--hbm-capacity", "--untiled", "--report",
-                                     "--json", "--quiet", "--out"},
-                        "applies to workloads the core runs, not to an HLO program's memory analysis (--execute runs a "
-                        "program of dense and convolution layers on the device; docs/hlo.md)");
-  HloRunArgs h;
-  h.common = &a.common;
-  h.file = a.workload_file;
-  h.input = &input;
-  h.preset = a.preset;
-  h.schedule = a.schedule;
-  h.allocator = a.command->get_option("--allocator")->count() > 0 ? a.allocator : "all";
-  h.hbm_capacity = a.hbm_capacity;
-  h.untiled = a.untiled;
-  h.report_file = a.report_file;
-  return run_hlo(h);
-}
-
-// `run PROGRAM.hlo --execute`: the program's layers as a model (docs/hlo.md, "Executing on the
-// device"). A program the device cannot run is refused at its first instruction that cannot.
+// `run PROGRAM.hlo`: the program's layers as a model (docs/hlo.md, "Executing on the device"). A
+// program the device cannot run is refused at its first instruction that cannot, pointing to the
+// analysis, which reads every program.
 hlo_exec::HloModel hlo_model_to_execute(const WorkloadInput& input) {
   const hlo::Module module = input.hlo_module();
   try {
     return hlo_exec::model_from_hlo(module);
   } catch (const Error& e) {
-    throw Error(e.place(), "--execute: " + e.cause());
+    throw Error(e.place(), fmt::format("{}; `tpuemu analyze {}` analyses its memory", e.cause(), printable(input.path)));
   }
 }
 
@@ -284,18 +266,23 @@ int run_run(const RunArgs& a) {
   std::optional<WorkloadInput> input =
       a.workload_file.empty() ? std::nullopt : std::optional(read_workload_input(a.workload_file));
   const bool hlo = input && input->hlo;
-  if (hlo && !a.execute) return run_hlo_workload(a, *input);
-  if (a.execute && !hlo) throw UsageError("--execute", "runs a JAX/XLA program (HLO text) on the device; a workload file or --matmul always runs");
-  const std::string workload_order = hlo ? "with --execute the layers run in the program's order (--schedule is for the memory analysis)"
-                                         : "a workload's order is its compiler's";
-  if (a.command->get_option("--schedule")->count() > 0)
-    throw UsageError("--schedule", fmt::format("orders an HLO program's instructions; {}", workload_order));
+  // The analysis' options, refused naming the command that takes them.
+  const std::string analyze = fmt::format("`tpuemu analyze {}`", hlo ? printable(a.workload_file) : "PROGRAM.hlo");
+  if (a.command->get_option("--schedule")->count() > 0) {
+    throw UsageError("--schedule", fmt::format("orders an HLO program's instructions for its memory analysis ({}); {}",
+                                               analyze, hlo ? "run executes the layers in the program's order"
+                                                            : "a workload's order is its compiler's"));
+  }
   for (const std::string& policy : kHloOnlyPolicies) {
-    if (a.allocator == policy)
-      throw UsageError(fmt::format("--allocator {}", policy), "places an HLO program's buffers; a run allocates at run time");
+    if (a.allocator == policy) {
+      throw UsageError(fmt::format("--allocator {}", policy),
+                       fmt::format("places an HLO program's buffers for its memory analysis ({}); a run allocates "
+                                   "at run time",
+                                   analyze));
+    }
   }
   if (hlo && a.batch) throw UsageError("--batch", "an HLO program's shapes fix its batch");
-  if (hlo && a.sharded()) throw UsageError("--devices", "an HLO program with --execute runs on one device");
+  if (hlo && a.sharded()) throw UsageError("--devices", "an HLO program runs on one device");
   if (a.workload_file.empty() == a.matmul.empty()) {
     throw UsageError("run: give either a workload file or --matmul MxKxN");
   }
@@ -313,7 +300,7 @@ int run_run(const RunArgs& a) {
   out.check(a.alloc_trace_file, "--alloc-trace");
   out.check(a.wave_file, "--wave");
   Model w;
-  std::optional<hlo_exec::HloModel> program;  // --execute
+  std::optional<hlo_exec::HloModel> program;  // an HLO program run on the device
   if (hlo) {
     program = hlo_model_to_execute(*input);
     w = program->model;
@@ -392,18 +379,16 @@ int run_run(const RunArgs& a) {
 
 Subcommand add_run_command(CLI::App& app) {
   auto a = std::make_shared<RunArgs>();
-  auto* cmd = app.add_subcommand("run", "Run a workload (JSON file or --matmul) and print its report, or analyse "
-                                        "the memory of a JAX/XLA program (HLO text, docs/hlo.md)");
+  auto* cmd = app.add_subcommand("run", "Run a workload (JSON file or --matmul) or a JAX/XLA program of dense and "
+                                        "convolution layers (HLO text, int8-quantised) on a device and print its "
+                                        "report (`tpuemu analyze` analyses a program's memory)");
   a->command = cmd;
-  cmd->add_option("--schedule", a->schedule,
-                  "HLO programs: the instruction order - text, dfs, list or best (default: text when the module "
-                  "is scheduled, else best)")
-      ->check(one_of({"text", "dfs", "list", "best"}));
-  auto* workload = cmd->add_option("workload", a->workload_file, "Workload JSON file (examples/mlp.json), or a JAX/XLA program as HLO text (*.hlo, XLA dumps)")
+  // The analysis' option, hidden: given here it is refused naming `tpuemu analyze`, not unknown.
+  cmd->add_option("--schedule", a->schedule)->group("");
+  auto* workload = cmd->add_option("workload", a->workload_file,
+                                   "Workload JSON file (examples/mlp.json), or a JAX/XLA program as HLO text (*.hlo, "
+                                   "XLA dumps; docs/hlo.md, \"Executing on the device\"), or - for standard input")
                        ->check(input_file());
-  cmd->add_flag("--execute", a->execute,
-                "HLO programs of dense and convolution layers: run them on the device int8-quantised (docs/hlo.md) "
-                "instead of analysing their memory");
   cmd->add_option("--preset", a->preset, "Hardware preset: small, default, tpu-v4-like, or a JSON file "
                                          "(default: the workload's, else default)");
   auto* matmul = cmd->add_option("--matmul", a->matmul, "Run C = A.B of shape MxKxN, e.g. 512x512x512")
@@ -437,8 +422,7 @@ Subcommand add_run_command(CLI::App& app) {
       ->check(unsigned_in(0, 100000));
   cmd->add_option("--allocator", a->allocator,
                   "HBM allocation policy: bfc, first-fit, best-fit, buddy, tlsf, or all (run with bfc, replay the "
-                  "HBM trace through every policy for the memory maps of -o DIR); HLO programs also xla and planner "
-                  "(default there: all)")
+                  "HBM trace through every policy for the memory maps of -o DIR)")
       ->check(one_of([] {
         std::vector<std::string> names = alloc::allocator_names();
         names.insert(names.end(), kHloOnlyPolicies.begin(), kHloOnlyPolicies.end());

@@ -83,7 +83,7 @@ int run_hlo_trace(const TraceArgs& a, const WorkloadInput& program) {
   if (preset_given && std::filesystem::is_regular_file(a.preset)) out.input(a.preset, "the --preset file");
   if (a.common.out != "-") out.check(a.common.out, "-o");
   hlo::SizeOptions sizes;
-  sizes.lanes = load_preset(preset_given ? a.preset : "tpu-v4-like").dim;  // as tpuemu run PROGRAM.hlo
+  sizes.lanes = load_preset(preset_given ? a.preset : "tpu-v4-like").dim;  // as tpuemu analyze PROGRAM.hlo
   const StopToken stop = out.stop_token();
   std::vector<hlo::StepProgram> programs{hlo::step_program(program.hlo_module(), sizes, "", stop)};
   if (also) programs.push_back(hlo::step_program(also->hlo_module(), sizes, "", stop));

@@ -15,15 +15,6 @@
 
 namespace tpuemu::cli {
 
-void refuse_options_except(const CLI::App& command, const std::vector<std::string>& allowed, const std::string& why) {
-  for (const CLI::Option* option : command.get_options()) {
-    if (option->count() == 0 || option->get_positional()) continue;
-    const std::string name = option->get_name();
-    if (std::find(allowed.begin(), allowed.end(), name) != allowed.end()) continue;
-    throw UsageError(name, why);
-  }
-}
-
 int run_hlo(const HloRunArgs& a) {
   CommandOutputs out(*a.common);
   out.input(a.file, "the HLO program");

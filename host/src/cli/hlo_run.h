@@ -1,20 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
-// `tpuemu run PROGRAM.hlo`: a JAX/XLA program's memory analysed without a device (docs/hlo.md).
-// The run command hands a workload that is HLO text here, with the options the analysis reads;
-// every other run option given beside an HLO program is refused, never ignored.
+// `tpuemu analyze PROGRAM.hlo`: a JAX/XLA program's memory analysed without a device
+// (docs/hlo.md). The analyze command hands its program here, read once, with its options.
 #pragma once
 
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "cli_common.h"
 #include "workload_input.h"
 
 namespace tpuemu::cli {
 
-// The placement policies an HLO program can be analysed with beside the runtime allocators.
+// The placement policies an HLO program can be analysed with beside the runtime allocators (run
+// refuses them, naming analyze).
 inline const std::vector<std::string> kHloOnlyPolicies = {"xla", "planner"};
 
 struct HloRunArgs {
@@ -28,9 +26,6 @@ struct HloRunArgs {
   bool untiled = false;
   std::string report_file;
 };
-
-// Refuses (exit 2) every option of `command` given on the command line that is not in `allowed`.
-void refuse_options_except(const CLI::App& command, const std::vector<std::string>& allowed, const std::string& why);
 
 // 0 when the program fits (or no --hbm-capacity), 1 (Error with the first line of the TPU
 // compiler's message) when it does not: the full report is still printed.

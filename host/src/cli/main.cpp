@@ -78,6 +78,7 @@ int main(int argc, char** argv) {
 
   std::vector<Subcommand> commands;
   commands.push_back(add_run_command(app));
+  commands.push_back(add_analyze_command(app));
   commands.push_back(add_exec_command(app));
   commands.push_back(add_info_command(app));
   commands.push_back(add_hbm_command(app));
