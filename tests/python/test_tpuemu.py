@@ -209,7 +209,7 @@ def cli_json_failing(cli, *args):
 
 def test_analyze_hlo_is_the_clis(cli):
     py = tpuemu.analyze_hlo(HLO, schedule="list", allocator="tlsf")
-    assert py == cli_json(cli, "run", HLO, "--schedule", "list", "--allocator", "tlsf")
+    assert py == cli_json(cli, "analyze", HLO, "--schedule", "list", "--allocator", "tlsf")
     # The same program as text: the same analysis but for where it came from.
     from_text = tpuemu.analyze_hlo(open(HLO).read(), schedule="list", allocator="tlsf")
     assert from_text["program"].pop("source") == "<text>"
@@ -224,7 +224,7 @@ def test_analyze_hlo_memory_analysis_is_the_clis(cli):
     for program in (HLO, donating):
         py = tpuemu.analyze_hlo(program)["memory_analysis"]
         assert set(py) == keys, program
-        assert py == cli_json(cli, "run", program)["memory_analysis"], program
+        assert py == cli_json(cli, "analyze", program)["memory_analysis"], program
     assert tpuemu.analyze_hlo(donating)["memory_analysis"]["alias_size_in_bytes"] > 0
 
 
@@ -250,7 +250,7 @@ def test_analyze_hlo_text_as_bytes_or_str_sniffed_like_the_cli(cli):
 def test_analyze_hlo_placements_are_each_policys_heap(cli):
     report = tpuemu.analyze_hlo(HLO, placements=True)
     where = report.pop("placements")
-    assert report == cli_json(cli, "run", HLO)  # the rest is the CLI's analysis
+    assert report == cli_json(cli, "analyze", HLO)  # the rest is the CLI's analysis
     b = where["buffers"]
     n = len(b["name"])
     assert n > 10 and all(len(b[k]) == n for k in ("kind", "op_name", "bytes", "unpadded", "start", "end"))
@@ -268,11 +268,43 @@ def test_analyze_hlo_placements_are_each_policys_heap(cli):
 
 
 def test_analyze_hlo_out_of_memory_carries_the_report(cli):
-    report, line = cli_json_failing(cli, "run", HLO, "--hbm-capacity", "65536")
+    report, line = cli_json_failing(cli, "analyze", HLO, "--hbm-capacity", "65536")
     with pytest.raises(tpuemu.OutOfMemory) as e:
         tpuemu.analyze_hlo(HLO, hbm_capacity=65536)
     assert str(e.value) == line
     assert e.value.report == report and report["out_of_memory"]
+
+
+MLP3 = os.path.join(ROOT, "tests", "data", "hlo", "mlp3.hlo")
+
+
+def test_run_hlo_is_the_clis(cli, backend):
+    py = tpuemu.run_hlo(MLP3, preset="small", backend=backend, seed=7, buffers=1)
+    ref = cli_json(cli, "run", MLP3, "--preset", "small", "--backend", backend, "--seed", "7", "--buffers", "1")
+    assert without_wall_clock(py) == without_wall_clock(ref)
+    assert py["result"]["bit_exact"] and py["result"]["checked_values"] > 0
+    assert py["hlo"] == {"executed": "int8", "original_dtypes": ["f32"]}
+    assert [layer["name"] for layer in py["layers"]] == ["dot.1", "dot.2", "dot.3"]
+    # The same program as text: the same run.
+    from_text = tpuemu.run_hlo(open(MLP3).read(), preset="small", backend=backend, seed=7, buffers=1)
+    assert without_wall_clock(from_text) == without_wall_clock(py)
+
+
+def test_run_hlo_refuses_what_the_device_cannot_run(cli):
+    program = os.path.join(ROOT, "tests", "data", "hlo", "exponential.hlo")
+    with pytest.raises(tpuemu.Error) as e:
+        tpuemu.run_hlo(program, backend="fake")
+    cause = "opcode 'exponential' is not supported on the device (supported: dot, convolution"
+    assert str(e.value).startswith(f"{program}:9:8: {cause}")
+    assert str(e.value).endswith("; tpuemu.analyze_hlo analyses its memory")
+    # The CLI's line names the same place and cause, and `tpuemu analyze` for the rest.
+    line = cli_error(cli, "run", program, "--backend", "fake")
+    assert line.startswith(f"{program}:9:8: {cause}") and line.endswith(f"`tpuemu analyze {program}` analyses its memory")
+    with pytest.raises(tpuemu.Error, match=r"^<text>:4:\d+: opcode 'exponential' is not supported"):
+        tpuemu.run_hlo("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] exponential(x)\n}\n",
+                       backend="fake")
+    with pytest.raises(tpuemu.OutOfMemory):
+        tpuemu.run_hlo(MLP3, backend="fake", hbm_capacity=4096)
 
 
 def plan_rows(path):

@@ -6,6 +6,7 @@
 // with KeyboardInterrupt (the run's device is closed, nothing is half-written).
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -31,6 +32,7 @@
 #include "tpuemu/device/device.h"
 #include "tpuemu/hlo/analysis.h"
 #include "tpuemu/hlo/hlo_parser.h"
+#include "tpuemu/hlo_exec/hlo_model.h"
 #include "tpuemu/plan/plan_input.h"
 #include "tpuemu/plan/planner.h"
 #include "tpuemu/run/installation.h"
@@ -54,15 +56,16 @@ struct RunArgs {
   std::size_t requests = 1;
 };
 
-std::string run_json(const RunArgs& a) {
+// A model read or made by `load` (without the GIL: reading a program may take long) run as
+// `tpuemu run --json` runs it; its report as JSON.
+nlohmann::json run_model_json(const RunArgs& a, const std::function<Model()>& load) {
   Model model;
   Preset preset;
   RunSettings s;
   SignalStop signals;
   {
     py::gil_scoped_release unlocked;
-    model = a.model_path.empty() ? model_from_workload(parse_matmul_shape(a.matmul, false, a.seed.value_or(1)))
-                                 : load_model(a.model_path);
+    model = load();
     if (a.seed) model.seed = *a.seed;
     preset = a.preset.empty() ? load_model_preset(model) : load_preset(a.preset);
     s.backend = a.backend;
@@ -81,13 +84,40 @@ std::string run_json(const RunArgs& a) {
     s.requests = a.requests;
     s.interrupted = [token = signals.token()] { return token.requested(); };
     try {
-      return report_to_json(run_model(preset, model, s)).dump();
+      return report_to_json(run_model(preset, model, s));
     } catch (const Interrupted&) {
       if (!signals.signalled()) throw;
     }
   }
   signals.raise_if_signalled();
   throw Error("run: interrupted");  // not reached: only a signal interrupts
+}
+
+std::string run_json(const RunArgs& a) {
+  return run_model_json(a, [&a] {
+           return a.model_path.empty() ? model_from_workload(parse_matmul_shape(a.matmul, false, a.seed.value_or(1)))
+                                       : load_model(a.model_path);
+         }).dump();
+}
+
+// A JAX/XLA program of dense and convolution layers run on a device as `tpuemu run PROGRAM.hlo
+// --json` runs it (docs/hlo.md, "Executing on the device"): text, or a path with the text empty.
+// A program the device cannot run is refused at its first instruction that cannot.
+std::string run_hlo_json(const std::string& text, const std::string& path, const RunArgs& a) {
+  std::vector<std::string> original_dtypes;
+  nlohmann::json j = run_model_json(a, [&] {
+    const hlo::Module module = path.empty() ? hlo::parse_hlo(text, "<text>") : hlo::read_hlo_file(path);
+    try {
+      hlo_exec::HloModel program = hlo_exec::model_from_hlo(module);
+      original_dtypes = std::move(program.original_dtypes);
+      return std::move(program.model);
+    } catch (const Error& e) {
+      throw Error(e.place(), e.cause() + "; tpuemu.analyze_hlo analyses its memory");
+    }
+  });
+  // What ran stands in for the program: its arrays in int8, its values from the seed (the CLI's).
+  j["hlo"] = {{"executed", "int8"}, {"original_dtypes", original_dtypes}};
+  return j.dump();
 }
 
 // An analysis or a replay: its JSON report, and when something did not fit, the one line the CLI
@@ -472,6 +502,15 @@ PYBIND11_MODULE(_tpuemu, m) {
         return python::run_json(RunArgs{std::move(model_path), std::move(matmul), std::move(preset), std::move(backend),
                                         buffers, seed, std::move(allocator), max_cycles, hbm_capacity, batch,
                                         requests});
+      });
+  m.def(
+      "run_hlo_json",
+      [](std::string text, std::string path, std::string preset, std::string backend, std::optional<unsigned> buffers,
+         std::optional<std::uint64_t> seed, std::string allocator, std::uint64_t max_cycles,
+         std::optional<std::uint64_t> hbm_capacity, std::size_t requests) {
+        return python::run_hlo_json(text, path,
+                                    RunArgs{"", "", std::move(preset), std::move(backend), buffers, seed,
+                                            std::move(allocator), max_cycles, hbm_capacity, std::nullopt, requests});
       });
   m.def("analyze_hlo_json", [](std::string text, std::string path, std::string preset,
                                std::optional<std::uint64_t> hbm_capacity, std::string schedule, std::string allocator,

@@ -3,7 +3,8 @@
 
     import tpuemu
     tpuemu.info()                                    # what `tpuemu info --json` prints
-    tpuemu.analyze_hlo(open("model.hlo").read())     # `tpuemu run model.hlo --json`
+    tpuemu.analyze_hlo(open("model.hlo").read())     # `tpuemu analyze model.hlo --json`
+    tpuemu.run_hlo("mlp.hlo", backend="fake")        # `tpuemu run mlp.hlo --json`
     report = tpuemu.run(matmul="64x64x64", backend="tlm")   # `tpuemu run --json`
     with tpuemu.open_device("fake", preset="default") as dev:
         dev.write_hbm(0, numpy.arange(64, dtype=numpy.int8))
@@ -76,7 +77,7 @@ def _hlo_text_and_path(text_or_path):
 
 def analyze_hlo(text_or_path, *, preset="tpu-v4-like", hbm_capacity=None, schedule="", allocator=None,
                 tiled=True, placements=False):
-    """The memory analysis of a JAX/XLA program as `tpuemu run FILE.hlo --json` prints it: HLO text
+    """The memory analysis of a JAX/XLA program as `tpuemu analyze FILE.hlo --json` prints it: HLO text
     (bytes, or a str starting with `HloModule` after comments) or a path. preset gives the lanes
     and VMEM (the CLI's default tpu-v4-like), schedule one of text, dfs, list, best, allocator one
     policy (default: every one). A program that does not fit raises OutOfMemory carrying the
@@ -93,6 +94,19 @@ def analyze_hlo(text_or_path, *, preset="tpu-v4-like", hbm_capacity=None, schedu
     if where is not None:
         report["placements"] = where
     return _raise_if_out_of_memory(report, failure)
+
+
+def run_hlo(text_or_path, *, preset=None, backend="rtl", buffers=None, seed=None, allocator="bfc",
+            max_cycles=4_000_000_000, hbm_capacity=None, requests=1):
+    """Runs a JAX/XLA program of dense and convolution layers on a device, int8-quantised, as
+    `tpuemu run FILE.hlo --json` does, and returns its report, with report["hlo"] = {"executed":
+    "int8", "original_dtypes": [...]}. text_or_path as for analyze_hlo; the other arguments as
+    run()'s (the program's shapes fix its batch). A program the device cannot run raises Error at
+    its first instruction that cannot (file:line:col, the opcode); analyze_hlo reads every program.
+    Out of HBM raises OutOfMemory."""
+    text, path = _hlo_text_and_path(text_or_path)
+    return json.loads(_tpuemu.run_hlo_json(text, path, preset or "", backend, buffers, seed, allocator, max_cycles,
+                                           hbm_capacity, requests))
 
 
 def plan(buffers, capacity, *, timeout=10.0):
