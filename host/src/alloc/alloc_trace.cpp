@@ -11,7 +11,6 @@
 
 #include "tpuemu/alloc/csv_reader.h"
 #include "tpuemu/alloc/memory_space.h"
-#include "tpuemu/base/atomic_file.h"
 #include "tpuemu/base/error.h"
 #include "tpuemu/base/text.h"
 
@@ -123,10 +122,6 @@ std::string format_alloc_trace(const AllocTrace& trace) {
     }
   }
   return out;
-}
-
-void write_alloc_trace(const std::filesystem::path& path, const AllocTrace& trace) {
-  write_file_atomically(path, format_alloc_trace(trace));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -123,16 +123,6 @@ Error CsvReader::error_at(std::string_view column, std::string_view cause) const
   return Error::at(source_, line_, col, cause);
 }
 
-std::int64_t CsvReader::signed_field(std::string_view column) const {
-  const std::string text = field(column);
-  std::int64_t value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
-    throw error_at(column, fmt::format("{} '{}' is not an integer", column, text));
-  }
-  return value;
-}
-
 std::uint64_t CsvReader::unsigned_field(std::string_view column) const {
   const std::string text = field(column);
   if (!text.empty() && text.front() == '-') {

@@ -13,12 +13,6 @@
 
 namespace tpuemu {
 
-std::string workload_kind(const std::filesystem::path& path) {
-  const JsonDocument doc = JsonDocument::load(path);
-  JsonObjectReader root(doc, "");
-  return root.get_string("kind");
-}
-
 CnnModel load_cnn_model(const std::filesystem::path& path) { return load_cnn_model(JsonDocument::load(path), path); }
 
 CnnModel load_cnn_model(const JsonDocument& doc, const std::filesystem::path& path) {

@@ -32,10 +32,6 @@ std::uint64_t amap_word(const HbmSetup& s) {
 
 AddressLayout address_layout(const HbmSetup& s) { return address_layout(address_order_codes(s), s.dram); }
 
-Coordinate decode_address(const HbmSetup& s, std::uint64_t byte_address) {
-  return coordinate_of(address_layout(s).decode(byte_address));
-}
-
 // The beat size of the Verilated board memory (hbm_board_mem, rtl/CMakeLists.txt).
 constexpr std::uint32_t kBoardBeatBytes = 16;
 

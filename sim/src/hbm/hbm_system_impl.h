@@ -41,8 +41,6 @@ class VerilatedHbmSystemBase : public HbmSystem {
     step();
   }
 
-  unsigned accepted_last_tick() const override { return accepted_; }
-
   void record_activity(bool on) override {
     recording_ = on;
     open_.assign(Channels, std::nullopt);
@@ -207,7 +205,6 @@ class VerilatedHbmSystemBase : public HbmSystem {
   std::array<std::uint64_t, 256> accept_cycle_{};  // per id: the tick its read was accepted
   std::array<std::uint64_t, 256>
       offer_cycle_{};  // per id: the tick its request was first on a lane
-  unsigned accepted_ = 0;
   bool recording_ = false;
   std::vector<std::optional<ChannelActivity>>
       open_;  // per channel: the busy interval being extended
@@ -220,8 +217,8 @@ class VerilatedHbmSystemBase : public HbmSystem {
 template <typename Top, unsigned Channels, unsigned Lanes>
 class VerilatedHbmSystem final : public VerilatedHbmSystemBase<Top, Channels> {
   using Base = VerilatedHbmSystemBase<Top, Channels>;
-  using Base::accept_cycle_, Base::accepted_, Base::ctrl_, Base::fault_, Base::offer_cycle_,
-      Base::responses_, Base::top_;
+  using Base::accept_cycle_, Base::ctrl_, Base::fault_, Base::offer_cycle_, Base::responses_,
+      Base::top_;
 
  public:
   explicit VerilatedHbmSystem(const HbmSetup& setup) : Base(setup) {
@@ -256,7 +253,6 @@ class VerilatedHbmSystem final : public VerilatedHbmSystemBase<Top, Channels> {
 
  private:
   void step() override {
-    accepted_ = 0;
     if (fault_) return;
     try {
       ctrl_.drive_read_data();
@@ -268,7 +264,6 @@ class VerilatedHbmSystem final : public VerilatedHbmSystemBase<Top, Channels> {
         if (!((ready >> p) & 1)) continue;
         if (!lane_write_[p]) accept_cycle_[lane_id_[p]] = ctrl_.cycle();
         lane_valid_ &= ~(1u << p);
-        ++accepted_;
       }
       this->issue_commands();
       this->read_responses([&](unsigned ch, std::uint8_t id) {
@@ -303,8 +298,8 @@ template <typename Top, unsigned Channels, unsigned Lanes>
 class VerilatedBoardHbmSystem final : public VerilatedHbmSystemBase<Top, Channels>,
                                       public CorePort {
   using Base = VerilatedHbmSystemBase<Top, Channels>;
-  using Base::accept_cycle_, Base::accepted_, Base::ctrl_, Base::fault_, Base::held_host_cycles_,
-      Base::host_cycles_, Base::offer_cycle_, Base::setup_, Base::top_;
+  using Base::accept_cycle_, Base::ctrl_, Base::fault_, Base::held_host_cycles_, Base::host_cycles_,
+      Base::offer_cycle_, Base::setup_, Base::top_;
 
  public:
   explicit VerilatedBoardHbmSystem(const HbmSetup& setup) : Base(setup) {
@@ -349,7 +344,6 @@ class VerilatedBoardHbmSystem final : public VerilatedHbmSystemBase<Top, Channel
   static constexpr std::uint64_t kMaxHeldHostCycles = 1'000'000;
 
   void step() override {
-    accepted_ = 0;
     if (fault_) return;
     try {
       check_shim_read_data();
@@ -366,7 +360,6 @@ class VerilatedBoardHbmSystem final : public VerilatedHbmSystemBase<Top, Channel
       for (unsigned p = 0; taken != 0 && p < Lanes; ++p) {
         if (!((taken >> p) & 1)) continue;
         if (!get_bits(top_.lane_write_o, p, 1)) accept_cycle_[top_.lane_id_o[p]] = ctrl_.cycle();
-        ++accepted_;
       }
       this->issue_commands();
       this->read_responses([](unsigned, std::uint8_t) {});  // the bridge takes them itself

@@ -47,7 +47,6 @@ struct AllocTrace {
 AllocTrace read_alloc_trace(const std::filesystem::path& path);
 AllocTrace parse_alloc_trace(const std::string& text, const std::string& source);
 std::string format_alloc_trace(const AllocTrace& trace);
-void write_alloc_trace(const std::filesystem::path& path, const AllocTrace& trace);
 
 struct ReplayOptions {
   std::map<std::string, std::uint64_t> capacity;  // per space; "" = every other space

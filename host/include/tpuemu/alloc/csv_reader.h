@@ -43,7 +43,6 @@ class CsvReader {
   bool has_value(std::string_view column) const;
   // A non-negative integer; errors "file:line:col: negative size -4" / "'x1' is not a non-negative integer".
   std::uint64_t unsigned_field(std::string_view column) const;
-  std::int64_t signed_field(std::string_view column) const;
 
   Error error_at(std::string_view column, std::string_view cause) const;
 

@@ -40,8 +40,6 @@ struct CnnModel {
 CnnModel load_cnn_model(const std::filesystem::path& path);
 // The same from a parsed document; `path` names the default model name.
 CnnModel load_cnn_model(const JsonDocument& doc, const std::filesystem::path& path);
-// The "kind" of a workload file, without validating the rest.
-std::string workload_kind(const std::filesystem::path& path);
 
 // Bounds of a serving trace (larger values are refused, not wrapped or run until memory runs out).
 // The trace is built in memory (about 7 KB per request of the shipped MLP: 26 events of ~270 B,

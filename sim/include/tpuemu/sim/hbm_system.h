@@ -72,8 +72,6 @@ inline Coordinate coordinate_of(const FieldValues& v) {
 }
 // The setup's address map: its named order and the field widths of its geometry.
 AddressLayout address_layout(const HbmSetup& setup);
-// Byte address -> DRAM coordinate under the setup's address map (burst offset dropped).
-Coordinate decode_address(const HbmSetup& setup, std::uint64_t byte_address);
 
 struct Request {
   bool write = false;
@@ -230,8 +228,7 @@ class HbmSystem {
   // One DRAM clock. Requests offered but not accepted stay on their lanes for the next tick.
   // A timing violation stops the system: fault() says which, and tick() does nothing more.
   virtual void tick() = 0;
-  // Requests accepted and responses produced by the last tick.
-  virtual unsigned accepted_last_tick() const = 0;
+  // Responses produced by the last tick.
   virtual const std::vector<Response>& responses() const = 0;
   virtual bool lanes_busy() const = 0;
   // The lanes holding a request not accepted yet, one bit per lane: offer() takes the lowest
