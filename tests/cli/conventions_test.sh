@@ -9,7 +9,7 @@ fail_context=0  # the failure messages carry the error
 subcommands=$("$tpuemu" --help | awk '/^Subcommands:/{s=1; next} s && NF {print $1}')
 [[ $(wc -w <<<"$subcommands") -ge 7 ]] && pass "subcommands listed: $(echo $subcommands)" || fail "subcommands: $subcommands"
 # the subcommands whose product is a file have -o/--out
-with_out="run exec hbm plan replay trace report sweep"
+with_out="run analyze exec hbm plan replay trace report sweep"
 for sub in $subcommands; do
   help=$("$tpuemu" "$sub" --help 2>&1); rc=$?
   [[ $rc -eq 0 ]] || fail "$sub --help exits $rc"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The four figures of JAX's compiled.memory_analysis() in the analysis JSON (docs/hlo.md, "tpuemu
-// run PROGRAM.hlo: the report"): each equals the tpuemu figure the docs name, and users' rule
+// analyze PROGRAM.hlo: the report"): each equals the tpuemu figure the docs name, and users' rule
 // temp + arguments + outputs - alias gives the xla heap less the constants, on every module the
 // project ships or tests, tiled and untiled.
 #include <gtest/gtest.h>

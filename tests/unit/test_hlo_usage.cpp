@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The HBM usage split (docs/hlo.md, "tpuemu run PROGRAM.hlo: the report"): arguments, outputs,
+// The HBM usage split (docs/hlo.md, "tpuemu analyze PROGRAM.hlo: the report"): arguments, outputs,
 // constants and the temporaries' block as XLA's buffer assignment makes them. The figures must add
 // up on every module the project ships or tests: arguments are every ENTRY parameter, the block
 // holds the temporaries' peak, the parts sum to the total, and the runtime trace uses that block.

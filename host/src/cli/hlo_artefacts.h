@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The artefacts of `tpuemu run PROGRAM.hlo -o DIR` (docs/hlo.md, "Artefacts"): an HLO program's
+// The artefacts of `tpuemu analyze PROGRAM.hlo -o DIR` (docs/hlo.md, "Artefacts"): an HLO program's
 // placements drawn with the profile layer's machinery. The glue lives here, in cli, because the
 // hlo layer must not include profile and profile needs nothing of hlo: the buffers become
 // profile::MapBuffer rectangles, pprof samples with op_name stacks and the rows of the run's

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Layer hlo: one program's memory, end to end (docs/hlo.md): the schedule chosen, its buffers,
 // every placement policy side by side, the usage split the TPU compiler reports, and its
-// out-of-memory message at a given HBM capacity. Printed as text or JSON by `tpuemu run X.hlo`.
+// out-of-memory message at a given HBM capacity. Printed as text or JSON by `tpuemu analyze X.hlo`.
 #pragma once
 
 #include <cstdint>
