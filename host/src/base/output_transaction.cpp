@@ -379,13 +379,6 @@ void OutputTransaction::add_input(const fs::path& path, std::string what) {
   state_->inputs.push_back({FileKey{std::pair{st.st_dev, st.st_ino}}, std::move(what)});
 }
 
-void OutputTransaction::add_input_folder(const fs::path& dir) {
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (entry.is_regular_file(ec)) add_input(entry.path(), fmt::format("an input (in {})", dir.string()));
-  }
-}
-
 void OutputTransaction::check_output(const fs::path& path, std::string_view what) {
   if (path.empty() || path == "-") return;
   struct stat st {};

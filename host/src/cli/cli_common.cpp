@@ -105,17 +105,6 @@ CLI::Validator list_of(CLI::Validator item, ListItems kind, std::string type_nam
       std::move(type_name));
 }
 
-CLI::Validator power_of_two_in(std::uint64_t min, std::uint64_t max) {
-  const CLI::Validator range = unsigned_in(min, max);
-  return CLI::Validator(
-      [range](std::string& text) -> std::string {
-        if (std::string problem = range(text); !problem.empty()) return problem;
-        if (!std::has_single_bit(std::stoull(text))) return fmt::format("{} is not a power of two", text);
-        return {};
-      },
-      "N");
-}
-
 CLI::Validator parsed_by(std::function<void(const std::string&)> parse, std::string type_name) {
   return CLI::Validator(
       [parse = std::move(parse)](std::string& text) -> std::string {

@@ -74,8 +74,6 @@ enum class ListItems { Distinct, MayRepeat };
 CLI::Validator list_of(CLI::Validator item, ListItems items, std::string type_name = "LIST");
 // The items of a list list_of has checked.
 std::vector<std::string> split_list(std::string_view text);
-// A power of two in [min, max].
-CLI::Validator power_of_two_in(std::uint64_t min, std::uint64_t max);
 // Text that `parse` accepts; the cause of the Error it throws is the message.
 CLI::Validator parsed_by(std::function<void(const std::string&)> parse, std::string type_name);
 // Every option of cmd that takes a value refuses an empty one ("--space ''", "--report ''"), which

@@ -225,8 +225,6 @@ std::string peak_profile(const hlo::Analysis& a, std::int64_t peak, const std::v
 
 }  // namespace
 
-std::int64_t hlo_peak_position(const hlo::BufferSet& set) { return hlo::peak_live(set).position; }
-
 std::vector<std::string> op_name_frames(const std::string& op_name) {
   std::vector<std::string> frames;
   std::size_t from = 0;

@@ -19,10 +19,6 @@ namespace tpuemu::cli {
 inline const std::vector<std::string> kHloArtefacts = {"summary.json", "fragmentation.csv", "memory.pb.gz",
                                                        "report.html"};
 
-// The first schedule position at which the most padded bytes are live (buffers live over
-// [start, end], both inclusive); 0 for an empty set.
-std::int64_t hlo_peak_position(const hlo::BufferSet& set);
-
 // The op_name path as pprof frames, leaf first: "jit(f)/attn/dot_general" -> dot_general, attn,
 // jit(f); empty components dropped.
 std::vector<std::string> op_name_frames(const std::string& op_name);

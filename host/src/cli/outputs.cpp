@@ -29,8 +29,6 @@ CommandOutputs::CommandOutputs(const CommonOptions& common)
 
 void CommandOutputs::input(const std::string& path, std::string what) { tx_.add_input(path, std::move(what)); }
 
-void CommandOutputs::input_folder(const std::filesystem::path& dir) { tx_.add_input_folder(dir); }
-
 void CommandOutputs::check(const std::string& path, std::string_view option) {
   if (path.empty()) return;
   if (path == "-" && common_.json) {

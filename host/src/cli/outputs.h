@@ -28,7 +28,6 @@ class CommandOutputs {
 
   // A file the command reads: no output may be the same file (exit 2). "-" and "" are ignored.
   void input(const std::string& path, std::string what = "an input");
-  void input_folder(const std::filesystem::path& dir);
 
   // Before the work: an output file (option: its option, for messages) that is an input, named
   // twice, a directory, or "-" beside --json is refused now rather than after a long run.

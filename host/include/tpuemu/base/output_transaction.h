@@ -50,8 +50,6 @@ class OutputTransaction {
   // A file the command reads ("-" is ignored): no output may be the same file. what names it in
   // the error ("the workload", "--preset").
   void add_input(const std::filesystem::path& path, std::string what = "an input");
-  // The inputs inside a folder the command reads whole (report DIR): every regular file in it.
-  void add_input_folder(const std::filesystem::path& dir);
 
   // Checks an output before the work that makes it, so that a long run does not end in a refusal:
   // OutputConflict for an input or an output named twice, Error for a directory in the way. The
