@@ -38,7 +38,7 @@ check matmul_empty 2 "--matmul: '' is not MxKxN" -- run --matmul "" --preset sma
 echo '{"kind": "bogus"}' >kind.json
 check kind_lists_model 1 "kind.json:1:2: /kind: unknown workload kind 'bogus' \\(expected one of \"matmul\", \"mlp\", \"model\"\\)" -- run kind.json --backend fake
 check trace_kind_lists_cnn 1 "unknown workload kind 'bogus' for trace \\(expected one of \"matmul\", \"mlp\", \"cnn\"\\)" -- trace kind.json --batches 1
-check unknown_subcommand 2 "^tpuemu: error: unknown subcommand 'frobnicate' \\(the subcommands: run, exec" -- frobnicate
+check unknown_subcommand 2 "^tpuemu: error: unknown subcommand 'frobnicate' \\(the subcommands: run, analyze, exec" -- frobnicate
 cat >both.json <<'JSON'
 {"kind": "model", "input": {"features": 16, "channels": 3},
  "layers": [{"kind": "dense", "out": 16}]}

@@ -279,14 +279,14 @@ MLP3 = os.path.join(ROOT, "tests", "data", "hlo", "mlp3.hlo")
 
 
 def test_run_hlo_is_the_clis(cli, backend):
-    py = tpuemu.run_hlo(MLP3, preset="small", backend=backend, seed=7, buffers=1)
-    ref = cli_json(cli, "run", MLP3, "--preset", "small", "--backend", backend, "--seed", "7", "--buffers", "1")
+    py = tpuemu.run_hlo(MLP3, preset="default", backend=backend, seed=7, buffers=1)
+    ref = cli_json(cli, "run", MLP3, "--preset", "default", "--backend", backend, "--seed", "7", "--buffers", "1")
     assert without_wall_clock(py) == without_wall_clock(ref)
     assert py["result"]["bit_exact"] and py["result"]["checked_values"] > 0
     assert py["hlo"] == {"executed": "int8", "original_dtypes": ["f32"]}
     assert [layer["name"] for layer in py["layers"]] == ["dot.1", "dot.2", "dot.3"]
     # The same program as text: the same run.
-    from_text = tpuemu.run_hlo(open(MLP3).read(), preset="small", backend=backend, seed=7, buffers=1)
+    from_text = tpuemu.run_hlo(open(MLP3).read(), preset="default", backend=backend, seed=7, buffers=1)
     assert without_wall_clock(from_text) == without_wall_clock(py)
 
 
